@@ -1,0 +1,124 @@
+"""What every game family provides to the shared game loop.
+
+A family is an engine (pure rules), a prompt module (wording), and a metrics
+module (the outcome record). The loop, the agents, the runner and the store
+only ever see this interface, so a new family never changes them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Status(StrEnum):
+    """How a game ended. Only the first three are known results."""
+
+    AGREEMENT = "AGREEMENT"
+    NO_AGREEMENT = "NO_AGREEMENT"
+    FORMAT_FAILURE = "FORMAT_FAILURE"
+    TECHNICAL_ERROR = "TECHNICAL_ERROR"
+    INTERRUPTED = "INTERRUPTED"
+
+    @property
+    def known(self) -> bool:
+        """A technical failure is not an economic result: unknown, unscored, re-run."""
+        return self in (Status.AGREEMENT, Status.NO_AGREEMENT, Status.FORMAT_FAILURE)
+
+
+class Message(BaseModel):
+    """One chat message as a provider receives it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: str
+    content: str
+
+
+class Prompt(BaseModel):
+    """What one call sends: the private system prompt and the conversation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    system: str
+    messages: tuple[Message, ...]
+    json_schema: dict[str, Any] | None = None
+
+    def repaired(self, reply: str, error: str) -> Prompt:
+        """The same turn asked again: the invalid reply and the error appended."""
+        return self.model_copy(
+            update={
+                "messages": (
+                    *self.messages,
+                    Message(role="assistant", content=reply),
+                    Message(role="user", content=error),
+                )
+            }
+        )
+
+
+class RuleError(ValueError):
+    """A reply broke a rule; ``rule`` names it, the message is what the model sees."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+
+
+class Ended(BaseModel):
+    """Why a game stopped, as decided by its engine."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Status
+    reason: str
+
+
+class Game(Protocol):
+    """A game family bound to one game config. All methods are pure."""
+
+    family: ClassVar[str]
+    roles: tuple[str, ...]
+    max_repairs: int
+
+    def start(self, seed: int, first_speaker: str | None) -> Any:
+        """The initial state; all randomness comes from ``seed``."""
+        ...
+
+    def to_move(self, state: Any) -> str | None:
+        """The role asked next, or None once the game has ended."""
+        ...
+
+    def prompt(self, state: Any, role: str) -> Prompt:
+        """The request for ``role``, rendered from that role's view only."""
+        ...
+
+    def parse(self, state: Any, role: str, reply: str) -> Any:
+        """The action in ``reply``; raises RuleError naming the broken rule."""
+        ...
+
+    def repair_message(self, state: Any, role: str, error: RuleError) -> str:
+        """The user message that answers an invalid reply."""
+        ...
+
+    def apply(self, state: Any, role: str, action: Any) -> Any:
+        """The state after ``role`` plays a legal ``action``."""
+        ...
+
+    def exhausted(self, state: Any, role: str) -> Any:
+        """The state after ``role`` used up its repairs."""
+        ...
+
+    def ended(self, state: Any) -> Ended | None:
+        """How the game ended, once it has."""
+        ...
+
+    def outcome(self, state: Any) -> dict[str, Any]:
+        """The family's scored figures for an ended game."""
+        ...
+
+    def turn_fields(self, state: Any, role: str, action: Any) -> dict[str, Any]:
+        """Family columns of the turn record for a legal action."""
+        ...

@@ -1,0 +1,242 @@
+"""Pure rules of two-party alternating offers: state in, action in, state out."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from bargain_ray.games.base import Ended, RuleError, Status
+from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
+
+Kind = Literal["OFFER", "ACCEPT", "NONE", "END"]
+
+
+class Action(BaseModel):
+    """A legal move; terms are kept as the exact decimals the model wrote."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Kind
+    offer_id: str | None = None
+    terms: dict[str, Decimal] | None = None
+    message: str = ""
+
+
+class Offer(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    offer_id: str
+    proposer: str
+    terms: dict[str, Decimal]
+
+
+class Entry(BaseModel):
+    """One turn of the public record."""
+
+    model_config = ConfigDict(frozen=True)
+
+    turn: int
+    role: str
+    action: Action
+    offer_id: str | None = None
+    final_reply: bool = False
+
+
+class State(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    first_speaker: str
+    record: tuple[Entry, ...] = ()
+    standing: Offer | None = None
+    deal: Offer | None = None
+    acceptor: str | None = None
+    ended: Ended | None = None
+    failed_role: str | None = None
+
+
+def start(config: MultiIssueConfig, first_speaker: str | None) -> State:
+    speaker = first_speaker or next(iter(config.roles))
+    if speaker not in config.roles:
+        raise ValueError(f"first speaker {speaker!r} is not a role of {config.name}")
+    return State(first_speaker=speaker)
+
+
+def other(config: MultiIssueConfig, role: str) -> str:
+    return next(r for r in config.roles if r != role)
+
+
+def turn_number(state: State) -> int:
+    """The number of the turn about to be played (the final reply is max_turns + 1)."""
+    return len(state.record) + 1
+
+
+def in_final_reply(config: MultiIssueConfig, state: State) -> bool:
+    return turn_number(state) == config.max_turns + 1
+
+
+def to_move(config: MultiIssueConfig, state: State) -> str | None:
+    if state.ended is not None:
+        return None
+    n = turn_number(state)
+    return state.first_speaker if n % 2 == 1 else other(config, state.first_speaker)
+
+
+def check(config: MultiIssueConfig, state: State, role: str, action: Action) -> None:
+    """Raise RuleError unless ``role`` may play ``action`` now."""
+    final = in_final_reply(config, state)
+    if final:
+        if action.kind not in ("ACCEPT", "END"):
+            raise RuleError(
+                "final_reply",
+                f"This is the final reply: the only actions are ACCEPT {state.standing.offer_id} "
+                f'or END; got "{action.kind}".',
+            )
+    elif action.kind == "END":
+        raise RuleError("unknown_action", 'Unknown action "END": use "OFFER", "ACCEPT" or "NONE".')
+    if action.kind == "ACCEPT":
+        standing = state.standing
+        if standing is None:
+            raise RuleError("accept_without_offer", "There is no standing offer to accept.")
+        if action.offer_id == standing.offer_id and standing.proposer == role:
+            raise RuleError(
+                "accept_own_offer",
+                f"{standing.offer_id} is your own offer: you cannot accept your own offer.",
+            )
+        if action.offer_id != standing.offer_id:
+            raise RuleError(
+                "accept_stale_offer",
+                f"ACCEPT must name the other side's current standing offer, "
+                f"{standing.offer_id}; {action.offer_id} is not it.",
+            )
+
+
+def apply(config: MultiIssueConfig, state: State, role: str, action: Action) -> State:
+    """The state after a legal action (``check`` has passed)."""
+    n = turn_number(state)
+    final = in_final_reply(config, state)
+    offer_id = None
+    standing = state.standing
+    if action.kind == "OFFER":
+        offer_id = f"O{n}"
+        standing = Offer(offer_id=offer_id, proposer=role, terms=action.terms or {})
+    elif action.kind == "ACCEPT":
+        offer_id = action.offer_id
+    entry = Entry(turn=n, role=role, action=action, offer_id=offer_id, final_reply=final)
+    update: dict = {"record": (*state.record, entry), "standing": standing}
+    if action.kind == "ACCEPT":
+        update |= {
+            "deal": state.standing,
+            "acceptor": role,
+            "ended": Ended(status=Status.AGREEMENT, reason="agreement"),
+        }
+    elif final:
+        update["ended"] = Ended(status=Status.NO_AGREEMENT, reason="final_reply_end")
+    elif n == config.max_turns and action.kind != "OFFER":
+        update["ended"] = Ended(status=Status.NO_AGREEMENT, reason="turn_limit")
+    return state.model_copy(update=update)
+
+
+def exhausted(state: State, role: str) -> State:
+    """Repairs ran out: the protocol itself ended the game."""
+    return state.model_copy(
+        update={"ended": Ended(status=Status.FORMAT_FAILURE, reason="format_failure"), "failed_role": role}
+    )
+
+
+def decimals_of(value: Decimal) -> int:
+    """Decimal places a number really has (64.100 has one)."""
+    exponent = value.normalize().as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
+
+
+def in_range(config: MultiIssueConfig, name: str, value: Decimal) -> bool:
+    term = next(t for t in config.terms if t.name == name)
+    return exact(term.min) <= exact(str(value)) <= exact(term.max)
+
+
+_KEYS = ("action", "offer_id", "terms", "message")
+
+
+def parse(config: MultiIssueConfig, state: State, role: str, reply: str) -> Action:
+    """The action in a reply, or RuleError naming the first rule it breaks."""
+    obj = _one_json_object(reply)
+    unknown = [k for k in obj if k not in _KEYS]
+    if unknown:
+        raise RuleError("unknown_key", f"Unknown key {unknown[0]!r}: the keys are {', '.join(_KEYS)}.")
+    missing = [k for k in _KEYS if k not in obj]
+    if missing:
+        raise RuleError("missing_key", f"The JSON object must have the key {missing[0]!r}.")
+    kind, offer_id, terms, message = (obj[k] for k in _KEYS)
+    if kind not in ("OFFER", "ACCEPT", "NONE", "END"):
+        raise RuleError("unknown_action", f'Unknown action {kind!r}: use "OFFER", "ACCEPT" or "NONE".')
+    if not isinstance(message, str):
+        raise RuleError("message_type", '"message" must be a string.')
+    words = len(message.split())
+    if words > config.max_message_words:
+        raise RuleError(
+            "message_too_long",
+            f'"message" has {words} words; it must be at most {config.max_message_words} words.',
+        )
+    if kind == "OFFER":
+        if offer_id is not None:
+            raise RuleError("offer_id_on_offer", 'For OFFER, "offer_id" must be null.')
+        action = Action(kind=kind, terms=_terms(config, terms), message=message)
+    else:
+        if terms is not None:
+            raise RuleError("terms_without_offer", f'For {kind}, "terms" must be null.')
+        if kind == "ACCEPT" and not isinstance(offer_id, str):
+            raise RuleError("accept_without_id", 'For ACCEPT, "offer_id" must name the offer you accept.')
+        if kind in ("NONE", "END") and offer_id is not None:
+            raise RuleError("offer_id_without_accept", f'For {kind}, "offer_id" must be null.')
+        action = Action(kind=kind, offer_id=offer_id, message=message)
+    check(config, state, role, action)
+    return action
+
+
+def _one_json_object(reply: str) -> dict:
+    import json
+
+    try:
+        obj = json.loads(reply.strip(), parse_float=Decimal, parse_int=Decimal)
+    except (json.JSONDecodeError, ValueError):
+        raise RuleError(
+            "not_one_json_object", "Your reply must be exactly one JSON object and nothing else."
+        ) from None
+    if not isinstance(obj, dict):
+        raise RuleError("not_one_json_object", "Your reply must be exactly one JSON object and nothing else.")
+    return obj
+
+
+def _terms(config: MultiIssueConfig, terms: object) -> dict[str, Decimal]:
+    names = [t.name for t in config.terms]
+    if not isinstance(terms, dict):
+        raise RuleError("terms_missing", f'For OFFER, "terms" must give every term: {", ".join(names)}.')
+    for key in terms:
+        if key not in names:
+            raise RuleError("unknown_term", f"Unknown term {key!r}: the terms are {', '.join(names)}.")
+    out: dict[str, Decimal] = {}
+    for term in config.terms:
+        if term.name not in terms:
+            raise RuleError("missing_term", f"The offer is missing the term {term.name!r}.")
+        value = terms[term.name]
+        if not isinstance(value, Decimal) or not value.is_finite():
+            raise RuleError("term_not_number", f"{term.name} must be a number.")
+        if decimals_of(value) > config.decimals:
+            raise RuleError(
+                "too_many_decimals",
+                f"{term.name} is {value}: use at most {_word(config.decimals)} decimal places.",
+            )
+        if not in_range(config, term.name, value):
+            raise RuleError(
+                "term_out_of_range",
+                f"{term.name} is {value}: it must be from {term.min:.{config.decimals}f} "
+                f"to {term.max:.{config.decimals}f}.",
+            )
+        out[term.name] = value
+    return out
+
+
+def _word(n: int) -> str:
+    return {1: "one", 2: "two", 3: "three", 4: "four"}.get(n, str(n))

@@ -1,0 +1,94 @@
+"""Exact scoring of a multi-issue game: the outcome record of seed 001."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from bargain_ray.games.base import Status
+from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
+from bargain_ray.games.multi_issue.engine import State
+
+
+def figure(x: Fraction) -> dict[str, Any]:
+    """A figure both exactly (as a fraction string) and as a float."""
+    text = str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    return {"exact": text, "value": float(x) if x.denominator != 1 else int(x)}
+
+
+def utility(config: MultiIssueConfig, role: str, terms: dict[str, Decimal | float]) -> Fraction:
+    """Points of ``role`` for a deal, exactly as its brief states them."""
+    total = Fraction(0)
+    for t in config.terms:
+        stake = config.roles[role].stakes[t.name]
+        share = (exact(str(terms[t.name])) - exact(t.offset)) / exact(t.scale) / exact(t.levels)
+        total += exact(stake.weight) * (1 - share if stake.prefers == "low" else share)
+    return total
+
+
+def fallback(config: MultiIssueConfig, role: str) -> Fraction:
+    return exact(config.roles[role].no_agreement)
+
+
+def _extremes(config: MultiIssueConfig) -> list[dict[str, Fraction]]:
+    """Each term at either end; linear scores peak at these corners."""
+    corners: list[dict[str, Fraction]] = [{}]
+    for t in config.terms:
+        corners = [c | {t.name: exact(v)} for c in corners for v in (t.min, t.max)]
+    return corners
+
+
+def bounds(config: MultiIssueConfig) -> dict[str, tuple[Fraction, Fraction]]:
+    """Each role's gain range and the joint gain from no deal (0) to the best deal."""
+    corners = _extremes(config)
+    out = {}
+    for role in config.roles:
+        values = [utility(config, role, c) - fallback(config, role) for c in corners]
+        out[f"{role}_gain"] = (min(values), max(values))
+    best = max(sum(utility(config, r, c) - fallback(config, r) for r in config.roles) for c in corners)
+    out["joint_gain"] = (Fraction(0), best)
+    return out
+
+
+def outcome(config: MultiIssueConfig, state: State) -> dict[str, Any]:
+    """The scored part of the outcome record (the loop adds identity and calls)."""
+    b = bounds(config)
+    best = b["joint_gain"][1]
+    result: dict[str, Any] = {
+        "bounds": {k: [figure(lo)["value"], figure(hi)["value"]] for k, (lo, hi) in b.items()},
+        "no_deal": state.ended is not None and state.ended.status == Status.NO_AGREEMENT,
+        "deal": None,
+    }
+    status = state.ended.status if state.ended else None
+    if status == Status.AGREEMENT and state.deal is not None:
+        terms = state.deal.terms
+        result["deal"] = {
+            "terms": {t.name: f"{terms[t.name]:.{config.decimals}f}" for t in config.terms},
+            "offer_id": state.deal.offer_id,
+            "proposer": state.deal.proposer,
+            "acceptor": state.acceptor,
+        }
+        utilities = {r: utility(config, r, terms) for r in config.roles}
+    elif status == Status.NO_AGREEMENT:
+        utilities = {r: fallback(config, r) for r in config.roles}
+    else:
+        scored = (*_SCORED, f"{config.share_role}_share_of_joint_gain")
+        return result | dict.fromkeys(scored) | {"below_fallback": []}
+    gains = {r: u - fallback(config, r) for r, u in utilities.items()}
+    joint_gain = sum(gains.values(), Fraction(0))
+    share = gains[config.share_role] / joint_gain if joint_gain else None
+    efficiency = joint_gain / best if best else None
+    return result | {
+        "utilities": {r: figure(u) for r, u in utilities.items()},
+        "gains": {r: figure(g) for r, g in gains.items()},
+        "joint": figure(sum(utilities.values(), Fraction(0))),
+        "joint_gain": figure(joint_gain),
+        "efficiency": figure(efficiency) if status == Status.AGREEMENT and efficiency is not None else None,
+        "efficiency_all_assigned": figure(efficiency) if efficiency is not None else None,
+        f"{config.share_role}_share_of_joint_gain": figure(share) if share is not None else None,
+        "below_fallback": [r for r in config.roles if utilities[r] < fallback(config, r)],
+    }
+
+
+_SCORED = ("utilities", "gains", "joint", "joint_gain", "efficiency", "efficiency_all_assigned")
