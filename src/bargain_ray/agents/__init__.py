@@ -1,0 +1,16 @@
+"""Agents: LLM (prompt + model client), strategy (computed reply), replay (recorded reply)."""
+
+from __future__ import annotations
+
+from bargain_ray.agents.base import Agent
+from bargain_ray.agents.llm import LLMAgent
+from bargain_ray.agents.strategy import StrategyAgent
+from bargain_ray.clients import ClientPool
+from bargain_ray.config import ModelConfig
+
+
+def make_agent(model: ModelConfig, clients: ClientPool) -> Agent:
+    """The agent for a configured model; clients are shared through ``clients``."""
+    if model.provider == "strategy":
+        return StrategyAgent(model.name, model.strategy)
+    return LLMAgent(clients.get(model))

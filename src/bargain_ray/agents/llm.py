@@ -1,0 +1,15 @@
+"""An LLM agent: the game's prompt sent through a model client."""
+
+from __future__ import annotations
+
+from bargain_ray.agents.base import Reply
+from bargain_ray.clients.base import ModelClient
+from bargain_ray.games.base import Prompt
+
+
+class LLMAgent:
+    def __init__(self, client: ModelClient) -> None:
+        self.client = client
+
+    async def act(self, prompt: Prompt, call_id: str) -> Reply:
+        return await self.client.complete(prompt, call_id)

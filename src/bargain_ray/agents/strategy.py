@@ -1,0 +1,27 @@
+"""An offline agent that answers from its own brief and the public record only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bargain_ray.agents.base import Reply
+from bargain_ray.games.base import Prompt
+from bargain_ray.strategies import respond
+
+
+class StrategyAgent:
+    """A strategy agent: reads the same prompt text a model would, replies in the protocol."""
+
+    def __init__(self, name: str, params: dict[str, Any]) -> None:
+        self.name = name
+        self.params = params
+
+    async def act(self, prompt: Prompt, call_id: str) -> Reply:
+        messages = [m.model_dump() for m in prompt.messages]
+        text = respond(prompt.system, messages, self.params)
+        return Reply(
+            text=text,
+            provider="strategy",
+            model=self.name,
+            request={"model": self.name, "system": prompt.system, "messages": messages},
+        )

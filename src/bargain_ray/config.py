@@ -1,0 +1,156 @@
+"""Pydantic models of the composed Hydra config: every error before any call."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Price(Strict):
+    """US dollars per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+class Limits(Strict):
+    """Provider limits for one (provider, key, model); runtime knobs, not in the unit hash."""
+
+    requests_per_minute: float | None = None
+    input_tokens_per_minute: float | None = None
+    output_tokens_per_minute: float | None = None
+    max_in_flight: int = 64
+
+
+class Retry(Strict):
+    """Retries owned by the runner (SDK retries are off); runtime knobs."""
+
+    max_attempts: int = 6
+    initial_s: float = 1.0
+    max_s: float = 60.0
+    timeout_s: float = 600.0
+
+
+class ModelConfig(Strict):
+    """A model as configured in ``conf/model/*.yaml``; code never names a model."""
+
+    name: str = Field(description="the model id the provider knows, or the strategy's name")
+    provider: Literal["anthropic", "openai", "openai_compatible", "strategy", "sim", "local"]
+    max_tokens: int = 4096
+    params: dict[str, Any] = {}
+    base_url: str | None = None
+    api_key_env: str | None = None
+    structured_output: bool = False
+    strategy: dict[str, Any] = {}
+    price: Price = Price()
+    limits: Limits = Limits()
+    retry: Retry = Retry()
+
+    @property
+    def is_llm(self) -> bool:
+        return self.provider != "strategy"
+
+
+RUNTIME_KEYS = ("limits", "retry")
+"""Model fields that change how a call is made, never what a game is."""
+
+
+class ProviderConfig(Strict):
+    """``provider=`` group: ``default`` keeps each model's own provider."""
+
+    name: Literal["default", "sim", "local"] = "default"
+    settings: dict[str, Any] = {}
+
+
+class Assignment(Strict):
+    """Which agent takes which role, and (optionally) who speaks first."""
+
+    id: int
+    roles: dict[str, str]
+    first_speaker: str | None = None
+
+
+class Design(Strict):
+    """One game crossed with its conditions, pairings and assignments."""
+
+    game: str
+    conditions: list[str]
+    pairings: list[str]
+    assignments: list[Assignment]
+    first_speakers: list[str | None] = [None]
+
+
+class GridConfig(Strict):
+    name: str
+    experiment: str
+    prefix: str = "negotiation"
+    seed: int = 0
+    blocks: int = 1
+    seeds: list[int] | None = None
+    designs: list[Design]
+
+    @model_validator(mode="after")
+    def _check(self) -> GridConfig:
+        if self.seeds is not None and len(self.seeds) != self.blocks:
+            raise ValueError(f"grid.seeds has {len(self.seeds)} seeds for {self.blocks} blocks")
+        return self
+
+    def block_seed(self, block: int) -> int:
+        """Common random numbers: every cell of a block plays the same seed."""
+        return self.seeds[block - 1] if self.seeds else self.seed + block
+
+
+class Condition(Strict):
+    """A protocol variant: a name and overrides merged into the game config."""
+
+    name: str
+    description: str = ""
+    game: dict[str, Any] = {}
+
+
+class RunConfig(Strict):
+    """Runtime knobs: where, how fast, how much; none of them changes a game."""
+
+    dir: str | None = None
+    dry_run: bool = False
+    workers: int = 2
+    max_in_flight: int = 2000
+    batch_size: int | None = None
+    max_cost_usd: float | None = None
+    progress: bool = True
+    report: bool = True
+
+
+class SweepConfig(Strict):
+    run: RunConfig = RunConfig()
+    provider: ProviderConfig = ProviderConfig()
+    grid: GridConfig
+    games: dict[str, dict[str, Any]]
+    conditions: dict[str, Condition] = {}
+    models: dict[str, ModelConfig]
+
+    @model_validator(mode="after")
+    def _check(self) -> SweepConfig:
+        for d in self.grid.designs:
+            if d.game not in self.games:
+                raise ValueError(f"grid design names game {d.game!r}, not in games: {sorted(self.games)}")
+            for c in d.conditions:
+                if c not in self.conditions:
+                    raise ValueError(f"grid design names condition {c!r}, not in conditions: {sorted(self.conditions)}")
+            for p in d.pairings:
+                for letter in p:
+                    if letter not in self.models:
+                        raise ValueError(f"pairing {p!r}: no model for letter {letter!r} (models: {sorted(self.models)})")
+            for a in d.assignments:
+                agents = {chr(ord("A") + i) for i in range(len(d.pairings[0]))}
+                bad = set(a.roles.values()) - agents
+                if bad:
+                    raise ValueError(f"assignment {a.id}: unknown agents {sorted(bad)}; pairings name {sorted(agents)}")
+        return self

@@ -1,0 +1,94 @@
+"""A concession strategy for multi-issue games, reading only its brief and the public record."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bargain_ray.strategies.concession import exponent, target
+
+_NUM = r"-?\d+(?:\.\d+)?"
+_TERM = re.compile(rf"^- (\w+): .*?, any value from ({_NUM}) to ({_NUM})", re.M)
+_PART = re.compile(rf"({_NUM}) x \((1 - )?(\w+)/({_NUM})\)")
+_LEVEL = re.compile(rf"(\w+) = \(?(\w+)(?: - ({_NUM}))?\)? / ({_NUM})")
+_FALLBACK = re.compile(rf"If there is no agreement, your organization gets ({_NUM}) points")
+_TURN = re.compile(r"This is turn (\d+) of (\d+)")
+_STANDING = re.compile(r"Standing offer: (O\d+), made by [^:]+: (.*?)\. (You may accept it|It is your own offer)")
+_DECIMALS = re.compile(r"at most (\w+) decimal places")
+
+
+@dataclass(frozen=True)
+class Issue:
+    name: str
+    lo: float
+    hi: float
+    weight: float  # points moving from the worst to the best end
+    prefers_low: bool
+
+
+def recognizes(system: str) -> bool:
+    return "negotiated terms:" in system and "points =" in system
+
+
+def _brief(system: str) -> tuple[list[Issue], float]:
+    ranges = {m[0]: (float(m[1]), float(m[2])) for m in _TERM.findall(system)}
+    levels = {m[0]: m[1] for m in _LEVEL.findall(system.split("where", 1)[1])}
+    issues = []
+    for weight, low, symbol, _levels in _PART.findall(system.split("points =", 1)[1]):
+        name = levels[symbol]
+        lo, hi = ranges[name]
+        issues.append(Issue(name, lo, hi, float(weight), bool(low)))
+    return issues, float(_FALLBACK.search(system)[1])
+
+
+def _utility(issues: list[Issue], terms: dict[str, float]) -> float:
+    total = 0.0
+    for i in issues:
+        x = (terms[i.name] - i.lo) / (i.hi - i.lo)
+        total += i.weight * (1 - x if i.prefers_low else x)
+    return total
+
+
+def _offer_at(issues: list[Issue], goal: float, places: int) -> dict[str, float]:
+    """Terms worth about ``goal``: give ground first on the terms that matter least."""
+    terms = {i.name: (i.lo if i.prefers_low else i.hi) for i in issues}
+    excess = sum(i.weight for i in issues) - goal
+    for i in sorted(issues, key=lambda i: i.weight):
+        if excess <= 0:
+            break
+        give = min(excess, i.weight)
+        move = (i.hi - i.lo) * give / i.weight
+        terms[i.name] = i.lo + move if i.prefers_low else i.hi - move
+        excess -= give
+    return {k: round(v, places) for k, v in terms.items()}
+
+
+def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+    """One reply in the game's JSON protocol."""
+    issues, reserve = _brief(system)
+    places = {"one": 1, "two": 2, "three": 3}.get((_DECIMALS.search(system) or [None, "two"])[1], 2)
+    user = next(m["content"] for m in reversed(messages) if m["role"] == "user" and "Public record" in m["content"])
+    standing = _STANDING.search(user)
+    theirs = None
+    if standing and standing[3].startswith("You may"):
+        theirs = {k: float(v) for k, v in re.findall(rf"(\w+) ({_NUM})", standing[2])}
+    if "This is the final reply" in user:
+        take = theirs is not None and _utility(issues, theirs) >= reserve
+        return _reply("ACCEPT" if take else "END", standing[1] if take else None, None,
+                      "We accept." if take else "We end without a deal.")
+    turn, total = (int(x) for x in _TURN.search(user).groups())
+    best = sum(i.weight for i in issues)
+    margin = float(params.get("margin", 1.0))
+    goal = target(best, reserve + margin, (turn - 1) / max(total - 1, 1), exponent(params))
+    if theirs is not None and _utility(issues, theirs) >= max(goal, reserve + margin):
+        return _reply("ACCEPT", standing[1], None, "These terms work for us; we accept.")
+    if theirs is not None and turn >= total - 1 and _utility(issues, theirs) > reserve:
+        return _reply("ACCEPT", standing[1], None, "Time is short; we accept these terms.")
+    terms = _offer_at(issues, goal, places)
+    return _reply("OFFER", None, terms, "Here is our proposal; we can move on the terms that matter less to us.")
+
+
+def _reply(action: str, offer_id: str | None, terms: dict[str, float] | None, message: str) -> str:
+    return json.dumps({"action": action, "offer_id": offer_id, "terms": terms, "message": message})

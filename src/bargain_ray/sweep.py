@@ -1,0 +1,82 @@
+"""One sweep from a validated config: plan, resume, run, tables, summary."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bargain_ray.config import SweepConfig
+from bargain_ray.design import Unit, components, effective_model, units
+from bargain_ray.runner import Tally, run_units
+from bargain_ray.store import SweepStore
+
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "openai_compatible": "OPENAI_API_KEY"}
+
+
+def sweep_dir(sweep: SweepConfig) -> Path:
+    return Path(sweep.run.dir) if sweep.run.dir else Path("outputs") / sweep.grid.name
+
+
+def missing_keys(sweep: SweepConfig) -> list[str]:
+    """Environment variables the configured providers need but do not have."""
+    missing = []
+    for letter in sorted(sweep.models):
+        model = effective_model(sweep, letter)
+        env = model.api_key_env or KEY_ENV.get(model.provider)
+        if env and not os.environ.get(env) and env not in missing:
+            missing.append(env)
+    return missing
+
+
+def check_keys(sweep: SweepConfig) -> None:
+    """Stop before the first call, naming the missing key and the offline way."""
+    missing = missing_keys(sweep)
+    if missing:
+        raise SystemExit(
+            f"error: {', '.join(missing)} is not set, and grid {sweep.grid.name!r} calls real providers. "
+            f"Set it in the environment, or rehearse offline with "
+            f"`python -m bargain_ray +grid={sweep.grid.name} provider=sim` "
+            "(simulated provider) or `+grid=demo` (strategy agents)."
+        )
+
+
+def plan(sweep: SweepConfig, store: SweepStore) -> tuple[list[Unit], int]:
+    """(units still to play, units already finished) for this sweep folder."""
+    manifest = store.open(sweep.grid.name, components(sweep))
+    done = store.finished()
+    todo = [u for u in units(sweep, manifest["created"]) if u.unit_id not in done]
+    return todo, len(done)
+
+
+def summary(tally: Tally, store: SweepStore, finished_before: int, interrupted: bool, counts: dict[str, int]) -> str:
+    lines = [
+        f"sweep folder: {store.path}",
+        f"games played now: {tally.games}  (finished before: {finished_before})",
+        "statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(tally.statuses.items())),
+    ]
+    for model, m in sorted(tally.per_model.items()):
+        lines.append(
+            f"  {model}: {int(m['calls'])} calls, {int(m['input_tokens'])} input / "
+            f"{int(m['output_tokens'])} output tokens, ${m['cost_usd']:.4f}"
+        )
+    lines.append(f"tables: {', '.join(f'{k}.parquet {v} rows' for k, v in counts.items())}")
+    if interrupted:
+        lines.append("interrupted: run the same command again to resume")
+    return "\n".join(lines)
+
+
+def run_sweep(sweep: SweepConfig) -> int:
+    """Run (or resume) a sweep; returns a process exit code."""
+    store = SweepStore(sweep_dir(sweep))
+    todo, finished = plan(sweep, store)
+    print(f"grid {sweep.grid.name}: {len(todo) + finished} units, {finished} finished, {len(todo)} to run")
+    if sweep.run.dry_run:
+        return 0
+    if todo:
+        check_keys(sweep)
+    tally, interrupted = run_units(sweep, iter(todo), len(todo), store)
+    counts = store.write_tables()
+    print(summary(tally, store, finished, interrupted, counts))
+    return 130 if interrupted else 0
+
+

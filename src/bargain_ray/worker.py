@@ -1,0 +1,48 @@
+"""The Ray actor that plays games: stateless per game, many games in flight."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import ray
+
+from bargain_ray.agents import make_agent
+from bargain_ray.clients import ClientPool
+from bargain_ray.config import SweepConfig
+from bargain_ray.design import effective_model, game_config
+from bargain_ray.games import Game, load_game
+from bargain_ray.loop import play
+
+
+class GameRunner:
+    """Holds the games and clients of one sweep; each call plays a batch of units."""
+
+    def __init__(self, sweep: dict[str, Any]) -> None:
+        self.sweep = SweepConfig.model_validate(sweep)
+        self.clients = ClientPool(self.sweep.provider)
+        self._games: dict[tuple[str, str], Game] = {}
+
+    def _game(self, name: str, condition: str) -> Game:
+        key = (name, condition)
+        if key not in self._games:
+            self._games[key] = load_game(game_config(self.sweep, name, condition))
+        return self._games[key]
+
+    async def play(self, unit: dict[str, Any]) -> dict[str, Any]:
+        game = self._game(unit["game"], unit["condition"])
+        agents = {
+            role: make_agent(effective_model(self.sweep, letter), self.clients)
+            for role, letter in unit["model_of_role"].items()
+        }
+        record = await play(game, agents, unit)
+        return record.model_dump(mode="json")
+
+    async def play_batch(self, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return list(await asyncio.gather(*(self.play(u) for u in units)))
+
+    async def close(self) -> None:
+        await self.clients.close()
+
+
+RemoteGameRunner = ray.remote(num_cpus=0)(GameRunner)
