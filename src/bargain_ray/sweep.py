@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from bargain_ray.budget import estimate
+from bargain_ray.clients.services import provider_service
 from bargain_ray.config import SweepConfig
 from bargain_ray.design import Unit, components, effective_model, units
 from bargain_ray.runner import Tally, run_units
@@ -67,14 +69,16 @@ def summary(tally: Tally, store: SweepStore, finished_before: int, interrupted: 
 
 def run_sweep(sweep: SweepConfig) -> int:
     """Run (or resume) a sweep; returns a process exit code."""
+    if not sweep.run.dry_run:
+        check_keys(sweep)
     store = SweepStore(sweep_dir(sweep))
     todo, finished = plan(sweep, store)
     print(f"grid {sweep.grid.name}: {len(todo) + finished} units, {finished} finished, {len(todo)} to run")
     if sweep.run.dry_run:
+        print(estimate(sweep, todo))
         return 0
-    if todo:
-        check_keys(sweep)
-    tally, interrupted = run_units(sweep, iter(todo), len(todo), store)
+    with provider_service(sweep) as served:
+        tally, interrupted = run_units(served, iter(todo), len(todo), store)
     counts = store.write_tables()
     print(summary(tally, store, finished, interrupted, counts))
     return 130 if interrupted else 0

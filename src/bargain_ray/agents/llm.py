@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from bargain_ray.agents.base import Reply
-from bargain_ray.clients.base import ModelClient
+from bargain_ray.clients.base import ModelClient, Reply
 from bargain_ray.games.base import Prompt
 
 

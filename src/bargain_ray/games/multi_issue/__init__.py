@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from bargain_ray.games.base import Ended, Prompt, RuleError
-from bargain_ray.games.multi_issue import engine, metrics, prompts
+from bargain_ray.games.multi_issue import engine, metrics, prompts, strategy
 from bargain_ray.games.multi_issue.config import MultiIssueConfig
 from bargain_ray.games.multi_issue.engine import Action, State
 
@@ -57,3 +57,7 @@ class MultiIssueGame:
             "message": action.message,
             "final_reply": entry.final_reply,
         }
+
+
+GAME = MultiIssueGame
+__all__ = ["GAME", "engine", "metrics", "prompts", "strategy"]

@@ -1,4 +1,4 @@
-"""A concession strategy for multi-issue games, reading only its brief and the public record."""
+"""The offline strategy of the multi-issue family, reading only its brief and the public record."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bargain_ray.strategies.concession import exponent, target
+from bargain_ray.concession import exponent, target
 
 _NUM = r"-?\d+(?:\.\d+)?"
 _TERM = re.compile(rf"^- (\w+): .*?, any value from ({_NUM}) to ({_NUM})", re.M)
