@@ -1,0 +1,34 @@
+"""Small helpers shared by tests: load a game config, play scripted replies."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bargain_ray.agents.replay import ReplayAgent
+from bargain_ray.games import load_game
+from bargain_ray.loop import play
+from bargain_ray.records import GameRecord
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data"
+
+
+def game_config(name: str, **overrides: Any) -> dict[str, Any]:
+    return yaml.safe_load((ROOT / "conf" / "game" / f"{name}.yaml").read_text()) | overrides
+
+
+def play_replies(config: dict[str, Any], replies: list[str], first_speaker: str | None = None, seed: int = 0) -> GameRecord:
+    game = load_game(config)
+    agent = ReplayAgent(deque(replies))
+    unit = {"unit_id": "test-unit", "seed": seed, "first_speaker": first_speaker}
+    return asyncio.run(play(game, dict.fromkeys(game.roles, agent), unit))
+
+
+def reply(action: str, offer_id: str | None = None, terms: dict | None = None, message: str = "Hello.") -> str:
+    return json.dumps({"action": action, "offer_id": offer_id, "terms": terms, "message": message})
