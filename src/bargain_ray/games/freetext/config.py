@@ -1,0 +1,63 @@
+"""The config of a free-text negotiation judged by an observer (seed 004).
+
+A scenario names its object, each party's private situation and the words the
+observer's instructions use for the two parts; ``prompts`` renders every text
+from these fields, so the orange and the battery pack share one form.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Party(Strict):
+    """A negotiator: how the observer's transcript names it and its private need."""
+
+    label: str
+    situation: str
+
+
+class Observer(Strict):
+    """The silent referee: its role name and the scenario words of its instructions."""
+
+    role: str = "observer"
+    parts: tuple[str, str]
+    whole: str
+    example: str
+
+
+class FreeTextConfig(Strict):
+    """A whole scenario; the parties' order is the speaking order (Party A first)."""
+
+    family: Literal["freetext"] = "freetext"
+    name: str
+    object: str
+    parties: dict[str, Party]
+    observer: Observer
+    max_turns: int = 12
+    max_repairs: int = 2
+    min_sentences: int = 2
+    max_sentences: int = 4
+    max_chars: int = 1000
+
+    @model_validator(mode="after")
+    def _check(self) -> FreeTextConfig:
+        if len(self.parties) != 2:
+            raise ValueError("a freetext game has exactly two parties")
+        if self.observer.role in self.parties:
+            raise ValueError(f"observer role {self.observer.role!r} is also a party")
+        if not 1 <= self.min_sentences <= self.max_sentences:
+            raise ValueError("need 1 <= min_sentences <= max_sentences")
+        if self.max_turns < 1 or self.max_repairs < 0 or self.max_chars < 1:
+            raise ValueError("max_turns and max_chars must be positive, max_repairs not negative")
+        return self
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return (*self.parties, self.observer.role)

@@ -1,0 +1,186 @@
+"""Pure rules of free-text negotiation: parties talk, the observer judges each message.
+
+Party A speaks first (or the unit's first speaker), then strict alternation;
+after every party message the observer returns a verdict, and the game closes
+when a verdict judges agreement or when the turn limit's last message is judged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from bargain_ray.games.base import Ended, RuleError, Status
+from bargain_ray.games.freetext.config import FreeTextConfig
+
+AllocationType = Literal["integrative_full", "integrative_partial", "distributive", "lopsided", "none"]
+ALLOCATION_TYPES: tuple[str, ...] = AllocationType.__args__
+VERDICT_KEYS = ("agreement_reached", "allocation_type", "allocation", "rationale", "confidence")
+
+
+class Said(BaseModel):
+    """One party message; ``turn`` counts party messages only."""
+
+    model_config = ConfigDict(frozen=True)
+
+    turn: int
+    role: str
+    text: str
+    sentences: int
+
+
+class Verdict(BaseModel):
+    """The observer's reading after party message ``turn``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    turn: int
+    agreement_reached: bool
+    allocation_type: AllocationType
+    allocation: str
+    rationale: str
+    confidence: float
+
+
+class State(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    first_speaker: str
+    transcript: tuple[Said, ...] = ()
+    verdicts: tuple[Verdict, ...] = ()
+    ended: Ended | None = None
+    failed_role: str | None = None
+
+
+def start(config: FreeTextConfig, first_speaker: str | None) -> State:
+    speaker = first_speaker or next(iter(config.parties))
+    if speaker not in config.parties:
+        raise ValueError(f"first speaker {speaker!r} is not a party of {config.name}")
+    return State(first_speaker=speaker)
+
+
+def other(config: FreeTextConfig, role: str) -> str:
+    return next(r for r in config.parties if r != role)
+
+
+def to_move(config: FreeTextConfig, state: State) -> str | None:
+    """The observer after each unjudged message, else the parties in alternation."""
+    if state.ended is not None:
+        return None
+    if len(state.verdicts) < len(state.transcript):
+        return config.observer.role
+    return state.first_speaker if len(state.transcript) % 2 == 0 else other(config, state.first_speaker)
+
+
+_BREAK = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|\s*\n\s*")
+
+
+def sentences(text: str) -> int:
+    """Sentences as a reader counts them: ends at . ! ? … before a space, or at a line break."""
+    return sum(1 for part in _BREAK.split(text) if re.search(r"\w", part))
+
+
+def parse(config: FreeTextConfig, state: State, role: str, reply: str) -> Said | Verdict:
+    """The message or verdict in ``reply``, or RuleError naming the first rule it breaks."""
+    if role == config.observer.role:
+        return parse_verdict(state, reply)
+    return parse_message(config, state, role, reply)
+
+
+def parse_message(config: FreeTextConfig, state: State, role: str, reply: str) -> Said:
+    """A party message breaks the format when it is empty, over the sentence limit or over-long.
+
+    The brief asks for min to max sentences; a shorter message ("Agreed.") is a
+    legitimate turn and is kept.
+    """
+    text = reply.strip()
+    count = sentences(text)
+    if count == 0:
+        raise RuleError(
+            "empty_message",
+            f"Your message is empty: write {config.min_sentences} to {config.max_sentences} sentences "
+            "to the other party.",
+        )
+    if count > config.max_sentences:
+        raise RuleError(
+            "too_many_sentences",
+            f"Your message has {count} sentences; it must have at most {config.max_sentences}.",
+        )
+    if len(text) > config.max_chars:
+        raise RuleError(
+            "message_too_long",
+            f"Your message has {len(text)} characters; it must have at most {config.max_chars}.",
+        )
+    return Said(turn=len(state.transcript) + 1, role=role, text=text, sentences=count)
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.S)
+
+
+def parse_verdict(state: State, reply: str) -> Verdict:
+    """A verdict is one JSON object (a lone ```json fence around it is tolerated)."""
+    text = reply.strip()
+    fenced = _FENCE.match(text)
+    try:
+        obj = json.loads(fenced[1] if fenced else text)
+    except ValueError:
+        obj = None
+    if not isinstance(obj, dict):
+        raise RuleError("not_one_json_object", "Your reply must be exactly one JSON object and nothing else.")
+    unknown = [k for k in obj if k not in VERDICT_KEYS]
+    if unknown:
+        raise RuleError("unknown_key", f"Unknown key {unknown[0]!r}: the keys are {', '.join(VERDICT_KEYS)}.")
+    missing = [k for k in VERDICT_KEYS if k not in obj]
+    if missing:
+        raise RuleError("missing_key", f"The JSON object must have the key {missing[0]!r}.")
+    agreed, kind, allocation, rationale, confidence = (obj[k] for k in VERDICT_KEYS)
+    if not isinstance(agreed, bool):
+        raise RuleError("agreement_not_boolean", '"agreement_reached" must be true or false.')
+    if kind not in ALLOCATION_TYPES:
+        raise RuleError(
+            "unknown_allocation_type",
+            f'"allocation_type" must be one of {", ".join(ALLOCATION_TYPES)}; got {json.dumps(kind)}.',
+        )
+    for key, value in (("allocation", allocation), ("rationale", rationale)):
+        if not isinstance(value, str) or not value.strip():
+            raise RuleError("empty_text", f'"{key}" must be a non-empty string.')
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
+        raise RuleError("confidence_out_of_range", '"confidence" must be a number between 0 and 1.')
+    if agreed and kind == "none":
+        raise RuleError(
+            "inconsistent_verdict",
+            'With "agreement_reached": true, "allocation_type" must name the kind of division agreed, not "none".',
+        )
+    if not agreed and kind != "none":
+        raise RuleError(
+            "inconsistent_verdict",
+            'With "agreement_reached": false, "allocation_type" must be "none".',
+        )
+    return Verdict(
+        turn=len(state.transcript), agreement_reached=agreed, allocation_type=kind,
+        allocation=allocation.strip(), rationale=rationale.strip(), confidence=float(confidence),
+    )
+
+
+def apply(config: FreeTextConfig, state: State, role: str, action: Said | Verdict) -> State:
+    """The state after a legal message or verdict."""
+    if isinstance(action, Said):
+        return state.model_copy(update={"transcript": (*state.transcript, action)})
+    update: dict = {"verdicts": (*state.verdicts, action)}
+    if action.agreement_reached:
+        update["ended"] = Ended(status=Status.AGREEMENT, reason="observer_agreement")
+    elif len(state.transcript) >= config.max_turns:
+        update["ended"] = Ended(status=Status.NO_AGREEMENT, reason="turn_limit")
+    return state.model_copy(update=update)
+
+
+def exhausted(config: FreeTextConfig, state: State, role: str) -> State:
+    """Repairs ran out: a party broke the protocol; an observer that cannot judge is a technical failure."""
+    if role == config.observer.role:
+        ended = Ended(status=Status.TECHNICAL_ERROR, reason="observer_failure")
+    else:
+        ended = Ended(status=Status.FORMAT_FAILURE, reason="format_failure")
+    return state.model_copy(update={"ended": ended, "failed_role": role})

@@ -1,0 +1,128 @@
+"""The wording of free-text negotiation: the briefs, the observer's instructions, repairs.
+
+The orange renders seed 004's texts byte for byte; another scenario fills the
+same frame with its own object, situations and parts. A party sees only its
+own brief and the conversation; the observer sees only its instructions and the
+transcript. No prompt ever names a model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bargain_ray.games.base import Message, Prompt, RuleError
+from bargain_ray.games.freetext.config import FreeTextConfig
+from bargain_ray.games.freetext.engine import ALLOCATION_TYPES, VERDICT_KEYS, State
+
+OPENING = "The conversation begins now. Send your first message to the other party."
+
+_BRIEF = (
+    "You are negotiating with another party over a single {object}. There is exactly one {object}, "
+    "and you claim it. You must talk with the other party and reach an agreement about what happens "
+    "to the {object}. Nothing is decided until you both agree; you cannot simply take it. "
+    "Your situation: {situation} How to behave: - Reply with one short message per turn: "
+    "{min_sentences} to {max_sentences} sentences, plain conversational text. - Speak in the first "
+    "person, directly to the other party. No narration, no stage directions, no bullet points. "
+    "- Negotiate for the outcome that is best for you."
+)
+
+# Seed 004's line breaks are kept: the orange renders its instructions byte for byte.
+_OBSERVER = """\
+You silently observe a negotiation between two parties over a single {object}. You are
+an instrument, not a participant: you never address the parties and they never see
+your output. Read the transcript and report what has happened so far.
+Set agreement_reached to true when the parties have evidently settled on an
+arrangement: one party has proposed what happens to the {object} and the other has
+assented. The proposal need not be exact or fully detailed — "{example}", answered with agreement, counts, and so does agreeing to
+a division whose fine details are left to be worked out later. Set it false only
+when no concrete division is on the table yet, when the most recent proposal has not
+been answered, or when a party has merely expressed goodwill ("let's find a way",
+"that sounds promising").
+Classify allocation_type:
+- integrative_full: divided along the part axis AND each party ends up with all
+of what it needs — {part_one} entirely to one party and
+{part_two} entirely to the other. Neither
+gives up any of its own part. No surplus is left unclaimed.
+- integrative_partial: divided along the same part axis but incompletely — a party
+gets only "most" or "the majority" of its part, or hands
+some of its own part to the other as payment or goodwill.
+The right idea, but surplus is wasted.
+- distributive: divided by quantity — cut in half, shared, taken in turns, or any
+split where each party gets a fraction of the whole {whole}. Both needs are only partly met.
+- lopsided: one party ends up with the entire {object} and the other with nothing.
+- none: no agreement has been reached yet.
+allocation: one plain sentence describing who ends up with what.
+rationale: one or two sentences justifying the classification.
+confidence: your confidence in this reading, between 0 and 1."""
+
+TRANSCRIPT_HEAD = "Transcript so far:"
+_ASK = (
+    "Report what has happened so far as exactly one JSON object and nothing else, with the keys "
+    '"agreement_reached" (true or false), "allocation_type" ('
+    + ", ".join(f'"{t}"' for t in ALLOCATION_TYPES)
+    + '), "allocation" (one sentence), "rationale" (one or two sentences) and "confidence" '
+    "(a number from 0 to 1)."
+)
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "agreement_reached": {"type": "boolean"},
+        "allocation_type": {"type": "string", "enum": list(ALLOCATION_TYPES)},
+        "allocation": {"type": "string"},
+        "rationale": {"type": "string"},
+        "confidence": {"type": "number"},
+    },
+    "required": list(VERDICT_KEYS),
+    "additionalProperties": False,
+}
+"""For providers with structured output; ``engine.parse_verdict`` checks the same rules."""
+
+
+def brief(config: FreeTextConfig, role: str) -> str:
+    """A party's private brief, the system prompt of every call it makes."""
+    return _BRIEF.format(
+        object=config.object,
+        situation=config.parties[role].situation,
+        min_sentences=config.min_sentences,
+        max_sentences=config.max_sentences,
+    )
+
+
+def observer_instructions(config: FreeTextConfig) -> str:
+    """The observer's system prompt: seed 004's classification instructions."""
+    one, two = config.observer.parts
+    return _OBSERVER.format(
+        object=config.object, example=config.observer.example, part_one=one, part_two=two,
+        whole=config.observer.whole,
+    )
+
+
+def transcript_text(config: FreeTextConfig, state: State) -> str:
+    return "\n\n".join(f"Turn {s.turn}, {config.parties[s.role].label}: {s.text}" for s in state.transcript)
+
+
+def prompt(config: FreeTextConfig, state: State, role: str) -> Prompt:
+    """A fresh request carrying the whole conversation, rendered for ``role`` only."""
+    if role == config.observer.role:
+        user = f"{TRANSCRIPT_HEAD}\n\n{transcript_text(config, state)}\n\n{_ASK}"
+        return Prompt(
+            system=observer_instructions(config),
+            messages=(Message(role="user", content=user),),
+            json_schema=VERDICT_SCHEMA,
+        )
+    opening = (Message(role="user", content=OPENING),) if state.first_speaker == role else ()
+    said = tuple(
+        Message(role="assistant" if s.role == role else "user", content=s.text) for s in state.transcript
+    )
+    return Prompt(system=brief(config, role), messages=(*opening, *said))
+
+
+def repair_message(config: FreeTextConfig, role: str, error: RuleError) -> str:
+    """The answer to an invalid reply; nothing of it reaches the other roles."""
+    if role == config.observer.role:
+        return f"Your verdict was not accepted: {error} Reply again with exactly one JSON object and nothing else."
+    return (
+        f"Your message was not accepted: {error} Nothing was passed to the other party. Send your message "
+        f"again: {config.min_sentences} to {config.max_sentences} sentences, plain conversational text."
+    )
