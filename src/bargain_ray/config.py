@@ -124,6 +124,7 @@ class RunConfig(Strict):
     max_in_flight: int = 2000
     batch_size: int | None = None
     max_cost_usd: float | None = None
+    journal_calls: bool | None = None
     progress: bool = True
     report: bool = True
 

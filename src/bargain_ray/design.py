@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.config import RUNTIME_KEYS, ModelConfig, SweepConfig
-from bargain_ray.games import families
+from bargain_ray.games import family
 
 
 class Unit(BaseModel):
@@ -69,7 +69,7 @@ def components(sweep: SweepConfig) -> dict[str, Any]:
     for d in sweep.grid.designs:
         for c in d.conditions:
             cfg = game_config(sweep, d.game, c)
-            source = inspect.getsource(families()[cfg["family"]].prompts)  # the wording
+            source = inspect.getsource(family(cfg["family"]).prompts)  # the wording
             out[f"game {d.game} under condition {c}"] = {"config": cfg, "prompts": digest(source)}
     for letter in sorted(sweep.models):
         m = effective_model(sweep, letter).model_dump(mode="json", exclude=set(RUNTIME_KEYS))

@@ -47,6 +47,7 @@ class CallRecord(BaseModel):
     valid: bool | None = None
     rule: str | None = None
     error: str | None = None
+    resumed: bool = False
 
 
 class TurnRecord(BaseModel):

@@ -11,6 +11,7 @@ from typing import Any
 import ray
 from tqdm import tqdm
 
+from bargain_ray.calljournal import read_journal, start_journal
 from bargain_ray.config import SweepConfig
 from bargain_ray.design import Unit
 from bargain_ray.store import SweepStore
@@ -48,9 +49,10 @@ def ensure_ray() -> None:
         ray.init(address=os.environ.get("RAY_ADDRESS"), log_to_driver=False, include_dashboard=False)
 
 
-def batches(units: Iterator[Unit], size: int) -> Iterator[list[dict[str, Any]]]:
+def batches(units: Iterator[Unit], size: int, recorded: dict[str, list[dict[str, Any]]]) -> Iterator[list[dict[str, Any]]]:
+    """Units as actor arguments, each with the replies it already paid for."""
     while chunk := list(itertools.islice(units, size)):
-        yield [u.model_dump(mode="json") for u in chunk]
+        yield [u.model_dump(mode="json") | {"recorded_calls": recorded.get(u.unit_id, [])} for u in chunk]
 
 
 def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, store: SweepStore) -> tuple[Tally, bool]:
@@ -60,9 +62,13 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, store: Swee
     llm = any(m.is_llm for m in sweep.models.values())
     size = run.batch_size or (1 if llm else 32)
     spec = sweep.model_dump(mode="json")
-    workers = [RemoteGameRunner.options(max_concurrency=max(run.max_in_flight, 16)).remote(spec) for _ in range(run.workers)]
+    journaling = run.journal_calls is not False and (run.journal_calls or llm)
+    journal = start_journal(store.path) if journaling else None
+    recorded = read_journal(store.path, skip=set(store.finished())) if journaling else {}
+    options = {"max_concurrency": max(run.max_in_flight, 16)}
+    workers = [RemoteGameRunner.options(**options).remote(spec, journal) for _ in range(run.workers)]
     pending: dict[ray.ObjectRef, int] = {}
-    source = batches(units, size)
+    source = batches(units, size, recorded)
     tally = Tally()
     budget_hit = False
     interrupted = False
@@ -105,4 +111,7 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, store: Swee
             ray.get([w.close.remote() for w in workers], timeout=30)
         for w in workers:
             ray.kill(w)
+        if journal is not None:
+            ray.get(journal.close.remote())
+            ray.kill(journal)
     return tally, interrupted

@@ -190,7 +190,7 @@ CALL_SCHEMA = {
     "cache_read_tokens": pl.Int64, "cache_write_tokens": pl.Int64, "reasoning_tokens": pl.Int64,
     "latency_s": pl.Float64, "attempts": pl.Int64, "attempt_errors": pl.List(pl.String),
     "request_id": pl.String, "model_version": pl.String, "cost_usd": pl.Float64, "status": pl.String,
-    "valid": pl.Boolean, "rule": pl.String, "error": pl.String,
+    "valid": pl.Boolean, "rule": pl.String, "error": pl.String, "resumed": pl.Boolean,
 }
 
 

@@ -8,6 +8,8 @@ from typing import Any
 import ray
 
 from bargain_ray.agents import make_agent
+from bargain_ray.agents.base import Agent
+from bargain_ray.calljournal import JournaledAgent
 from bargain_ray.clients import ClientPool
 from bargain_ray.config import SweepConfig
 from bargain_ray.design import effective_model, game_config
@@ -18,9 +20,10 @@ from bargain_ray.loop import play
 class GameRunner:
     """Holds the games and clients of one sweep; each call plays a batch of units."""
 
-    def __init__(self, sweep: dict[str, Any]) -> None:
+    def __init__(self, sweep: dict[str, Any], journal: Any = None) -> None:
         self.sweep = SweepConfig.model_validate(sweep)
         self.clients = ClientPool(self.sweep.provider)
+        self.journal = journal
         self._games: dict[tuple[str, str], Game] = {}
 
     def _game(self, name: str, condition: str) -> Game:
@@ -29,13 +32,23 @@ class GameRunner:
             self._games[key] = load_game(game_config(self.sweep, name, condition))
         return self._games[key]
 
+    def _journaled(self, letter: str) -> bool:
+        wanted = self.sweep.run.journal_calls
+        return self.journal is not None and (wanted or (wanted is None and self.sweep.models[letter].is_llm))
+
     async def play(self, unit: dict[str, Any]) -> dict[str, Any]:
+        recorded = {e["call_id"]: e for e in unit.pop("recorded_calls", [])}
+        resumed: set[str] = set()
         game = self._game(unit["game"], unit["condition"])
-        agents = {
-            role: make_agent(effective_model(self.sweep, letter), self.clients)
-            for role, letter in unit["model_of_role"].items()
-        }
+        agents: dict[str, Agent] = {}
+        for role, letter in unit["model_of_role"].items():
+            agent = make_agent(effective_model(self.sweep, letter), self.clients, unit["family"])
+            if self._journaled(letter):
+                agent = JournaledAgent(agent, unit["unit_id"], recorded, self.journal, resumed)
+            agents[role] = agent
         record = await play(game, agents, unit)
+        for call in record.calls:
+            call.resumed = call.call_id in resumed
         return record.model_dump(mode="json")
 
     async def play_batch(self, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -45,4 +58,4 @@ class GameRunner:
         await self.clients.close()
 
 
-RemoteGameRunner = ray.remote(num_cpus=0)(GameRunner)
+RemoteGameRunner = ray.remote(num_cpus=0, max_restarts=3, max_task_retries=3)(GameRunner)

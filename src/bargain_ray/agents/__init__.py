@@ -9,8 +9,8 @@ from bargain_ray.clients import ClientPool
 from bargain_ray.config import ModelConfig
 
 
-def make_agent(model: ModelConfig, clients: ClientPool) -> Agent:
-    """The agent for a configured model; clients are shared through ``clients``."""
+def make_agent(model: ModelConfig, clients: ClientPool, game_family: str) -> Agent:
+    """The agent for a configured model in a game of ``game_family``; clients are shared."""
     if model.provider == "strategy":
-        return StrategyAgent(model.name, model.strategy)
+        return StrategyAgent(model.name, model.strategy, game_family)
     return LLMAgent(clients.get(model))

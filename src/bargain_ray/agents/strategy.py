@@ -6,22 +6,24 @@ from typing import Any
 
 from bargain_ray.agents.base import Reply
 from bargain_ray.games.base import Prompt
-from bargain_ray.strategies import respond
+from bargain_ray.games import family
 
 
 class StrategyAgent:
     """A strategy agent: reads the same prompt text a model would, replies in the protocol."""
 
-    def __init__(self, name: str, params: dict[str, Any]) -> None:
+    def __init__(self, name: str, params: dict[str, Any], game_family: str) -> None:
         self.name = name
         self.params = params
+        self.respond = family(game_family).strategy.respond
 
     async def act(self, prompt: Prompt, call_id: str) -> Reply:
         messages = [m.model_dump() for m in prompt.messages]
-        text = respond(prompt.system, messages, self.params)
+        text = self.respond(prompt.system, messages, self.params)
         return Reply(
             text=text,
             provider="strategy",
             model=self.name,
-            request={"model": self.name, "system": prompt.system, "messages": messages},
+            # Nothing is sent anywhere; the prompt is rebuilt from the engine on demand.
+            request={"strategy": self.name, "params": self.params},
         )

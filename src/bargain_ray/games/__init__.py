@@ -1,8 +1,9 @@
 """Game families, found by the ``family`` key of a game config.
 
-Each subpackage is one family: it exposes ``GAME`` (the family class, with a
-``Config`` pydantic model) and modules ``engine``, ``prompts``, ``metrics``
-and ``strategy``. Adding a family adds a subpackage and nothing else here.
+Each subpackage is one family, named as its ``family`` key: it exposes
+``GAME`` (the family class, with a ``Config`` pydantic model) and modules
+``engine``, ``prompts``, ``metrics`` and ``strategy``. Adding a family adds a
+subpackage and nothing else here.
 """
 
 from __future__ import annotations
@@ -16,22 +17,25 @@ from typing import Any
 from bargain_ray.games.base import Game
 
 
+def names() -> list[str]:
+    """Every family this package holds."""
+    return sorted(info.name for info in pkgutil.iter_modules(__path__) if info.ispkg)
+
+
 @cache
+def family(name: str) -> ModuleType:
+    """The package of one family, imported on first use."""
+    if name not in names():
+        raise ValueError(f"unknown game family {name!r}; known: {', '.join(names())}")
+    return importlib.import_module(f"{__name__}.{name}")
+
+
 def families() -> dict[str, ModuleType]:
-    """family name -> its package, discovered once."""
-    out = {}
-    for info in pkgutil.iter_modules(__path__):
-        if info.ispkg:
-            module = importlib.import_module(f"{__name__}.{info.name}")
-            out[module.GAME.family] = module
-    return out
+    """family name -> its package, for code that serves every family (strategies, analysis)."""
+    return {name: family(name) for name in names()}
 
 
 def load_game(config: dict[str, Any]) -> Game:
     """Validate a game config and bind its family to it."""
-    family = config.get("family")
-    known = families()
-    if family not in known:
-        raise ValueError(f"unknown game family {family!r}; known: {', '.join(sorted(known))}")
-    cls = known[family].GAME
+    cls = family(str(config.get("family"))).GAME
     return cls(cls.Config.model_validate(config))
