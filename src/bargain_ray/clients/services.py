@@ -2,13 +2,60 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
+import ray
+
+from bargain_ray.clients import key_env_vars
 from bargain_ray.config import SweepConfig
+from bargain_ray.sim import SimServer, SimSettings
+
+
+def _with_settings(sweep: SweepConfig, settings: dict[str, Any]) -> SweepConfig:
+    provider = sweep.provider.model_copy(update={"settings": settings})
+    return sweep.model_copy(update={"provider": provider})
+
+
+def sim_settings(sweep: SweepConfig) -> SimSettings:
+    """The sim's settings, with the API each model's own provider speaks (so its real client is used)."""
+    settings = SimSettings.model_validate(sweep.provider.settings)
+    apis = {m.name: m.provider for m in sweep.models.values() if m.is_llm}
+    return settings.model_copy(update={"apis": {**apis, **settings.apis}})
+
+
+def forward_keys(sweep: SweepConfig) -> None:
+    """Start or join Ray with the models' key variables in the job's worker environment.
+
+    Keys come from the environment only, and workers on other nodes do not share
+    the driver's: Ray's job runtime env carries them (never the sweep config or a
+    record). A Ray already started in this process is left as it is.
+    """
+    env = key_env_vars(sweep)
+    if env and not ray.is_initialized():
+        ray.init(address=os.environ.get("RAY_ADDRESS"), log_to_driver=False, include_dashboard=False,
+                 runtime_env={"env_vars": env})
 
 
 @contextmanager
 def provider_service(sweep: SweepConfig) -> Iterator[SweepConfig]:
-    """Start what ``sweep.provider`` needs and yield the sweep pointed at it."""
-    yield sweep
+    """Start what ``sweep.provider`` needs and yield the sweep pointed at it; stop it after."""
+    forward_keys(sweep)
+    name = sweep.provider.name
+    if name == "sim":
+        settings = sim_settings(sweep)
+        if settings.base_url:  # a sim already serving elsewhere (``python -m bargain_ray.sim``)
+            yield _with_settings(sweep, settings.model_dump())
+            return
+        with SimServer(settings) as base_url:
+            yield _with_settings(sweep, settings.model_copy(update={"base_url": base_url}).model_dump())
+    elif name == "local":
+        from bargain_ray.local_model import MODEL_NAME, serve  # optional extra: imported only when used
+
+        settings = dict(sweep.provider.settings)
+        with serve(settings) as base_url:
+            yield _with_settings(sweep, {**settings, "base_url": base_url, "name": settings.get("name") or MODEL_NAME})
+    else:
+        yield sweep

@@ -1,0 +1,68 @@
+"""The Anthropic Messages API client (``AsyncAnthropic``, SDK retries off)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+from pydantic import ValidationError
+
+from bargain_ray.clients.http import HTTPClient, Sent
+from bargain_ray.clients.retry import MalformedReply, rate_headers
+from bargain_ray.config import ModelConfig
+from bargain_ray.games.base import Prompt
+from bargain_ray.records import Usage
+
+SENT_AS_ARGS = ("model", "messages", "max_tokens")
+
+
+class AnthropicClient(HTTPClient):
+    def __init__(self, model: ModelConfig, provider: str, api_key: str, base_url: str | None) -> None:
+        super().__init__(model, provider, api_key, base_url)
+        self.client = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=model.retry.timeout_s,
+        )
+
+    def body(self, prompt: Prompt) -> dict[str, Any]:
+        """Seed 000's request shape: model, system, messages, max_tokens, then the configured params."""
+        body: dict[str, Any] = {
+            "model": self.model.name,
+            "system": prompt.system,
+            "messages": [m.model_dump() for m in prompt.messages],
+            "max_tokens": self.model.max_tokens,
+            **self.model.params,
+        }
+        if self.model.structured_output and prompt.json_schema:
+            fmt = {"type": "json_schema", "schema": prompt.json_schema}
+            body["output_config"] = {**body.get("output_config", {}), "format": fmt}
+        return body
+
+    async def send(self, body: dict[str, Any]) -> Sent:
+        # every other field goes through extra_body, so the SDK sends exactly what is recorded
+        extra = {k: v for k, v in body.items() if k not in SENT_AS_ARGS}
+        raw = await self.client.messages.with_raw_response.create(
+            model=body["model"], messages=body["messages"], max_tokens=body["max_tokens"], extra_body=extra,
+        )
+        try:
+            msg = await raw.parse()
+        except (ValueError, ValidationError) as exc:
+            raise MalformedReply(f"unreadable response body: {str(exc)[:200]}") from None
+        usage = msg.usage
+        details = getattr(usage, "output_tokens_details", None)
+        return Sent(
+            text="".join(b.text for b in msg.content if b.type == "text"),
+            stop_reason=msg.stop_reason,
+            usage=Usage(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cache_read_input_tokens or 0,
+                cache_write_tokens=usage.cache_creation_input_tokens or 0,
+                reasoning_tokens=getattr(details, "thinking_tokens", 0) or 0,
+            ),
+            request_id=raw.headers.get("request-id") or msg.id,
+            model_version=msg.model,
+            headers=rate_headers(raw.headers),
+        )
+
+    async def close(self) -> None:
+        await self.client.close()

@@ -1,0 +1,73 @@
+"""The OpenAI Chat Completions client (``AsyncOpenAI``, SDK retries off), also for compatible servers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+from pydantic import ValidationError
+
+from bargain_ray.clients.http import HTTPClient, Sent
+from bargain_ray.clients.retry import MalformedReply, rate_headers
+from bargain_ray.config import ModelConfig
+from bargain_ray.games.base import Prompt
+from bargain_ray.records import Usage
+
+
+class OpenAIClient(HTTPClient):
+    """``max_tokens_field``: OpenAI's own API wants ``max_completion_tokens``; compatible servers ``max_tokens``."""
+
+    input_includes_cache = True
+
+    def __init__(
+        self, model: ModelConfig, provider: str, api_key: str, base_url: str | None, max_tokens_field: str,
+    ) -> None:
+        super().__init__(model, provider, api_key, base_url)
+        self.max_tokens_field = max_tokens_field
+        self.client = openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=model.retry.timeout_s,
+        )
+
+    def body(self, prompt: Prompt) -> dict[str, Any]:
+        system = [{"role": "system", "content": prompt.system}] if prompt.system else []
+        body: dict[str, Any] = {
+            "model": self.model.name,
+            "messages": [*system, *(m.model_dump() for m in prompt.messages)],
+            self.max_tokens_field: self.model.max_tokens,
+            **self.model.params,
+        }
+        if self.model.structured_output and prompt.json_schema:
+            body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": prompt.json_schema}}
+        return body
+
+    async def send(self, body: dict[str, Any]) -> Sent:
+        # every other field goes through extra_body, so the SDK sends exactly what is recorded
+        extra = {k: v for k, v in body.items() if k not in ("model", "messages")}
+        raw = await self.client.chat.completions.with_raw_response.create(
+            model=body["model"], messages=body["messages"], extra_body=extra,
+        )
+        try:
+            completion = raw.parse()
+            choice = completion.choices[0]
+        except (ValueError, ValidationError, IndexError, TypeError) as exc:
+            raise MalformedReply(f"unreadable response body: {str(exc)[:200]}") from None
+        message = choice.message
+        usage = completion.usage
+        prompt_details = getattr(usage, "prompt_tokens_details", None)
+        completion_details = getattr(usage, "completion_tokens_details", None)
+        return Sent(
+            text=message.content or message.refusal or "",
+            stop_reason="refusal" if message.refusal else choice.finish_reason,
+            usage=Usage(
+                input_tokens=usage.prompt_tokens if usage else 0,
+                output_tokens=usage.completion_tokens if usage else 0,
+                cache_read_tokens=getattr(prompt_details, "cached_tokens", 0) or 0,
+                reasoning_tokens=getattr(completion_details, "reasoning_tokens", 0) or 0,
+            ),
+            request_id=raw.headers.get("x-request-id") or completion.id,
+            model_version=completion.model,
+            headers=rate_headers(raw.headers),
+        )
+
+    async def close(self) -> None:
+        await self.client.close()

@@ -1,0 +1,73 @@
+"""Which failures are worth another attempt, and how long to wait: the one place retries are decided.
+
+SDK retries are off (``max_retries=0``); tenacity drives the attempts with
+jittered exponential backoff, never shorter than the provider's ``retry-after``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+import openai
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from bargain_ray.clients.limiter import retry_after_s
+from bargain_ray.config import Retry
+
+STATUS_ERRORS = (anthropic.APIStatusError, openai.APIStatusError)
+CONNECTION_ERRORS = (anthropic.APIConnectionError, openai.APIConnectionError)
+TRANSIENT_STATUS = frozenset({408, 409, 429})
+RATE_HEADERS = ("retry-after", "retry-after-ms", "anthropic-ratelimit-", "x-ratelimit-")
+
+
+class MalformedReply(Exception):
+    """The provider answered 200 with a body that is not the API's JSON (truncated, garbled)."""
+
+
+def status_of(exc: BaseException) -> int:
+    """The HTTP status of a failed attempt; 0 when no response came."""
+    return int(getattr(exc, "status_code", 0)) if isinstance(exc, STATUS_ERRORS) else 0
+
+
+def transient(exc: BaseException) -> bool:
+    """408/409/429/5xx (529 included), timeouts, dropped connections, unreadable bodies."""
+    if isinstance(exc, STATUS_ERRORS):
+        return exc.status_code in TRANSIENT_STATUS or exc.status_code >= 500
+    return isinstance(exc, CONNECTION_ERRORS | (MalformedReply,))
+
+
+def rate_headers(headers: Any) -> dict[str, str]:
+    """Only the headers the limiter learns from (never an auth header)."""
+    if headers is None:
+        return {}
+    return {k.lower(): v for k, v in headers.items() if k.lower().startswith(RATE_HEADERS)}
+
+
+def headers_of(exc: BaseException) -> dict[str, str]:
+    response = getattr(exc, "response", None) if isinstance(exc, STATUS_ERRORS) else None
+    return rate_headers(response.headers if response is not None else None)
+
+
+def describe(exc: BaseException, secret: str | None) -> str:
+    """A short, key-free account of a failed attempt."""
+    status = status_of(exc)
+    text = f"{type(exc).__name__}" + (f" {status}" if status else "") + f": {str(exc)[:300]}"
+    return text.replace(secret, "***") if secret else text
+
+
+def retrying(policy: Retry) -> AsyncRetrying:
+    """Bounded attempts; waits jittered exponentially, at least the provider's retry-after."""
+    backoff = wait_random_exponential(multiplier=policy.initial_s, max=policy.max_s)
+
+    def wait(state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        told = retry_after_s(headers_of(exc)) if exc else None
+        return max(backoff(state), told or 0.0)
+
+    return AsyncRetrying(
+        stop=stop_after_attempt(policy.max_attempts),
+        wait=wait,
+        retry=retry_if_exception(transient),
+        reraise=True,
+    )
