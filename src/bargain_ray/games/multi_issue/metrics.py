@@ -92,3 +92,50 @@ def outcome(config: MultiIssueConfig, state: State) -> dict[str, Any]:
 
 
 _SCORED = ("utilities", "gains", "joint", "joint_gain", "efficiency", "efficiency_all_assigned")
+
+
+def _value(fig: dict[str, Any] | None) -> float | None:
+    return None if fig is None else float(fig["value"])
+
+
+def per_game(record: dict[str, Any]) -> dict[str, Any]:
+    """One journaled game as flat figures: the multi-issue columns of ``metrics_per_game``."""
+    out = record["outcome"]
+    deal = out.get("deal") or {}
+    row: dict[str, Any] = {
+        "no_deal": bool(out.get("no_deal")),
+        "proposer": deal.get("proposer"),
+        "acceptor": deal.get("acceptor"),
+        "offer_id": deal.get("offer_id"),
+    }
+    for name, value in (deal.get("terms") or {}).items():
+        row[f"deal_{name}"] = float(value)
+    for key, prefix in (("utilities", "utility"), ("gains", "gain")):
+        for role, fig in (out.get(key) or {}).items():
+            row[f"{prefix}_{role}"] = _value(fig)
+    for key in ("joint", "joint_gain", "efficiency", "efficiency_all_assigned"):
+        row[key] = _value(out.get(key))
+    for key, fig in out.items():
+        if key.endswith("_share_of_joint_gain"):
+            row[key] = _value(fig)
+    scored = out.get("utilities") is not None
+    row["below_fallback"] = len(out.get("below_fallback") or []) if scored else None
+    return row
+
+
+FIELDS = {
+    "no_deal": "the game ended without agreement (each side gets its no-agreement points)",
+    "proposer": "role whose offer was accepted",
+    "acceptor": "role that accepted",
+    "offer_id": "id of the accepted offer (O<turn>)",
+    "deal_*": "agreed value of each negotiated term",
+    "utility_*": "points of each role under the deal (no-agreement points if no deal), from the exact fraction",
+    "gain_*": "utility minus the role's no-agreement points",
+    "joint": "sum of both utilities",
+    "joint_gain": "sum of both gains",
+    "efficiency": "joint gain / best possible joint gain, deals only",
+    "efficiency_all_assigned": "joint gain / best possible joint gain, no deal counted as 0",
+    "*_share_of_joint_gain": "that role's gain / joint gain",
+    "below_fallback": "number of roles left below their no-agreement points",
+}
+"""What each ``per_game`` column means, for the dataset card (``*`` stands for a role or term)."""

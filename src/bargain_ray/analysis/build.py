@@ -1,0 +1,50 @@
+"""Every derived table of a sweep, computed once and shared by the export and the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES, Bootstrap, by_cell, paired
+from bargain_ray.analysis.operational import operational
+from bargain_ray.analysis.per_game import metric_columns, metrics_per_game, metrics_per_turn
+from bargain_ray.analysis.sweep import Sweep
+
+DEFAULT_BY = ("game", "condition", "pairing", "assignment", "first_speaker")
+"""A cell: condition x pairing x assignment x first speaker, within one game."""
+
+
+@dataclass(frozen=True)
+class Analysis:
+    sweep: Sweep
+    by: list[str]
+    resamples: int
+    level: float
+    per_game: pl.DataFrame
+    per_turn: pl.DataFrame
+    by_cell: pl.DataFrame
+    paired: pl.DataFrame
+    operational: pl.DataFrame
+
+
+def analyse(
+    sweep: Sweep, by: list[str] | None = None, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0
+) -> Analysis:
+    """Per-game metrics, cells with seed-clustered bootstrap CIs over known games, operational figures."""
+    by = list(by or DEFAULT_BY)
+    per_game = metrics_per_game(sweep)
+    unknown = [c for c in by if c not in per_game.columns]
+    if unknown:
+        raise ValueError(f"cannot group by {unknown}: per-game columns are {per_game.columns}")
+    known = per_game.filter(pl.col("known")) if per_game.height else per_game
+    metrics = [m for m in metric_columns(per_game) if m != "technical_failure"]
+    boot = Bootstrap(resamples, level, seed)
+    return Analysis(
+        sweep=sweep, by=by, resamples=resamples, level=level,
+        per_game=per_game,
+        per_turn=metrics_per_turn(sweep),
+        by_cell=by_cell(known, by, metrics, boot),
+        paired=paired(known, by, metrics, boot),
+        operational=operational(sweep),
+    )

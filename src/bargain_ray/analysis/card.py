@@ -1,0 +1,177 @@
+"""The dataset card (README.md), generated from the sweep so it cannot drift from the data."""
+
+from __future__ import annotations
+
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import yaml
+
+from bargain_ray.analysis.build import Analysis
+from bargain_ray.analysis.per_game import FIELDS as SHARED_FIELDS
+from bargain_ray.analysis.per_game import family_metrics
+
+UNITS = {
+    "games": "one game (the store's flat games table)",
+    "turns": "one accepted move, or the move that used up its repairs",
+    "calls": "one model call, repairs included: the request as sent and the reply",
+    "metrics_per_game": "derived metrics, one row per game",
+    "metrics_per_turn": "derived metrics, one row per turn (families that define them)",
+    "metrics_by_cell": "cell x metric estimates with seed-clustered bootstrap CIs",
+    "paired_differences": "differences between cells on common seeds, with bootstrap CIs",
+    "operational": "instruction-following and cost figures per model",
+}
+
+
+def git_commit() -> tuple[str, bool]:
+    """(commit of the code that built this export, whether its tree had local changes)."""
+    here = Path(__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=here, capture_output=True, text=True, check=True).stdout.strip()
+
+    try:
+        return git("rev-parse", "HEAD"), bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown", False
+
+
+def front_matter(analysis: Analysis, written: dict[str, tuple[str, int]]) -> str:
+    configs = [
+        {"config_name": name, "data_files": rel} | ({"default": True} if name == "games" else {})
+        for name, (rel, _) in written.items()
+    ]
+    meta = {
+        "pretty_name": f"bargain_ray sweep {analysis.sweep.name}",
+        "language": ["en"],
+        "tags": ["negotiation", "bargaining", "llm-evaluation", "multi-agent", "game-theory"],
+        "annotations_creators": ["machine-generated"],
+        "source_datasets": ["original"],
+        "configs": configs,
+    }
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n"
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _describe(column: str, fields: dict[str, str]) -> str:
+    if column in fields:
+        return fields[column]
+    for pattern, text in fields.items():
+        head, star, tail = pattern.partition("*")
+        if star and column.startswith(head) and column.endswith(tail) and len(column) > len(head) + len(tail):
+            return text
+    return "family figure"
+
+
+def fields_section(analysis: Analysis) -> str:
+    fields = dict(SHARED_FIELDS)
+    for family in analysis.per_game["family"].unique().drop_nulls().to_list() if analysis.per_game.height else []:
+        fields |= getattr(family_metrics(family), "FIELDS", {})
+    rows = [[f"`{c}`", str(t), _describe(c, fields)] for c, t in analysis.per_game.schema.items()]
+    return "### `metrics_per_game` fields\n\n" + _table(["Field", "Type", "Meaning"], rows)
+
+
+def design_section(analysis: Analysis) -> str:
+    g = analysis.per_game
+    if not g.height:
+        return "## Experimental design\n\nNo games were journaled."
+    lines = ["## Experimental design", ""]
+    for col in ("game", "condition", "pairing", "assignment", "first_speaker"):
+        values = sorted({str(v) for v in g[col].to_list() if v is not None})
+        lines.append(f"- **{col}**: {', '.join(values) if values else '(not varied)'}")
+    seeds = g["seed"].n_unique()
+    lines += [
+        f"- **seeds (blocks)**: {seeds}; every cell of a block plays the block's seed (common random numbers),",
+        "  so cells are compared on the same draws.",
+        f"- **cells** group games by {' x '.join(analysis.by)}.",
+        "",
+        f"Estimates in `metrics_by_cell` are means of per-seed means over known games, with {analysis.resamples}",
+        f"percentile bootstrap resamples of seeds ({analysis.level:.0%} intervals). `paired_differences` compares",
+        "cells that differ in exactly one grouping column, seed by seed on the seeds both played.",
+    ]
+    return "\n".join(lines)
+
+
+def limitations_section(analysis: Analysis) -> str:
+    g = analysis.per_game
+    items = []
+    seeds = g["seed"].n_unique() if g.height else 0
+    if seeds < 2:
+        items.append("Fewer than two seeds: bootstrap intervals are empty (a single seed gives no spread).")
+    elif seeds < 20:
+        items.append(f"Only {seeds} seeds: intervals rest on few clusters and are rough.")
+    unknown = g.filter(~pl.col("known")).height if g.height else 0
+    if unknown:
+        items.append(f"{unknown} game(s) ended in a technical failure: unknown, unscored, left out of every estimate; "
+                     "resuming the sweep re-runs them.")
+    providers = set(analysis.sweep.calls["provider"].unique().to_list()) if analysis.sweep.calls.height else set()
+    if providers & {"strategy", "replay", "sim"}:
+        items.append(f"Some players are not language models (providers: {', '.join(sorted(providers))}); "
+                     "strategy agents are deterministic, so within-cell spread comes only from seeds.")
+    items += [
+        "Refusals are not instrumented: a refusal surfaces as invalid replies and, after the repairs, a format failure.",
+        "Distances to the frontier are in raw utility points of the game config; compare them within one game only.",
+        "Conditional metrics (efficiency, shares, rounds to agreement) count deals only; their denominators can be small.",
+    ]
+    return "## Limitations\n\n" + "\n".join(f"- {i}" for i in items)
+
+
+def provenance_section(analysis: Analysis) -> str:
+    s = analysis.sweep
+    commit, dirty = git_commit()
+    comps = s.manifest.get("components", {})
+    lines = [
+        "## Provenance",
+        "",
+        f"- Grid: `{s.manifest.get('grid')}`, sweep created {s.manifest.get('created')}; the full spec is "
+        "`spec/manifest.json`, copied from the sweep folder.",
+        f"- Code commit at export: `{commit}`" + (" (with local changes)" if dirty else ""),
+    ]
+    if "git_commit" in s.manifest:
+        lines.append(f"- Code commit when the sweep started: `{s.manifest['git_commit']}`")
+    for key, part in comps.items():
+        if key.startswith("game ") and isinstance(part, dict):
+            lines.append(f"- Prompt hash for {key}: `{part.get('prompts')}`")
+    reported = Counter()
+    if s.calls.height:
+        for row in s.calls.group_by("provider", "model", "model_version").len().iter_rows(named=True):
+            reported[(row["provider"], row["model"], row["model_version"] or "(not reported)")] += row["len"]
+    rows = [[p, m, v, n] for (p, m, v), n in sorted(reported.items())]
+    lines += ["", "Models as configured and as the providers reported them:", "",
+              _table(["Provider", "Model", "Reported model", "Calls"], rows)]
+    return "\n".join(lines)
+
+
+def card(analysis: Analysis, written: dict[str, tuple[str, int]]) -> str:
+    s = analysis.sweep
+    g = analysis.per_game
+    statuses = Counter(g["status"].to_list()) if g.height else Counter()
+    structure = _table(["Config", "Rows", "Unit"], [[f"`{k}`", n, UNITS[k]] for k, (_, n) in written.items()])
+    return "\n\n".join([
+        front_matter(analysis, written).rstrip(),
+        f"# bargain_ray sweep `{s.name}`",
+        f"{g.height} negotiation games played by bargain_ray ("
+        + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) + "). Every game keeps the private brief each "
+        "side received, every request and reply, every invalid attempt and the rule it broke, and the exact outcome.",
+        "## Structure\n\n" + structure,
+        "```python\nfrom datasets import load_dataset\n\n"
+        'games = load_dataset("parquet", data_files="data/games.parquet")\n\n'
+        'import polars as pl\ncells = pl.read_parquet("metrics/metrics_by_cell.parquet")\n```',
+        "Raw transcripts live in `raw/`, one JSONL file per game named `{unit_id}.jsonl`: a `header` record "
+        "(unit, game config, prompt hash, the private brief of each role), one `turn` record per turn with its "
+        "calls (requests and replies, invalid attempts included), and a `result` record (the outcome record). "
+        "They are not a loadable config: the three record types have different schemas. Everything in `data/` "
+        "and `metrics/` is derived from them.",
+        fields_section(analysis),
+        design_section(analysis),
+        limitations_section(analysis),
+        provenance_section(analysis),
+    ]) + "\n"

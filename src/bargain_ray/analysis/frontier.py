@@ -1,0 +1,156 @@
+"""The agreement space of a two-party multi-issue game, computed exactly.
+
+With linear additive scores over continuous ranges, the set of reachable
+(utility, utility) pairs is a zonotope: the sum of one segment per term. Its
+Pareto frontier is the chain that starts at the first role's best corner and
+hands terms to the second role in order of how much the second role gains per
+point the first role gives up. Every vertex is an exact fraction; distances
+are exact squared and rounded only when taken as square roots.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
+from bargain_ray.games.multi_issue.metrics import fallback, utility
+
+Point = tuple[Fraction, Fraction]
+
+
+class Space(BaseModel):
+    """The frontier and its solution points, in utility space (first role on x)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    roles: tuple[str, str]
+    frontier: tuple[Point, ...]
+    disagreement: Point
+    nash: Point | None
+    max_welfare: tuple[Point, ...]
+    """Vertices of the best-joint-gain set: one point, or the two ends of a segment."""
+    ranges: tuple[Point, Point]
+    """(min, max) of each role's utility over every possible deal."""
+
+    @property
+    def max_distance(self) -> float:
+        """The diagonal of the utility box: distances are normalised by it, as negmas does."""
+        return math.hypot(*(float(hi - lo) for lo, hi in self.ranges))
+
+
+def space(config: MultiIssueConfig) -> Space:
+    """The exact agreement space of ``config``."""
+    first, second = roles = tuple(config.roles)
+    low = {t.name: exact(t.min) for t in config.terms}
+
+    def at(terms: dict[str, Fraction]) -> Point:
+        return utility(config, first, terms), utility(config, second, terms)
+
+    base = at(low)
+    steps = {}
+    for t in config.terms:
+        moved = at(low | {t.name: exact(t.max)})
+        steps[t.name] = (moved[0] - base[0], moved[1] - base[1])
+    # start where the first role does best (ties go to the second role)
+    start = {}
+    for t in config.terms:
+        d1, d2 = steps[t.name]
+        start[t.name] = exact(t.max) if d1 > 0 or (d1 == 0 and d2 > 0) else exact(t.min)
+    trades = []
+    for t in config.terms:
+        d1, d2 = steps[t.name]
+        if d1 != 0 and d1 * d2 < 0:
+            trades.append((abs(d2) / abs(d1), t.name))
+    trades.sort(key=lambda x: x[0], reverse=True)
+    vertices = [at(start)]
+    terms = dict(start)
+    for _, name in trades:
+        t = next(x for x in config.terms if x.name == name)
+        terms[name] = exact(t.min) if terms[name] == exact(t.max) else exact(t.max)
+        vertices.append(at(terms))
+    frontier = tuple(_dedupe(vertices))
+    d = (fallback(config, first), fallback(config, second))
+    ranges = tuple(
+        (sum(min(0, s[i]) for s in steps.values()) + base[i], sum(max(0, s[i]) for s in steps.values()) + base[i])
+        for i in (0, 1)
+    )
+    return Space(
+        roles=roles, frontier=frontier, disagreement=d, nash=_nash(frontier, d),
+        max_welfare=_max_welfare(frontier), ranges=ranges,
+    )
+
+
+def _dedupe(points: list[Point]) -> list[Point]:
+    out: list[Point] = []
+    for p in points:
+        if not out or out[-1] != p:
+            out.append(p)
+    return out
+
+
+def _segments(points: tuple[Point, ...]) -> list[tuple[Point, Point]]:
+    return [(points[0], points[0])] if len(points) == 1 else list(zip(points, points[1:], strict=False))
+
+
+def _nash(frontier: tuple[Point, ...], d: Point) -> Point | None:
+    """The frontier point maximising the product of gains over the disagreement point."""
+    best: tuple[Fraction, Point] | None = None
+    for a, b in _segments(frontier):
+        g = (a[0] - d[0], a[1] - d[1])
+        v = (b[0] - a[0], b[1] - a[1])
+        lo, hi = Fraction(0), Fraction(1)
+        for gi, vi in zip(g, v, strict=True):  # keep both gains >= 0 along the segment
+            if vi == 0:
+                if gi < 0:
+                    lo, hi = Fraction(1), Fraction(0)
+            elif vi > 0:
+                lo = max(lo, -gi / vi)
+            else:
+                hi = min(hi, -gi / vi)
+        if lo > hi:
+            continue
+        quad, lin = v[0] * v[1], g[0] * v[1] + g[1] * v[0]
+        candidates = [lo, hi] + ([min(max(-lin / (2 * quad), lo), hi)] if quad < 0 else [])
+        for lam in candidates:
+            point = (a[0] + lam * v[0], a[1] + lam * v[1])
+            product = (point[0] - d[0]) * (point[1] - d[1])
+            if best is None or product > best[0]:
+                best = (product, point)
+    return None if best is None else best[1]
+
+
+def _max_welfare(frontier: tuple[Point, ...]) -> tuple[Point, ...]:
+    """The frontier vertices with the highest joint utility (a segment if two adjoin)."""
+    top = max(p[0] + p[1] for p in frontier)
+    return tuple(p for p in frontier if p[0] + p[1] == top)
+
+
+def _distance2(p: Point, a: Point, b: Point) -> Fraction:
+    """Exact squared distance from ``p`` to the segment ``a``-``b``."""
+    v = (b[0] - a[0], b[1] - a[1])
+    w = (p[0] - a[0], p[1] - a[1])
+    length2 = v[0] ** 2 + v[1] ** 2
+    lam = Fraction(0) if length2 == 0 else min(max((w[0] * v[0] + w[1] * v[1]) / length2, Fraction(0)), Fraction(1))
+    dx, dy = w[0] - lam * v[0], w[1] - lam * v[1]
+    return dx * dx + dy * dy
+
+
+def distances(s: Space, point: Point) -> dict[str, Any]:
+    """A deal's distances to the frontier, the Nash point and the best joint gain (and 1 - normalised)."""
+    to_frontier = min(_distance2(point, a, b) for a, b in _segments(s.frontier))
+    to_welfare = min(_distance2(point, a, b) for a, b in _segments(s.max_welfare))
+    to_nash = None if s.nash is None else _distance2(point, s.nash, s.nash)
+    out: dict[str, Any] = {"pareto_optimal": to_frontier == 0}
+    for name, d2 in (("pareto", to_frontier), ("nash", to_nash), ("max_welfare", to_welfare)):
+        d = None if d2 is None else math.sqrt(d2)
+        out[f"dist_{name}"] = d
+        out[f"{name}_optimality"] = None if d is None else 1 - d / s.max_distance
+    return out
+
+
+def as_floats(points: tuple[Point, ...]) -> list[list[float]]:
+    return [[float(x), float(y)] for x, y in points]

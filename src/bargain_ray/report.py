@@ -1,0 +1,56 @@
+"""``python -m bargain_ray.report outputs/<sweep>``: metrics, dataset export and HTML report.
+
+Also called at the end of every sweep through ``build_report``. Writes
+``<sweep>/dataset/`` (seed 002's layout) and ``<sweep>/report.html``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
+from bargain_ray.analysis.build import DEFAULT_BY, analyse
+from bargain_ray.analysis.export import export
+from bargain_ray.analysis.html import render
+from bargain_ray.analysis.sweep import load
+
+REPORT = "report.html"
+DATASET = "dataset"
+
+
+def build_report(
+    sweep_dir: Path, by: list[str] | None = None, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0
+) -> Path:
+    """Analyse a sweep folder, export its dataset, write its report; returns the report's path."""
+    sweep_dir = Path(sweep_dir)
+    analysis = analyse(load(sweep_dir), by, resamples, level, seed)
+    export(analysis, sweep_dir / DATASET)
+    path = sweep_dir / REPORT
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(render(analysis), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bargain_ray.report", description=__doc__.splitlines()[0])
+    parser.add_argument("sweep", type=Path, help="sweep folder (holds manifest.json and journal.jsonl)")
+    parser.add_argument("--by", default=",".join(DEFAULT_BY),
+                        help=f"comma-separated per-game columns that define a cell (default {','.join(DEFAULT_BY)})")
+    parser.add_argument("--resamples", type=int, default=RESAMPLES, help="bootstrap resamples of seeds")
+    parser.add_argument("--level", type=float, default=LEVEL, help="confidence level of the intervals")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap generator")
+    args = parser.parse_args(argv)
+    try:
+        path = build_report(args.sweep, [c for c in args.by.split(",") if c], args.resamples, args.level, args.seed)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"report: {path}\ndataset: {path.parent / DATASET}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
