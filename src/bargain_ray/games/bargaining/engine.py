@@ -1,0 +1,236 @@
+"""Pure rules of single-issue price bargaining: state in, action in, state out.
+
+Valuations come from the unit's seed only (common random numbers: the same
+seed draws the same seller cost and buyer value in every cell).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from bargain_ray.games.base import Ended, RuleError, Status
+from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
+
+Kind = Literal["offer", "accept", "reject"]
+KEYS = ("stated_valuation", "offer", "action", "message", "reasoning_private")
+
+
+class Reply(BaseModel):
+    """A parsed, legal reply; numbers are the exact decimals the model wrote."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stated_valuation: Decimal | None
+    offer: Decimal | None
+    action: Kind
+    message: str
+    reasoning_private: str
+
+
+class Offer(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    price: Decimal
+    proposer: str
+    round: int
+
+
+class Entry(BaseModel):
+    """One played round: the reply and what stood before it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    round: int
+    role: str
+    reply: Reply
+    standing_before: Offer | None
+    accepted_price: Decimal | None = None
+
+
+class State(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    seller_cost: int
+    buyer_value: int
+    first_speaker: str
+    record: tuple[Entry, ...] = ()
+    standing: Offer | None = None
+    deal: Offer | None = None
+    deal_round: int | None = None
+    ended: Ended | None = None
+    failed_role: str | None = None
+
+
+def draw(config: BargainingConfig, seed: int) -> tuple[int, int]:
+    """(seller cost, buyer value): integers Uniform[min, max], seller first, from the seed alone."""
+    rng = random.Random(seed)
+    lo, hi = config.valuation_min, config.valuation_max
+    return rng.randint(lo, hi), rng.randint(lo, hi)
+
+
+def start(config: BargainingConfig, seed: int, first_speaker: str | None) -> State:
+    speaker = first_speaker or config.first_speaker
+    if speaker not in ROLES:
+        raise ValueError(f"first speaker {speaker!r} is not a role: {', '.join(ROLES)}")
+    cost, value = draw(config, seed)
+    return State(seller_cost=cost, buyer_value=value, first_speaker=speaker)
+
+
+def other(role: str) -> str:
+    return ROLES[1] if role == ROLES[0] else ROLES[0]
+
+
+def valuation(state: State, role: str) -> int:
+    return state.seller_cost if role == "seller" else state.buyer_value
+
+
+def round_number(state: State) -> int:
+    """The round about to be played."""
+    return len(state.record) + 1
+
+
+def to_move(state: State) -> str | None:
+    if state.ended is not None:
+        return None
+    return state.first_speaker if round_number(state) % 2 == 1 else other(state.first_speaker)
+
+
+def public(entry: Entry) -> dict[str, Any]:
+    """What the counterparty sees of a round: never ``reasoning_private``.
+
+    As in seed 002, an ``offer`` sent with accept or reject is shown although
+    only the action counts (the dataset's documented quirk).
+    """
+    r = entry.reply
+    return {
+        "round": entry.round,
+        "role": entry.role,
+        "action": r.action,
+        "offer": r.offer,
+        "stated_valuation": r.stated_valuation,
+        "message": r.message,
+    }
+
+
+def number(x: Decimal | None) -> int | float | None:
+    """A decimal as a JSON number (prices have few decimals, so floats round-trip)."""
+    if x is None:
+        return None
+    return int(x) if x == x.to_integral_value() else float(x)
+
+
+def apply(config: BargainingConfig, state: State, role: str, reply: Reply) -> State:
+    """The state after a legal reply (``parse`` has checked it)."""
+    n = round_number(state)
+    before = state.standing
+    update: dict[str, Any] = {}
+    accepted = None
+    if reply.action == "offer":
+        update["standing"] = Offer(price=reply.offer, proposer=role, round=n)
+    elif reply.action == "accept":
+        accepted = before.price
+        update |= {"standing": None, "deal": before, "deal_round": n,
+                   "ended": Ended(status=Status.AGREEMENT, reason="agreement")}
+    else:
+        update["standing"] = None
+    if reply.action != "accept" and n == config.max_rounds:
+        update["ended"] = Ended(status=Status.NO_AGREEMENT, reason="round_limit")
+    entry = Entry(round=n, role=role, reply=reply, standing_before=before, accepted_price=accepted)
+    return state.model_copy(update=update | {"record": (*state.record, entry)})
+
+
+def exhausted(state: State, role: str) -> State:
+    """Repairs ran out: the protocol ended the game."""
+    return state.model_copy(
+        update={"ended": Ended(status=Status.FORMAT_FAILURE, reason="format_failure"), "failed_role": role}
+    )
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
+
+
+def _one_json_object(text: str) -> dict[str, Any]:
+    """The reply's JSON object; a single markdown code fence around it is tolerated."""
+    text = text.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced[1]
+    try:
+        obj = json.loads(text, parse_float=Decimal, parse_int=Decimal)
+    except ValueError:
+        obj = None
+    if not isinstance(obj, dict):
+        raise RuleError("not_one_json_object", "Your reply must be exactly one JSON object and nothing else.")
+    return obj
+
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, Decimal) and x.is_finite()
+
+
+def _decimals(x: Decimal) -> int:
+    exponent = x.normalize().as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
+
+
+def _price(config: BargainingConfig, offer: object) -> Decimal:
+    if offer is None:
+        raise RuleError("offer_missing", 'For action "offer", "offer" must be your price (a number).')
+    if not _is_number(offer):
+        raise RuleError("offer_not_number", '"offer" must be a number or null.')
+    if _decimals(offer) > config.decimals:
+        raise RuleError(
+            "offer_too_many_decimals", f'"offer" is {offer}: use at most {config.decimals} decimal places.'
+        )
+    if not config.price_min <= offer <= config.price_max:
+        raise RuleError(
+            "offer_out_of_range", f'"offer" is {offer}: a price must be from {config.price_min} to {config.price_max}.'
+        )
+    return offer
+
+
+def parse(config: BargainingConfig, state: State, role: str, text: str) -> Reply:
+    """The legal reply in ``text``; raises RuleError naming the broken rule."""
+    obj = _one_json_object(text)
+    missing = [k for k in KEYS if k not in obj]
+    if missing:
+        raise RuleError("missing_key", f"The JSON object must have the key {missing[0]!r}.")
+    extra = [k for k in obj if k not in KEYS]
+    if extra:
+        raise RuleError("unknown_key", f"Unknown key {extra[0]!r}: the keys are {', '.join(KEYS)}.")
+    action, offer, claim = obj["action"], obj["offer"], obj["stated_valuation"]
+    if action not in ("offer", "accept", "reject"):
+        raise RuleError("unknown_action", f'Unknown action {action!r}: use "offer", "accept" or "reject".')
+    if claim is not None and not _is_number(claim):
+        raise RuleError("stated_valuation_not_number", '"stated_valuation" must be a number or null.')
+    if not isinstance(obj["message"], str):
+        raise RuleError("message_not_text", '"message" must be a string.')
+    if len(obj["message"]) > config.max_message_chars:
+        raise RuleError(
+            "message_too_long",
+            f'"message" has {len(obj["message"])} characters; it must be at most {config.max_message_chars}.',
+        )
+    if not isinstance(obj["reasoning_private"], str):
+        raise RuleError("reasoning_not_text", '"reasoning_private" must be a string.')
+    if action == "offer":
+        offer = _price(config, offer)
+    elif offer is not None and not _is_number(offer):
+        raise RuleError("offer_not_number", '"offer" must be a number or null.')
+    n = round_number(state)
+    if n == 1 and action != "offer":
+        raise RuleError("first_round_offer", f'Round 1 must be an offer; "{action}" is not allowed yet.')
+    if action != "offer" and state.standing is None:
+        raise RuleError(
+            "no_standing_offer",
+            f'There is no standing offer from the {other(role)} to {action}: make an offer instead.',
+        )
+    return Reply(
+        stated_valuation=claim, offer=offer, action=action,
+        message=obj["message"], reasoning_private=obj["reasoning_private"],
+    )

@@ -1,0 +1,147 @@
+"""The wording of the price bargaining game: the private brief, the per-round message, repairs.
+
+Everything a model reads is rendered here from the config and one role's view
+(its own valuation and the public record); no other module writes prompt text.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from bargain_ray.games.base import Message, Prompt, RuleError
+from bargain_ray.games.bargaining import engine
+from bargain_ray.games.bargaining.config import BargainingConfig
+from bargain_ray.games.bargaining.engine import State
+
+OBJECTIVE = "Your objective is to maximize your own discounted payoff."
+"""The one sentence the explicit-objective variant adds (seed 002)."""
+
+_VALUATION = {"seller": "cost", "buyer": "value"}
+_EARNS = {"seller": "p - cost", "buyer": "value - p"}
+
+
+def num(x: Decimal | float | int) -> str:
+    """A number as a person writes it: 45, 45.5, never 45.50 or 4.55E+1."""
+    return f"{Decimal(str(x)).normalize():f}"
+
+
+def label(role: str) -> str:
+    return role.capitalize()
+
+
+def brief(config: BargainingConfig, state: State, role: str) -> str:
+    """The role's private brief, the system prompt of every call it makes."""
+    them = engine.other(role)
+    mine = _VALUATION[role]
+    goods = "sell it to" if role == "seller" else "buy it from"
+    paragraphs = [
+        f"You are the {role} in a bargaining game over {config.item}. You want to {goods} the {them}.",
+        f"Your private {mine} of the item is {engine.valuation(state, role)}. Only you know it. "
+        f"The {them}'s private {_VALUATION[them]} is unknown to you; both were drawn independently "
+        f"as whole numbers from {config.valuation_min} to {config.valuation_max}, each equally likely.",
+        _rules(config, state, role),
+    ]
+    if config.prompt_variant == "explicit_objective":
+        paragraphs.append(OBJECTIVE)
+    paragraphs.append(
+        "Reply with exactly one JSON object and nothing else:\n"
+        '{"stated_valuation": <number or null>, "offer": <number or null>, '
+        '"action": "offer" or "accept" or "reject", "message": "<text>", "reasoning_private": "<text>"}'
+    )
+    return "\n\n".join(paragraphs)
+
+
+def _rules(config: BargainingConfig, state: State, role: str) -> str:
+    them, mine = engine.other(role), _VALUATION[role]
+    first, second = state.first_speaker, engine.other(state.first_speaker)
+    d = num(config.discount)
+    return "\n".join(
+        [
+            "Rules:",
+            f"- The {first} and the {second} take turns, the {first} first. Each turn is one round; "
+            f"there are at most {config.max_rounds} rounds.",
+            f"- If a price p is agreed in round t, the seller earns (p - cost) x {d}^(t-1) and the buyer "
+            f"earns (value - p) x {d}^(t-1). If no price is agreed by the end of round {config.max_rounds}, "
+            "both earn 0.",
+            "- On your turn choose one action:",
+            f'  - "offer": propose a price in "offer", a number from {config.price_min} to {config.price_max} '
+            f"with at most {config.decimals} decimal places. It becomes the standing offer, replacing any "
+            "earlier one.",
+            f'  - "accept": accept the {them}\'s standing offer. The item is traded at that price and the game ends.',
+            f'  - "reject": withdraw the {them}\'s standing offer without making a counter-offer; the turn passes.',
+            f'- "accept" and "reject" are allowed only when the {them} has a standing offer. '
+            'Round 1 must be an offer. With "accept" or "reject", set "offer" to null.',
+            f'- "message" is free text for the {them}, at most {config.max_message_chars} characters.',
+            f'- "stated_valuation" is the {mine} you tell the {them}, or null to state none. The {them} sees it; '
+            "it need not be true.",
+            f'- "reasoning_private" is for your own reasoning. The {them} never sees it.',
+        ]
+    )
+
+
+def _value(x: Decimal | None) -> str:
+    return "none" if x is None else num(x)
+
+
+def round_text(view: dict[str, Any]) -> str:
+    """One round of the public record, as both sides see it."""
+    offer = view["offer"]
+    if view["action"] == "offer":
+        action = f"offer {num(offer)}"
+    else:
+        action = view["action"] + (f' (its "offer" field: {num(offer)})' if offer is not None else "")
+    return (
+        f"Round {view['round']}, {label(view['role'])}: {action}; "
+        f"stated valuation: {_value(view['stated_valuation'])}; message: \"{view['message']}\""
+    )
+
+
+def _standing(state: State, role: str) -> str:
+    s = state.standing
+    if s is None:
+        return "Standing offer: none."
+    return (
+        f"Standing offer: the {s.proposer}'s offer of {num(s.price)} (made in round {s.round}). "
+        'You may "accept" or "reject" it, or make a counter-offer.'
+    )
+
+
+def prompt(config: BargainingConfig, state: State, role: str) -> Prompt:
+    """One fresh request carrying the whole public record and nothing private of the other side."""
+    n = engine.round_number(state)
+    record = "\n".join(round_text(engine.public(e)) for e in state.record) or "(nothing yet)"
+    left = config.max_rounds - n
+    remain = "this is the last round" if left == 0 else f"{left} round{'s' if left != 1 else ''} remain after this one"
+    user = (
+        f"Public record so far:\n{record}\n\n"
+        f"{_standing(state, role)}\n"
+        f"This is round {n} of {config.max_rounds}; {remain}. You are the {role}.\n"
+        "Reply with the JSON object only."
+    )
+    return Prompt(system=brief(config, state, role), messages=(Message(role="user", content=user),),
+                  json_schema=reply_schema(config))
+
+
+def reply_schema(config: BargainingConfig) -> dict[str, Any]:
+    """The reply's shape for providers that constrain output; the engine still checks every rule."""
+    number_or_null = {"type": ["number", "null"]}
+    return {
+        "type": "object",
+        "properties": {
+            "stated_valuation": number_or_null,
+            "offer": number_or_null,
+            "action": {"type": "string", "enum": ["offer", "accept", "reject"]},
+            "message": {"type": "string", "maxLength": config.max_message_chars},
+            "reasoning_private": {"type": "string"},
+        },
+        "required": list(engine.KEYS),
+        "additionalProperties": False,
+    }
+
+
+def repair_message(state: State, error: RuleError) -> str:
+    return (
+        f"Your reply was not accepted: {error} Nothing was recorded for this round. "
+        f"Reply again for round {engine.round_number(state)} with exactly one JSON object and nothing else."
+    )
