@@ -93,3 +93,32 @@ def test_dry_run_spends_nothing(tmp_path, sweep_env):
     out = run(["+grid=c3_full", f"run.dir={tmp_path}", "run.dry_run=true"], sweep_env)
     assert out.returncode == 0 and "640 units" in out.stdout
     assert not (tmp_path / "journal.jsonl").exists()
+
+
+def test_turn_level_resume_replays_journaled_calls_and_pays_only_for_new_ones(tmp_path, sweep_env):
+    args = ["+grid=demo", "grid.blocks=30", f"run.dir={tmp_path / 'killed'}", "run.batch_size=1",
+            "run.max_in_flight=8", "run.progress=false", "run.journal_calls=true"]
+    proc = subprocess.Popen([*SWEEP, *args], env=sweep_env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    path = tmp_path / "killed" / "journal.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and (not path.exists() or path.read_bytes().count(b"\n") < 40):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = {r["unit"]["unit_id"] for r in journal(tmp_path / "killed")}
+    paid = [json.loads(line) for line in (tmp_path / "killed" / "calls.journal.jsonl").read_bytes().splitlines()]
+    interrupted = {e["call_id"] for e in paid if e["unit_id"] not in finished}
+    assert interrupted, "the kill must land while games are part-way"
+
+    assert run(args, sweep_env).returncode == 0
+    calls = pl.read_parquet(tmp_path / "killed" / "calls.parquet")
+    resumed = set(calls.filter(pl.col("resumed"))["call_id"])
+    assert resumed == interrupted, "every journaled call of an interrupted game is replayed, and only those"
+    paid_again = [json.loads(line)["call_id"] for line in (tmp_path / "killed" / "calls.journal.jsonl").read_bytes().splitlines()]
+    assert len(paid_again) == len(set(paid_again)), "no call was made twice"
+
+    whole = ["+grid=demo", "grid.blocks=30", f"run.dir={tmp_path / 'whole'}", "run.progress=false"]
+    assert run(whole, sweep_env).returncode == 0
+    a = pl.read_parquet(tmp_path / "killed" / "games.parquet").select("unit_id", "outcome").sort("unit_id")
+    b = pl.read_parquet(tmp_path / "whole" / "games.parquet").select("unit_id", "outcome").sort("unit_id")
+    assert a.equals(b), "a resumed sweep ends exactly as an uninterrupted one"
