@@ -1,0 +1,207 @@
+"""Scoring a scorable negotiation: the deal, each party's surplus, and the deal space around it.
+
+A party's payoff is its points for the deal if it is part of it, else its
+threshold (the no-deal outcome the prompt promises a walker). Feasible deals
+are packages every party scores at or above its threshold; welfare is the sum
+of payoffs; ``welfare_ratio`` compares a deal's welfare with the best feasible
+deal's, ``surplus_ratio`` the joint surplus over thresholds (0 without a deal).
+Space figures come from enumerating every package, which stops with a clear
+message past ``max_enumerated_deals``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from fractions import Fraction
+from typing import Any
+
+from bargain_ray.games.base import Status
+from bargain_ray.games.multi_issue.metrics import figure
+from bargain_ray.games.scorable.config import ScorableConfig, exact
+from bargain_ray.games.scorable.engine import State
+
+
+class SpaceTooLarge(ValueError):
+    """The deal space is bigger than the config allows to enumerate."""
+
+
+def size(config: ScorableConfig) -> int:
+    return math.prod(len(i.options) for i in config.issues)
+
+
+def deals(config: ScorableConfig) -> Iterator[dict[str, str]]:
+    """Every complete package, in issue and option order."""
+    limit = config.max_enumerated_deals
+    if size(config) > limit:
+        raise SpaceTooLarge(
+            f"{size(config)} possible deals exceed max_enumerated_deals={limit}: "
+            "feasibility, Pareto optimality and welfare ratios are not computed"
+        )
+    names = [i.name for i in config.issues]
+    for combo in itertools.product(*(i.options for i in config.issues)):
+        yield dict(zip(names, combo, strict=True))
+
+
+def no_deal_welfare(config: ScorableConfig) -> Fraction:
+    """Welfare without a deal: every party keeps its threshold."""
+    return sum((config.threshold(p) for p in config.parties), Fraction(0))
+
+
+def scores(config: ScorableConfig, deal: dict[str, str]) -> dict[str, Fraction]:
+    return {p: config.points(p, deal) for p in config.parties}
+
+
+@dataclass(frozen=True)
+class Space:
+    """Every package with every party's points as integers over one common denominator ``scale``
+    (exact, and fast to scan), and the feasible packages, which do not depend on the deal made."""
+
+    deals: list[dict[str, str]]
+    points: list[tuple[int, ...]]
+    scale: int
+    feasible: list[int]
+
+
+def space(config: ScorableConfig) -> Space:
+    """The enumerated deal space of a config, computed once per process."""
+    return _space(config.model_dump_json())
+
+
+@cache
+def _space(key: str) -> Space:
+    config = ScorableConfig.model_validate_json(key)
+    packages = list(deals(config))
+    parties = list(config.parties)
+    numbers = [config.threshold(p) for p in parties] + [
+        exact(v) for p in config.parties.values() for sheet in p.scores.values() for v in sheet.values()
+    ]
+    scale = math.lcm(*(x.denominator for x in numbers))
+    rows = [
+        [tuple(int(exact(config.parties[p].scores[i.name][o]) * scale) for p in parties) for o in i.options]
+        for i in config.issues
+    ]
+    bars = [int(config.threshold(p) * scale) for p in parties]
+    points = [tuple(map(sum, zip(*combo, strict=True))) for combo in itertools.product(*rows)]
+    ok = [k for k, pts in enumerate(points) if all(x >= b for x, b in zip(pts, bars, strict=True))]
+    return Space(deals=packages, points=points, scale=scale, feasible=ok)
+
+
+def dominated(s: Space, mine: tuple[int, ...]) -> bool:
+    """Some package is at least as good as ``mine`` for everyone and better for someone."""
+    return any(all(a >= b for a, b in zip(pts, mine, strict=True)) and pts != mine for pts in s.points)
+
+
+def placement(config: ScorableConfig, chosen: dict[str, str] | None) -> tuple[dict[str, Any], Fraction | None]:
+    """Figures of the whole deal space and where the chosen deal stands in it; plus the best
+    feasible deal's welfare (the first in enumeration order on ties)."""
+    s = space(config)
+    top = max(s.feasible, key=lambda k: sum(s.points[k]), default=None)
+    best = None if top is None else Fraction(sum(s.points[top]), s.scale)
+    base = no_deal_welfare(config)
+    mine = None if chosen is None else s.points[s.deals.index(chosen)]
+    return {
+        "deals_enumerated": len(s.deals),
+        "feasible_deals": len(s.feasible),
+        "best_feasible": None if best is None else {
+            "options": s.deals[top], "welfare": figure(best), "joint_surplus": figure(best - base),
+        },
+        "pareto_optimal": None if mine is None else not dominated(s, mine),
+    }, best
+
+
+def outcome(config: ScorableConfig, state: State) -> dict[str, Any]:
+    """The scored part of the outcome record (the loop adds identity, status and calls)."""
+    status = state.ended.status if state.ended else None
+    deal = state.deal.deal if status == Status.AGREEMENT and state.deal else None
+    result: dict[str, Any] = {
+        "deal": None if deal is None else {
+            "offer_id": state.deal.offer_id, "proposer": state.deal.proposer,
+            "supporters": list(state.deal.supporters),
+        },
+        "options": deal,
+        "first_opener": config.roles[state.opener],
+        "walked": list(state.walked),
+        "offers_tabled": len(state.offers),
+        "rounds_played": state.round,
+    }
+    try:
+        figures, best = placement(config, deal)
+        result |= figures
+    except SpaceTooLarge as exc:
+        result |= {"deals_enumerated": None, "space_error": str(exc), "feasible_deals": None,
+                   "best_feasible": None, "pareto_optimal": None}
+        best = None
+    if status not in (Status.AGREEMENT, Status.NO_AGREEMENT):
+        return result | dict.fromkeys(("scores", "surplus", "welfare", "joint_surplus", "welfare_ratio",
+                                      "surplus_ratio")) | {"below_threshold": []}
+    points = scores(config, deal) if deal else None
+    payoff = {p: points[p] if points and p not in state.walked else config.threshold(p) for p in config.parties}
+    surplus = {p: payoff[p] - config.threshold(p) for p in config.parties}
+    welfare = sum(payoff.values(), Fraction(0))
+    joint = sum(surplus.values(), Fraction(0))
+    best_joint = None if best is None else best - no_deal_welfare(config)
+    return result | {
+        "scores": None if points is None else {p: figure(v) for p, v in points.items()},
+        "surplus": {p: figure(v) for p, v in surplus.items()},
+        "below_threshold": [p for p in config.parties if surplus[p] < 0],
+        "welfare": figure(welfare),
+        "joint_surplus": figure(joint),
+        "welfare_ratio": figure(welfare / best) if deal and best else None,
+        "surplus_ratio": figure(joint / best_joint) if best_joint else None,
+    }
+
+
+def per_game(record: dict[str, Any]) -> dict[str, Any]:
+    """The family's columns for one journaled game record (``unit``, ``outcome``, ``turns``, ``calls``);
+    identity, status and call counts are the shared columns of ``analysis.per_game``."""
+    unit, out = record["unit"], record["outcome"]
+    row: dict[str, Any] = {
+        "feasible_deals": out.get("feasible_deals"),
+        "pareto_optimal": out.get("pareto_optimal"),
+        "walks": len(out.get("walked") or []),
+        "offers_tabled": out.get("offers_tabled"),
+        "rounds_used": out.get("rounds_played"),
+        "below_threshold": len(out.get("below_threshold") or []),
+    }
+    for key in ("welfare", "joint_surplus", "welfare_ratio", "surplus_ratio"):
+        row[key] = _value(out.get(key))
+    for issue, option in (out.get("options") or {}).items():
+        row[f"option_{issue}"] = option
+    for key, column in (("scores", "score"), ("surplus", "surplus")):
+        for party, fig in (out.get(key) or {}).items():
+            row[f"{column}_{party}"] = _value(fig)
+    agents = unit.get("agent_of_role") or {}
+    focal = [role for role, agent in agents.items() if agent == "A"]
+    if len(focal) == 1 and len(agents) > 2:
+        seat = focal[0]
+        row |= {"focal_seat": seat, "focal_score": row.get(f"score_{seat}"), "focal_surplus": row.get(f"surplus_{seat}")}
+    return row
+
+
+def _value(fig: dict[str, Any] | None) -> float | None:
+    return None if fig is None else float(fig["value"])
+
+
+FIELDS = {
+    "feasible_deals": "packages every party scores at or above its threshold (exhaustive enumeration)",
+    "pareto_optimal": "no package is at least as good for every party and better for one (deals only)",
+    "walks": "parties that walked away",
+    "offers_tabled": "offers P1, P2, ... tabled in the game",
+    "rounds_used": "rounds of the rotation reached",
+    "below_threshold": "parties left below their threshold by the deal",
+    "welfare": "sum of payoffs: deal points for parties in the deal, the threshold for walkers and for no deal",
+    "joint_surplus": "sum of payoffs minus thresholds",
+    "welfare_ratio": "welfare / the best feasible deal's welfare (deals only)",
+    "surplus_ratio": "joint surplus / the best feasible deal's joint surplus (0 without a deal)",
+    "option_*": "option chosen on each issue",
+    "score_*": "each party's points for the deal",
+    "surplus_*": "each party's payoff minus its threshold",
+    "focal_seat": "seat swaps: the seat held by agent A (the focal model)",
+    "focal_score": "seat swaps: the focal seat's points for the deal",
+    "focal_surplus": "seat swaps: the focal seat's surplus over its threshold",
+}
+"""What each ``per_game`` column means, for the dataset card (``*`` stands for an issue or party)."""

@@ -1,0 +1,218 @@
+"""The wording of the scorable negotiation: seed 003's private prompt, the per-turn record, repairs.
+
+The system prompt is seed 003's word for word (its quirks included: the veto
+mark and the "hold a veto" line are the seed's). Seed 003 does not show the
+per-turn user message; it is written here in the style of seed 000's public
+record. A party's scratchpad is never rendered, not even back to itself.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+from bargain_ray.games.base import Message, Prompt, RuleError
+from bargain_ray.games.scorable import engine
+from bargain_ray.games.scorable.config import ScorableConfig
+from bargain_ray.games.scorable.engine import Entry, Offer, State
+
+VETO_MARK = " (veto party — no deal passes without you)"
+
+PUBLIC_INFORMATION = (
+    "Information: every party's score sheet is common knowledge and is listed below — there is no private "
+    "information, so any inefficiency is a pure negotiation failure."
+)
+PRIVATE_INFORMATION = (
+    "Information: every party's score sheet and threshold are private — you see only your own, below; what "
+    "others say about theirs is cheap talk."
+)
+
+REPLY_FORMAT = """On your turn, reply with EXACTLY ONE fenced JSON object and nothing outside it:
+```json
+{"scratchpad": "...", "message": "...", "action": "propose", "deal": {"<Issue>": "<Option>", ...}}
+```
+Fields:
+- "scratchpad" (optional): private notes to yourself. NEVER shown to any other party. Reason here freely — writing here is not speaking and costs you nothing.
+- "message" (optional): a short statement spoken aloud to every party (cheap talk — it does not bind you). Do NOT put your private score numbers here.
+- "action" (required): a string naming exactly one formal move this turn. With its parameters as siblings:
+    - "propose" + "deal": {every issue -> one option} — tables a complete package; the mediator gives it an offer id (P1, P2, ...) and records you as supporting it.
+    - "accept" + "offer_id": "<id>" — formally accept a specific live offer by its id. A deal closes ONLY when every other still-active party has accepted the SAME live offer, so your accept is a real vote.
+    - "reject" + "offer_id": "<id>" — formally reject a specific live offer.
+    - "walk" — leave the table permanently; you take the no-deal outcome and no further turns.
+    - "none" — make no formal move this turn (you may still speak, if the message channel is open). Omitting the action entirely means the same.
+
+Worked example — tabling a package while making your case:
+```json
+{"scratchpad": "Option B on Site is my best; I can give on Timeline.", "message": "I can back a package built on Site=B if the timeline stays tight.", "action": "propose", "deal": {"Site": "B", "Timeline": "Tight"}}
+```
+Worked example — accepting a live offer by id:
+```json
+{"message": "P2 clears my bar. I accept.", "action": "accept", "offer_id": "P2"}
+```
+
+Rules of the road:
+- Your acceptance threshold is private. A deal scoring below it is worse for you than no deal — never propose or accept a package below your threshold.
+- Accepts MUST name a live offer id; "I accept" with no id does nothing.
+- Reply with ONLY the fenced JSON object."""
+
+
+def num(x: float | str) -> str:
+    """A config number as the seed prints it: 82, 121.188, never 82.0."""
+    return f"{Decimal(str(x)).normalize():f}"
+
+
+def sheet(config: ScorableConfig, party: str) -> str:
+    """A score sheet, one line per issue: ``- issue0: opt0=0, opt1=0, opt2=0``."""
+    scores = config.parties[party].scores
+    return "\n".join(
+        f"- {i.name}: " + ", ".join(f"{o}={num(scores[i.name][o])}" for o in i.options) for i in config.issues
+    )
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def system(config: ScorableConfig, role: str) -> str:
+    """The party's private prompt, the system prompt of every call it makes (seed 003)."""
+    parties = "\n".join(f"- {p}{VETO_MARK if p in config.veto else ''}" for p in config.parties)
+    issues = "\n".join(f"- {i.name}: {', '.join(i.options)}" for i in config.issues)
+    protocol = [
+        f"Protocol: turns are taken in a fixed rotation ({', '.join(config.parties)}); the party who tables the "
+        f"opening proposal rotates from round to round. There are {config.rounds} rounds of turns in total.",
+        "A deal closes only when every party still at the table has formally ACCEPTed the SAME standing offer. "
+        "A party may WALK to leave for good and take its no-deal outcome.",
+    ]
+    if config.veto:
+        protocol.append(f"{_and(list(config.veto))} hold a veto: no deal can pass unless every veto party accepts.")
+    blocks = [
+        f"You are one of {len(config.parties)} parties negotiating a single multi-issue agreement. Exactly one "
+        "option must be chosen for every issue; the chosen options together form the deal.",
+        f"Parties at the table:\n{parties}",
+        f"Issues (choose exactly one option each):\n{issues}",
+        "\n".join(protocol),
+    ]
+    if config.public_score_sheets:
+        sheets = "\n\n".join(
+            f"{p} (threshold {num(config.parties[p].threshold)}):\n{sheet(config, p)}" for p in config.parties
+        )
+        blocks += [PUBLIC_INFORMATION, f"All parties' score sheets (common knowledge):\n{sheets}"]
+    else:
+        blocks.append(PRIVATE_INFORMATION)
+    blocks += [
+        "=== PRIVATE — yours alone; never reveal these numbers verbatim ===\n"
+        f"You are {role}.\n"
+        f"Your secret score sheet (points you get for each option):\n{sheet(config, role)}\n"
+        f"Your acceptance threshold: {num(config.parties[role].threshold)} points. "
+        "A deal scoring below this is worse for you than no deal at all.\n"
+        "Your total for a deal is the sum of your points for the chosen options.",
+        REPLY_FORMAT,
+    ]
+    return "\n\n".join(blocks)
+
+
+def package(config: ScorableConfig, deal: dict[str, str]) -> str:
+    return ", ".join(f"{i.name}={deal[i.name]}" for i in config.issues)
+
+
+def _move(config: ScorableConfig, e: Entry) -> str:
+    a = e.action
+    if a.kind == "propose":
+        return f"propose → {e.offer_id} ({package(config, a.deal or {})})"
+    if a.kind in ("accept", "reject"):
+        return f"{a.kind} {e.offer_id}"
+    if a.kind == "walk":
+        return "walk (left the table for good)"
+    return "none"
+
+
+def _record(config: ScorableConfig, state: State) -> str:
+    if not state.record:
+        return "(nothing yet)"
+    lines = []
+    for e in state.record:
+        said = json.dumps(e.action.message, ensure_ascii=False) if e.action.message else "(no message)"
+        lines += [f"Round {e.round}, {e.role}: {said}", f"  Action: {_move(config, e)}"]
+    return "\n".join(lines)
+
+
+def _votes(config: ScorableConfig, state: State, o: Offer) -> str:
+    table = engine.at_table(config, state)
+    parts = []
+    for label, names in (
+        ("accepted by", [p for p in table if p in o.supporters]),
+        ("rejected by", [p for p in table if p in o.rejecters]),
+        ("no answer yet from", [p for p in table if p not in o.supporters and p not in o.rejecters]),
+    ):
+        if names:
+            parts.append(f"{label} {', '.join(names)}")
+    text = "; ".join(parts)
+    return f"{text[0].upper()}{text[1:]}."
+
+
+def _offers(config: ScorableConfig, state: State) -> str:
+    if not state.offers:
+        return "Live offers: none yet."
+    lines = ["Live offers (each stays live until the game ends):"]
+    for o in state.offers:
+        lines += [f"- {o.offer_id}, tabled by {o.proposer}: {package(config, o.deal)}", f"  {_votes(config, state, o)}"]
+    return "\n".join(lines)
+
+
+def _turn(config: ScorableConfig, state: State, role: str) -> str:
+    movers = engine.order(config, state)
+    last = " This is the last round." if state.round == config.rounds else ""
+    return (
+        f"Round {state.round} of {config.rounds}; this round's order: {', '.join(movers)} "
+        f"({movers[0]} opens).{last}\n"
+        f"It is your turn, {role}. Reply with ONLY the fenced JSON object."
+    )
+
+
+def user(config: ScorableConfig, state: State, role: str) -> str:
+    """The public record as of this turn: what every party said and did, live offers, who is left."""
+    walked = ", ".join(state.walked) or "none"
+    return (
+        f"Public record so far:\n{_record(config, state)}\n\n"
+        f"{_offers(config, state)}\n\n"
+        f"Still at the table: {', '.join(engine.at_table(config, state))}. Walked: {walked}.\n"
+        f"{_turn(config, state, role)}"
+    )
+
+
+def prompt(config: ScorableConfig, state: State, role: str) -> Prompt:
+    """One fresh request: the private prompt and the public record, nothing of another party's notes."""
+    return Prompt(
+        system=system(config, role),
+        messages=(Message(role="user", content=user(config, state, role)),),
+        json_schema=reply_schema(config),
+    )
+
+
+def reply_schema(config: ScorableConfig) -> dict[str, Any]:
+    """The reply's shape for providers that constrain output; the engine still checks every rule."""
+    return {
+        "type": "object",
+        "properties": {
+            "scratchpad": {"type": "string"},
+            "message": {"type": "string"},
+            "action": {"type": "string", "enum": list(engine.KINDS)},
+            "deal": {
+                "type": "object",
+                "properties": {i.name: {"type": "string", "enum": list(i.options)} for i in config.issues},
+                "required": [i.name for i in config.issues],
+                "additionalProperties": False,
+            },
+            "offer_id": {"type": "string"},
+        },
+        "required": ["action"],
+        "additionalProperties": False,
+    }
+
+
+def repair_message(config: ScorableConfig, state: State, error: RuleError) -> str:
+    return (
+        f"Your reply was not accepted: {error} Nothing was recorded for this turn. "
+        "Reply again with EXACTLY ONE fenced JSON object and nothing outside it."
+    )

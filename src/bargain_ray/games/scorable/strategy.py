@@ -1,0 +1,119 @@
+"""The offline strategy of the scorable family, reading only its own prompt text.
+
+It knows its own sheet and threshold, the other sheets only when the prompt
+prints them as common knowledge, and the live offers from the public record.
+Its aim falls from its best package to its threshold over the rounds
+(``bargain_ray.concession``); it accepts a live offer that meets its aim and
+otherwise tables the package at its aim that suits the table best.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bargain_ray.concession import exponent, target
+
+_NUM = r"-?\d+(?:\.\d+)?"
+_ME = re.compile(r"^You are (.+)\.$", re.M)
+_ISSUES = re.compile(r"Issues \(choose exactly one option each\):\n((?:- .*\n?)+)")
+_OWN = re.compile(r"Your secret score sheet \(points you get for each option\):\n((?:- .*\n?)+)")
+_THRESHOLD = re.compile(rf"Your acceptance threshold: ({_NUM}) points")
+_PUBLIC = re.compile(rf"^(.+) \(threshold ({_NUM})\):\n((?:- .*\n?)+)", re.M)
+_ROUND = re.compile(r"Round (\d+) of (\d+); this round's order")
+_OFFER = re.compile(r"^- (P\d+), tabled by .+?: (.+)\n  (.+)$", re.M)
+_TABLE = re.compile(r"^Still at the table: (.+)\. Walked:", re.M)
+
+Sheet = dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True)
+class Live:
+    offer_id: str
+    deal: dict[str, str]
+    supporters: tuple[str, ...]
+
+
+def recognizes(system: str) -> bool:
+    return "parties negotiating a single multi-issue agreement" in system and "Your secret score sheet" in system
+
+
+def _sheet(block: str) -> Sheet:
+    out: Sheet = {}
+    for line in block.strip().splitlines():
+        issue, rest = line[2:].split(": ", 1)
+        out[issue] = {o: float(v) for o, v in (pair.split("=") for pair in rest.split(", "))}
+    return out
+
+
+def _points(sheet: Sheet, deal: dict[str, str]) -> float:
+    return sum(sheet[i][o] for i, o in deal.items())
+
+
+def _live(user: str) -> list[Live]:
+    offers = []
+    for offer_id, package, votes in _OFFER.findall(user):
+        deal = dict(pair.split("=") for pair in package.split(", "))
+        accepted = re.match(r"Accepted by ([^;.]+)", votes)
+        offers.append(Live(offer_id, deal, tuple(accepted[1].split(", ")) if accepted else ()))
+    return offers
+
+
+def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+    """One reply in the game's fenced-JSON protocol."""
+    me = _ME.search(system.split("=== PRIVATE", 1)[1])[1]
+    issues = {line[2:].split(": ")[0]: line[2:].split(": ")[1].split(", ")
+              for line in _ISSUES.search(system)[1].strip().splitlines()}
+    own = _sheet(_OWN.search(system)[1])
+    threshold = float(_THRESHOLD.search(system)[1])
+    public = system.split("=== PRIVATE", 1)[0]
+    others = {name: (float(t), _sheet(block)) for name, t, block in _PUBLIC.findall(public) if name != me}
+    user = next(m["content"] for m in reversed(messages) if m["role"] == "user" and "Public record" in m["content"])
+    round_, rounds = (int(x) for x in _ROUND.search(user).groups())
+    table = set(_TABLE.search(user)[1].split(", "))
+    offers = _live(user)
+
+    packages = [dict(zip(issues, combo, strict=True)) for combo in itertools.product(*issues.values())]
+    mine = {json.dumps(p, sort_keys=True): _points(own, p) for p in packages}
+    best = max(mine.values())
+    margin = float(params.get("margin", 0.0))
+    last = round_ == rounds
+    goal = target(best, threshold + margin, (round_ - 1) / max(rounds - 1, 1), exponent(params))
+    bar = threshold + margin if last else max(goal, threshold + margin)
+
+    def score(deal: dict[str, str]) -> float:
+        return mine[json.dumps(deal, sort_keys=True)]
+
+    open_ = [o for o in offers if me not in o.supporters and score(o.deal) >= bar]
+    if open_:
+        pick = max(open_, key=lambda o: (len(o.supporters), score(o.deal)))
+        return _reply("accept", pick.offer_id, None, f"{pick.offer_id} works for me; I accept.",
+                      f"aim {bar:.1f}; {pick.offer_id} gives me {score(pick.deal):.1f}")
+
+    def appeal(deal: dict[str, str]) -> tuple:
+        """How well a package suits the table: others clearing their bars, then their points."""
+        if others:
+            clear = sum(_points(s, deal) >= t for name, (t, s) in others.items() if name in table)
+            return clear, sum(_points(s, deal) for name, (t, s) in others.items() if name in table), score(deal)
+        overlap = sum(len(o.supporters) * sum(deal[i] == o.deal[i] for i in deal) for o in offers)
+        return overlap, -score(deal)
+
+    choices = [p for p in packages if score(p) >= max(goal, threshold + margin)]
+    deal = max(choices, key=appeal)
+    same = next((o for o in offers if o.deal == deal), None)
+    if same is not None:
+        return _reply("none", None, None, f"I still back {same.offer_id}.", f"aim {goal:.1f}; waiting on {same.offer_id}")
+    return _reply("propose", None, deal, "Here is a package I can support.",
+                  f"aim {goal:.1f}; this package gives me {score(deal):.1f}")
+
+
+def _reply(action: str, offer_id: str | None, deal: dict[str, str] | None, message: str, scratchpad: str) -> str:
+    obj: dict[str, Any] = {"scratchpad": scratchpad, "message": message, "action": action}
+    if deal is not None:
+        obj["deal"] = deal
+    if offer_id is not None:
+        obj["offer_id"] = offer_id
+    return f"```json\n{json.dumps(obj)}\n```"
