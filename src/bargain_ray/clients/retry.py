@@ -34,7 +34,7 @@ def transient(exc: BaseException) -> bool:
     """408/409/429/5xx (529 included), timeouts, dropped connections, unreadable bodies."""
     if isinstance(exc, STATUS_ERRORS):
         return exc.status_code in TRANSIENT_STATUS or exc.status_code >= 500
-    return isinstance(exc, CONNECTION_ERRORS | (MalformedReply,))
+    return isinstance(exc, (*CONNECTION_ERRORS, MalformedReply))
 
 
 def rate_headers(headers: Any) -> dict[str, str]:

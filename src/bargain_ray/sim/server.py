@@ -83,9 +83,9 @@ class SimServer:
             app.router.add_post("/v1/messages", self._anthropic)
             app.router.add_post("/v1/chat/completions", self._openai)
             app.router.add_get("/sim/log", self._get_log)
-            self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+            self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.1)
             await self._runner.setup()
-            await web.SockSite(self._runner, sock, shutdown_timeout=0.1).start()
+            await web.SockSite(self._runner, sock).start()
             ready.set()
 
         def run() -> None:
@@ -192,6 +192,8 @@ class SimServer:
         data = json.dumps(payload).encode()
         if fault == "malformed":
             data = data[: len(data) // 2]
+        if request.transport is None or request.transport.is_closing():
+            entry["status"] = "client_gone"  # the client timed out first: served, never received
         headers = {"request-id" if api == "anthropic" else "x-request-id": rid, **limits.headers(api)}
         return web.Response(body=data, status=200, headers=headers, content_type="application/json")
 
