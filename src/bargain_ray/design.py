@@ -80,7 +80,8 @@ def components(sweep: SweepConfig) -> dict[str, Any]:
 def units(sweep: SweepConfig, created: str) -> Iterator[Unit]:
     """Every unit of the grid, block by block, each block in a seeded shuffled order."""
     grid = sweep.grid
-    parts = components(sweep)
+    parts = {name: digest(part) for name, part in components(sweep).items()}
+    model_parts = {letter: next(v for k, v in parts.items() if k.startswith(f"model {letter} ")) for letter in sweep.models}
     for block in range(1, grid.blocks + 1):
         cells = []
         for d in grid.designs:
@@ -106,7 +107,7 @@ def units(sweep: SweepConfig, created: str) -> Iterator[Unit]:
             )
             determined = {
                 "game": parts[key],
-                "models": {role: parts[next(k for k in parts if k.startswith(f"model {letters[role]} "))] for role in letters},
+                "models": {role: model_parts[letter] for role, letter in letters.items()},
                 "seed": seed,
                 "first_speaker": speaker,
             }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -105,29 +106,53 @@ class SweepStore:
             self._journal.close()
             self._journal = None
 
-    def write_tables(self) -> dict[str, int]:
-        """games/turns/calls parquet from the journal: the latest record of each unit."""
+    def write_tables(self, chunk: int = 2000) -> dict[str, int]:
+        """games/turns/calls parquet from the journal, the latest record of each unit.
+
+        Streams the journal in chunks of ``chunk`` games so the driver's memory
+        stays flat however long the sweep is.
+        """
         latest: dict[str, int] = {}
         for i, rec in enumerate(self.records()):
             latest[rec["unit"]["unit_id"]] = i
         keep = set(latest.values())
-        games, turns, calls = [], [], []
+        parts = self.path / ".parts"
+        shutil.rmtree(parts, ignore_errors=True)
+        parts.mkdir()
+        rows: dict[str, list[dict[str, Any]]] = {"games": [], "turns": [], "calls": []}
+        written: dict[str, list[Path]] = {name: [] for name in rows}
+
+        def flush() -> None:
+            for name, batch in rows.items():
+                if batch:
+                    frame = pl.DataFrame(batch, schema=SCHEMAS.get(name), infer_schema_length=None)
+                    path = parts / f"{name}-{len(written[name]):05d}.parquet"
+                    frame.write_parquet(path)
+                    written[name].append(path)
+                    batch.clear()
+
         for i, rec in enumerate(self.records()):
             if i not in keep:
                 continue
-            games.append(game_row(rec))
-            turns.extend(turn_row(t) for t in rec["turns"])
-            calls.extend(call_row(c) for c in rec["calls"])
-        frames = {
-            "games": pl.DataFrame(games, infer_schema_length=None) if games else pl.DataFrame(),
-            "turns": pl.DataFrame(turns, schema=TURN_SCHEMA),
-            "calls": pl.DataFrame(calls, schema=CALL_SCHEMA),
-        }
-        for name, frame in frames.items():
-            if name == "games" and frame.height:
-                frame = frame.sort("block", "position")
-            frame.write_parquet(self.path / f"{name}.parquet")
-        return {name: frame.height for name, frame in frames.items()}
+            rows["games"].append(game_row(rec))
+            rows["turns"].extend(turn_row(t) for t in rec["turns"])
+            rows["calls"].extend(call_row(c) for c in rec["calls"])
+            if len(rows["games"]) >= chunk:
+                flush()
+        flush()
+        counts = {}
+        for name, paths in written.items():
+            target = self.path / f"{name}.parquet"
+            if paths:
+                frame = pl.concat([pl.scan_parquet(p) for p in paths], how="diagonal_relaxed")
+                if name == "games":
+                    frame = frame.sort("block", "position")
+                frame.sink_parquet(target)
+            else:
+                pl.DataFrame(schema=SCHEMAS.get(name)).write_parquet(target)
+            counts[name] = pl.scan_parquet(target).select(pl.len()).collect().item()
+        shutil.rmtree(parts)
+        return counts
 
 
 def _scalar(v: Any) -> Any:
@@ -201,3 +226,6 @@ def call_row(c: dict[str, Any]) -> dict[str, Any]:
     row |= {k: usage.get(k, 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
                                           "cache_write_tokens", "reasoning_tokens")}
     return row
+
+
+SCHEMAS: dict[str, dict[str, Any] | None] = {"games": None, "turns": TURN_SCHEMA, "calls": CALL_SCHEMA}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bargain_ray.budget import estimate
@@ -42,12 +43,15 @@ def check_keys(sweep: SweepConfig) -> None:
         )
 
 
-def plan(sweep: SweepConfig, store: SweepStore) -> tuple[list[Unit], int]:
-    """(units still to play, units already finished) for this sweep folder."""
+def plan(sweep: SweepConfig, store: SweepStore) -> tuple[Callable[[], Iterator[Unit]], int, int]:
+    """(a fresh iterator over the units still to play, how many, how many finished)."""
     manifest = store.open(sweep.grid.name, components(sweep))
-    done = store.finished()
-    todo = [u for u in units(sweep, manifest["created"]) if u.unit_id not in done]
-    return todo, len(done)
+    done = set(store.finished())
+
+    def todo() -> Iterator[Unit]:
+        return (u for u in units(sweep, manifest["created"]) if u.unit_id not in done)
+
+    return todo, sum(1 for _ in todo()), len(done)
 
 
 def summary(tally: Tally, store: SweepStore, finished_before: int, interrupted: bool, counts: dict[str, int]) -> str:
@@ -72,13 +76,13 @@ def run_sweep(sweep: SweepConfig) -> int:
     if not sweep.run.dry_run:
         check_keys(sweep)
     store = SweepStore(sweep_dir(sweep))
-    todo, finished = plan(sweep, store)
-    print(f"grid {sweep.grid.name}: {len(todo) + finished} units, {finished} finished, {len(todo)} to run")
+    todo, count, finished = plan(sweep, store)
+    print(f"grid {sweep.grid.name}: {count + finished} units, {finished} finished, {count} to run")
     if sweep.run.dry_run:
-        print(estimate(sweep, todo))
+        print(estimate(sweep, list(todo())))
         return 0
     with provider_service(sweep) as served:
-        tally, interrupted = run_units(served, iter(todo), len(todo), store)
+        tally, interrupted = run_units(served, todo(), count, store)
     counts = store.write_tables()
     print(summary(tally, store, finished, interrupted, counts))
     return 130 if interrupted else 0
