@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+from types import FrameType
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
@@ -25,9 +27,15 @@ def validate(cfg: DictConfig) -> SweepConfig:
         raise SystemExit(f"error: invalid config, nothing was run:\n{exc}") from None
 
 
+def _stop(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (``ray job stop``, a scheduler) stops like Ctrl-C: tables written, folder resumable."""
+    raise KeyboardInterrupt
+
+
 @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     sweep = validate(cfg)
+    signal.signal(signal.SIGTERM, _stop)
     try:
         code = run_sweep(sweep)
     except ChangedConfig as exc:

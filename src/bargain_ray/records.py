@@ -73,4 +73,3 @@ class GameRecord(BaseModel):
     outcome: dict[str, Any]
     turns: list[TurnRecord]
     calls: list[CallRecord]
-    log: list[dict[str, Any]] = []
