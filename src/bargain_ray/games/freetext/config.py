@@ -44,7 +44,7 @@ class FreeTextConfig(Strict):
     max_repairs: int = 2
     min_sentences: int = 2
     max_sentences: int = 4
-    max_chars: int = 1000
+    max_words: int = 120
 
     @model_validator(mode="after")
     def _check(self) -> FreeTextConfig:
@@ -54,8 +54,8 @@ class FreeTextConfig(Strict):
             raise ValueError(f"observer role {self.observer.role!r} is also a party")
         if not 1 <= self.min_sentences <= self.max_sentences:
             raise ValueError("need 1 <= min_sentences <= max_sentences")
-        if self.max_turns < 1 or self.max_repairs < 0 or self.max_chars < 1:
-            raise ValueError("max_turns and max_chars must be positive, max_repairs not negative")
+        if self.max_turns < 1 or self.max_repairs < 0 or self.max_words < 1:
+            raise ValueError("max_turns and max_words must be positive, max_repairs not negative")
         return self
 
     @property

@@ -94,7 +94,8 @@ def parse_message(config: FreeTextConfig, state: State, role: str, reply: str) -
     """A party message breaks the format when it is empty, over the sentence limit or over-long.
 
     The brief asks for min to max sentences; a shorter message ("Agreed.") is a
-    legitimate turn and is kept.
+    legitimate turn and is kept. ``max_words`` catches a run-on that hides in
+    few sentences (four conversational sentences rarely pass 120 words).
     """
     text = reply.strip()
     count = sentences(text)
@@ -109,10 +110,11 @@ def parse_message(config: FreeTextConfig, state: State, role: str, reply: str) -
             "too_many_sentences",
             f"Your message has {count} sentences; it must have at most {config.max_sentences}.",
         )
-    if len(text) > config.max_chars:
+    words = len(text.split())
+    if words > config.max_words:
         raise RuleError(
             "message_too_long",
-            f"Your message has {len(text)} characters; it must have at most {config.max_chars}.",
+            f"Your message has {words} words; it must have at most {config.max_words}.",
         )
     return Said(turn=len(state.transcript) + 1, role=role, text=text, sentences=count)
 

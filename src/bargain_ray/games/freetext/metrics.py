@@ -1,7 +1,8 @@
 """The outcome of a free-text game is the observer's final verdict.
 
-``outcome`` scores a game as it ends; ``per_game`` reads a journaled record
-(the analysis side), so figures can be recomputed without replaying.
+``outcome`` scores a game as it ends; ``per_game`` and ``per_turn`` read a
+journaled record (``unit``, ``outcome``, ``turns``, ``calls``) for the analysis,
+so figures are recomputed without replaying.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 
 from bargain_ray.games.base import Status
 from bargain_ray.games.freetext.config import FreeTextConfig
-from bargain_ray.games.freetext.engine import State
+from bargain_ray.games.freetext.engine import ALLOCATION_TYPES, State
 
 INTEGRATIVE = ("integrative_full", "integrative_partial")
 
@@ -39,20 +40,58 @@ def outcome(config: FreeTextConfig, state: State) -> dict[str, Any]:
 
 
 def per_game(record: dict[str, Any]) -> dict[str, Any]:
-    """Figures of one journaled game (``unit``, ``outcome``, ``turns``, ``calls``)."""
+    """The family's columns of one game: the final verdict, its type as 0/1 shares, turns, questions."""
     out = record["outcome"]
     kind = out.get("allocation_type")
-    return {
-        "unit_id": record["unit"]["unit_id"],
-        "status": out["status"],
-        "known": out["known"],
+    observer = out.get("observer_role")
+    row: dict[str, Any] = {
         "agreement": out["agreement"] if out["known"] else None,
         "allocation_type": kind,
         "integrative": kind in INTEGRATIVE if kind is not None else None,
+        **{f"is_{t}": float(kind == t) if kind is not None else None for t in ALLOCATION_TYPES},
         "turns": out.get("party_turns"),
         "turns_to_agreement": out.get("turns_to_agreement"),
         "observer_confidence": out.get("observer_confidence"),
-        "observer_invalid": sum(
-            1 for c in record["calls"] if c.get("valid") is False and c["role"] == out.get("observer_role")
-        ),
+        "observer_invalid": sum(1 for c in record["calls"] if c.get("valid") is False and c["role"] == observer),
     }
+    for t in _messages(record):
+        key = f"{t['role']}_questions"
+        row[key] = row.get(key, 0) + t["question"]
+    return row
+
+
+def per_turn(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per party message, with the observer's verdict on the transcript it completed."""
+    return _messages(record)
+
+
+def _messages(record: dict[str, Any]) -> list[dict[str, Any]]:
+    verdicts = {t["fields"]["party_turn"]: t["fields"] for t in record["turns"]
+                if t["valid"] and t["fields"].get("action") == "VERDICT"}
+    rows = []
+    for t in record["turns"]:
+        f = t["fields"]
+        if not t["valid"] or f.get("action") != "MESSAGE":
+            continue
+        v = verdicts.get(f["party_turn"], {})
+        rows.append({
+            "unit_id": record["unit"].get("unit_id"), "party_turn": f["party_turn"], "role": t["role"],
+            "sentences": f["sentences"], "words": len(f["message"].split()), "question": "?" in f["message"],
+            "agreement_reached": v.get("agreement_reached"), "allocation_type": v.get("allocation_type"),
+            "observer_confidence": v.get("confidence"),
+        })
+    return rows
+
+
+FIELDS = {
+    "allocation_type": "the observer's final verdict: integrative_full, integrative_partial, distributive, "
+                       "lopsided or none (null after a format or technical failure)",
+    "integrative": "the final verdict divides along the part axis (integrative_full or integrative_partial)",
+    "is_*": "1 if the final verdict is that allocation type, else 0 (mean: share of games of that type)",
+    "turns": "party messages sent (the observer's verdicts not counted)",
+    "turns_to_agreement": "party messages sent when the observer judged agreement, agreements only",
+    "observer_confidence": "the observer's confidence in its final verdict, 0 to 1",
+    "observer_invalid": "observer replies that broke the verdict format and were asked again",
+    "*_questions": "the party's messages containing a question mark (a proxy for asking what the other needs)",
+}
+"""What each ``per_game`` column means, for the dataset card (``*`` stands for a role or type)."""

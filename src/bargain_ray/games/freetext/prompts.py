@@ -15,6 +15,7 @@ from bargain_ray.games.freetext.config import FreeTextConfig
 from bargain_ray.games.freetext.engine import ALLOCATION_TYPES, VERDICT_KEYS, State
 
 OPENING = "The conversation begins now. Send your first message to the other party."
+REPAIR_HEAD = "Your message was not accepted:"
 
 _BRIEF = (
     "You are negotiating with another party over a single {object}. There is exactly one {object}, "
@@ -123,6 +124,6 @@ def repair_message(config: FreeTextConfig, role: str, error: RuleError) -> str:
     if role == config.observer.role:
         return f"Your verdict was not accepted: {error} Reply again with exactly one JSON object and nothing else."
     return (
-        f"Your message was not accepted: {error} Nothing was passed to the other party. Send your message "
+        f"{REPAIR_HEAD} {error} Nothing was passed to the other party. Send your message "
         f"again: {config.min_sentences} to {config.max_sentences} sentences, plain conversational text."
     )

@@ -6,7 +6,9 @@ conversation, the observer its instructions and the transcript. The talker's
 the split by parts; distributive: offers to cut the object in half; hardline:
 claims the whole object), ``greedy`` (an integrative split that keeps a little
 of the other's part) and ``concede_after`` (after that many own messages it
-accepts whatever the other side last proposed).
+accepts whatever the other side last proposed). Without ``style``, a concession
+``kind`` (as the simulated provider passes it) picks one: boulware is hardline,
+linear distributive, conceder integrative.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bargain_ray.games.freetext.prompts import OPENING, TRANSCRIPT_HEAD
+from bargain_ray.games.freetext.prompts import OPENING, REPAIR_HEAD, TRANSCRIPT_HEAD
 
 _TALKER = re.compile(r"^You are negotiating with another party over a single (.+?)\. There is exactly one")
 _NEED = re.compile(r"Getting as (?:much|many) of the (.+?) as possible")
@@ -25,6 +27,7 @@ _THEIR_NEED = re.compile(r"(?:What I need is|\bI (?:only |really |just )?need(?:
 
 THRESHOLD = {"integrative": 0.75, "distributive": 0.5, "hardline": 1.0}
 """The least share of its own part a style accepts (the whole object counts 1)."""
+KIND_STYLE = {"boulware": "hardline", "linear": "distributive", "conceder": "integrative"}
 
 
 def recognizes(system: str) -> bool:
@@ -48,7 +51,7 @@ class Talker:
 
     @classmethod
     def read(cls, system: str, params: dict[str, Any]) -> Talker:
-        style = params.get("style", "integrative")
+        style = params.get("style") or KIND_STYLE.get(params.get("kind"), "integrative")
         if style not in THRESHOLD:
             raise ValueError(f"unknown talker style {style!r}; known: {', '.join(THRESHOLD)}")
         return cls(_TALKER.match(system)[1], _NEED.search(system)[1], style, bool(params.get("greedy", False)),
@@ -100,7 +103,12 @@ class Talker:
 
 def talk(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
     """The scripted talker's next message, from its own brief and the conversation."""
-    said = [m for m in messages if m["content"] != OPENING]
+    said: list[dict[str, str]] = []
+    for m in messages:
+        if m["role"] == "user" and m["content"].startswith(REPAIR_HEAD):
+            said.pop()  # a repair: the rejected reply was never said
+        elif m["content"] != OPENING:
+            said.append(m)
     mine = [m["content"] for m in said if m["role"] == "assistant"]
     theirs = [m["content"] for m in said if m["role"] == "user"]
     last = said[-1]["content"] if said and said[-1]["role"] == "user" else None
