@@ -3,16 +3,27 @@ headless Chromium screenshot that shows the tables and the plots."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 import shutil
 import subprocess
 import sys
+from itertools import islice
 
+import polars as pl
 import pytest
+from helpers import ROOT
 from PIL import Image
 from test_analysis import make_sweep
 
-from bargain_ray.report import build_report
+from bargain_ray.conf import compose_dict
+from bargain_ray.config import SweepConfig
+from bargain_ray.design import components, units
+from bargain_ray.games import family
+from bargain_ray.report import build_report, main
+from bargain_ray.store import SweepStore
+from bargain_ray.worker import GameRunner
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +45,9 @@ def test_every_transcript_is_rendered_with_private_parts_marked(report):
     html = report.read_text()
     assert html.count('<details class="game">') == 12
     assert html.count("PRIVATE · buyer brief") == 12
-    assert html.count("PRIVATE · seller brief") == 11  # the buyer opened the format failure; the seller was never asked
+    assert html.count("PRIVATE · seller brief: only the seller saw this") == 11
+    # the buyer opened the format failure, so the seller was never asked: its brief is rebuilt from the config
+    assert html.count("PRIVATE · seller brief: rebuilt from the game config") == 1
     assert "You negotiate for Marquee Ticket Agency" in html
     assert "Turn 9 · seller" in html and "negotiation-test-20261129-b01-p02-xy-a1-fseller-k09" in html
     assert "TECHNICAL FAILURE: unknown, unscored" in html and "HTTP 529 overloaded" in html
@@ -47,9 +60,12 @@ def test_cli_groups_cells_as_asked(tmp_path):
                            "--resamples", "100"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "report: " in done.stdout and (sweep / "report.html").exists()
-    bad = subprocess.run([sys.executable, "-m", "bargain_ray.report", str(sweep), "--by", "colour"],
-                         capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and "cannot group by ['colour']" in bad.stderr
+    assert pl.read_parquet(sweep / "dataset" / "metrics" / "metrics_by_cell.parquet")["pairing"].n_unique() == 2
+
+
+def test_cli_names_a_bad_grouping(tmp_path, capsys):
+    assert main([str(make_sweep(tmp_path / "sweep")), "--by", "colour"]) == 2
+    assert "cannot group by ['colour']" in capsys.readouterr().err
 
 
 def test_headless_chromium_screenshot_shows_tables_and_plots(report, tmp_path):
@@ -73,3 +89,36 @@ def test_headless_chromium_screenshot_shows_tables_and_plots(report, tmp_path):
     assert counts.get(table_header, 0) > 2000
     assert counts.get(plot_bar, 0) > 500
     assert counts.get(frontier_box, 0) > 20000
+
+
+DEMOS = sorted(p.stem for p in (ROOT / "conf" / "grid").glob("*demo*.yaml"))
+
+
+def play_grid(grid: str, path):
+    """The first units of a demo grid played in-process (strategy agents, no Ray) into a real sweep folder."""
+    sweep = SweepConfig.model_validate(compose_dict("config", [f"+grid={grid}"]))
+    store = SweepStore(path)
+    manifest = store.open(sweep.grid.name, components(sweep))
+    runner = GameRunner(sweep.model_dump(mode="json"))
+    for u in islice(units(sweep, manifest["created"]), 12):
+        store.append(asyncio.run(runner.play(u.model_dump(mode="json"))))
+    store.close()
+    store.write_tables()
+    return sweep
+
+
+@pytest.mark.parametrize("grid", DEMOS)
+def test_every_family_plugs_in_unchanged(grid, tmp_path):
+    sweep = play_grid(grid, tmp_path)
+    report = build_report(tmp_path, resamples=100).read_text()
+    per_game = pl.read_parquet(tmp_path / "dataset" / "metrics" / "metrics_per_game.parquet")
+    games = pl.read_parquet(tmp_path / "games.parquet")
+    assert per_game.height == games.height > 0 and report.count('<details class="game">') == games.height
+    families = {d.game: sweep.games[d.game]["family"] for d in sweep.grid.designs}
+    for name in set(families.values()):
+        module = family(name).metrics
+        record = json.loads((tmp_path / "journal.jsonl").read_text().splitlines()[0])
+        assert set(module.per_game(record)) <= set(per_game.columns)  # the family's own columns
+        if hasattr(module, "per_turn"):
+            assert (tmp_path / "dataset" / "metrics" / "metrics_per_turn.parquet").exists()
+    assert "PRIVATE · " in report and "<svg" in report

@@ -73,8 +73,8 @@ def _describe(column: str, fields: dict[str, str]) -> str:
 
 def fields_section(analysis: Analysis) -> str:
     fields = dict(SHARED_FIELDS)
-    for family in analysis.per_game["family"].unique().drop_nulls().to_list() if analysis.per_game.height else []:
-        fields |= getattr(family_metrics(family), "FIELDS", {})
+    for name in analysis.per_game["family"].unique().drop_nulls().to_list() if analysis.per_game.height else []:
+        fields |= getattr(family_metrics(name), "FIELDS", {})
     rows = [[f"`{c}`", str(t), _describe(c, fields)] for c, t in analysis.per_game.schema.items()]
     return "### `metrics_per_game` fields\n\n" + _table(["Field", "Type", "Meaning"], rows)
 

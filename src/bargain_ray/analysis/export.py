@@ -18,15 +18,14 @@ from bargain_ray.store import MANIFEST
 LOG_VERSION = 1
 
 
-def raw_lines(record: dict[str, Any], config: dict[str, Any] | None, prompts: str | None) -> list[dict[str, Any]]:
+def raw_lines(record: dict[str, Any], config: dict[str, Any] | None, prompts: str | None,
+              briefs: dict[str, tuple[str, bool]]) -> list[dict[str, Any]]:
     """One game as JSONL records: a header, one line per turn (its calls inside), the result."""
     calls = {c["call_id"]: c for c in record["calls"]}
-    briefs: dict[str, str] = {}
-    for c in record["calls"]:
-        briefs.setdefault(c["role"], c["request"].get("system", ""))
     header = {
         "type": "header", "log_version": LOG_VERSION, "unit": record["unit"], "game_config": config,
-        "prompts_hash": prompts, "private_briefs": briefs,
+        "prompts_hash": prompts,
+        "private_briefs": {role: {"text": text, "sent": sent} for role, (text, sent) in briefs.items()},
     }
     lines = [header]
     placed = set()
@@ -69,7 +68,7 @@ def export(analysis: Analysis, out: Path) -> Path:
         unit = rec["unit"]
         config = s.game_config(unit)
         part = s.manifest.get("components", {}).get(f"game {unit.get('game')} under condition {unit.get('condition')}")
-        lines = raw_lines(rec, config, part.get("prompts") if part else None)
+        lines = raw_lines(rec, config, part.get("prompts") if part else None, s.briefs(rec))
         with (out / "raw" / f"{unit['unit_id']}.jsonl").open("w") as f:
             f.writelines(json.dumps(line, default=str, ensure_ascii=False) + "\n" for line in lines)
     written = tables(analysis)

@@ -18,11 +18,11 @@ import polars as pl
 
 from bargain_ray.analysis import frontier, svg
 from bargain_ray.analysis.build import Analysis
-from bargain_ray.analysis.per_game import Spaces
+from bargain_ray.analysis.per_game import Spaces, family_metrics
 
-HEADLINE = ("agreement", "efficiency", "efficiency_all_assigned", "joint_gain", "rounds_to_agreement",
-            "dist_pareto", "dist_nash", "format_failure")
-"""Metrics shown in the by-cell table, when the sweep's families define them."""
+HEADLINE = ("efficiency", "efficiency_all_assigned", "joint_gain", "rounds_to_agreement", "dist_pareto", "dist_nash")
+"""Metrics shown by cell for a family whose metrics module sets no ``HEADLINE`` of its own;
+the first two are also plotted. Deal rate and format failures are always shown."""
 PRIVATE_KEYS = ("private", "scratchpad", "reasoning")
 """Turn fields whose name contains one of these are private to the speaker."""
 
@@ -96,9 +96,20 @@ def summary(a: Analysis) -> pl.DataFrame:
     ).sort("game")
 
 
+def headline(a: Analysis) -> list[str]:
+    """Deal rate, each family's headline metrics, format failures: those the sweep has."""
+    names = ["agreement"]
+    families = a.per_game["family"].unique(maintain_order=True).drop_nulls().to_list() if a.per_game.height else []
+    for name in families:
+        names += [m for m in getattr(family_metrics(name), "HEADLINE", HEADLINE) if m not in names]
+    present = set(a.by_cell["metric"].to_list())
+    return [m for m in [*names, "format_failure"] if m in present]
+
+
 def cells_wide(a: Analysis) -> pl.DataFrame:
     """Headline metrics by cell, ``mean [low, high]`` per metric."""
-    c = a.by_cell.filter(pl.col("metric").is_in(HEADLINE))
+    order = headline(a)
+    c = a.by_cell.filter(pl.col("metric").is_in(order))
     if c.height == 0:
         return c
     c = c.with_columns(
@@ -107,21 +118,20 @@ def cells_wide(a: Analysis) -> pl.DataFrame:
     )
     games = c.group_by(a.by, maintain_order=True).agg(pl.col("n_games").max().alias("games"), pl.col("n_seeds").max().alias("seeds"))
     wide = c.pivot(on="metric", index=a.by, values="value")
-    order = [m for m in HEADLINE if m in wide.columns]
     return games.join(wide, on=a.by, nulls_equal=True).select(*a.by, "games", "seeds", *order)
 
 
 def interval_plots(a: Analysis) -> list[str]:
+    """Deal rate and the first two headline metrics by cell, each with its interval."""
     out = []
-    for metric, title, domain in (("efficiency", "Efficiency by cell (deals)", (0.0, 1.0)),
-                                  ("efficiency_all_assigned", "Efficiency by cell (no deal = 0)", (0.0, 1.0)),
-                                  ("agreement", "Deal rate by cell", (0.0, 1.0))):
+    for metric in headline(a)[:3]:
         rows = a.by_cell.filter(pl.col("metric") == metric)
-        if rows.height:
-            label = varying(rows, a.by)
-            out.append(svg.intervals(
-                [(cell_label(r, label), r["mean"], r["ci_low"], r["ci_high"]) for r in rows.iter_rows(named=True)],
-                f"{title}, {a.level:.0%} CI", domain))
+        label = varying(rows, a.by)
+        points = [(cell_label(r, label), r["mean"], r["ci_low"], r["ci_high"]) for r in rows.iter_rows(named=True)]
+        values = [v for p in points for v in p[1:] if v is not None]
+        domain = (0.0, 1.0) if all(0 <= v <= 1 for v in values) else None
+        title = "Deal rate" if metric == "agreement" else metric.replace("_", " ").capitalize()
+        out.append(svg.intervals(points, f"{title} by cell, {a.level:.0%} CI", domain))
     return out
 
 
@@ -176,7 +186,7 @@ def _numbers(v: Any) -> Any:
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 
-def transcript(rec: dict[str, Any]) -> str:
+def transcript(rec: dict[str, Any], briefs: dict[str, tuple[str, bool]]) -> str:
     """One game as seed 001 shows it, briefs and scratchpads apart and marked private."""
     unit, out = rec["unit"], rec["outcome"]
     calls = {c["call_id"]: c for c in rec["calls"]}
@@ -189,11 +199,9 @@ def transcript(rec: dict[str, Any]) -> str:
     if not out["known"]:
         parts.append(f'<div class="technical">TECHNICAL FAILURE: unknown, unscored, re-run on resume. '
                      f'{escape(str(out["reason"]))}</div>')
-    briefs: dict[str, str] = {}
-    for c in rec["calls"]:
-        briefs.setdefault(c["role"], c["request"].get("system", ""))
-    for role, brief in briefs.items():
-        parts.append(_private(f"{role} brief: only the {role} saw this", brief, folded=True))
+    for role, (brief, sent) in briefs.items():
+        how = "only the {role} saw this" if sent else "rebuilt from the game config (no request to this role was recorded)"
+        parts.append(_private(f"{role} brief: {how.format(role=role)}", brief, folded=True))
     placed = set()
     for t in rec["turns"]:
         placed.update(t["call_ids"])
@@ -251,7 +259,7 @@ def render(a: Analysis) -> str:
         table(headline_pairs, left=len(a.by) + 4),
         "<h2>Operational, per model</h2>", table(a.operational, left=2),
         f"<h2>Transcripts ({len(s.records)})</h2>",
-        "".join(transcript(r) for r in s.records),
+        "".join(transcript(r, s.briefs(r)) for r in s.records),
     ]
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(s.name)} report</title>'
             f"<style>{CSS}</style></head><body>" + "".join(sections) + "</body></html>")

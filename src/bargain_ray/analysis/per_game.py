@@ -16,7 +16,7 @@ import polars as pl
 from bargain_ray.analysis import frontier
 from bargain_ray.analysis.sweep import Sweep
 from bargain_ray.design import digest
-from bargain_ray.games import families, load_game
+from bargain_ray.games import family, load_game
 from bargain_ray.games.base import Status
 
 IDENTITY = (
@@ -52,10 +52,12 @@ def shared(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def family_metrics(family: str) -> Any:
+def family_metrics(name: str | None) -> Any:
     """The family's metrics module, or None for a family this install does not know."""
-    module = families().get(family)
-    return None if module is None else module.metrics
+    try:
+        return family(str(name)).metrics
+    except ValueError:
+        return None
 
 
 class Spaces:
@@ -88,8 +90,8 @@ def metrics_per_game(sweep: Sweep) -> pl.DataFrame:
     by_family: dict[str, list[dict[str, Any]]] = {}
     for rec in sweep.records:
         by_family.setdefault(rec["unit"].get("family"), []).append(rec)
-    for family, records in by_family.items():
-        module = family_metrics(family)
+    for name, records in by_family.items():
+        module = family_metrics(name)
         per_game: Callable[[dict], dict] | None = getattr(module, "per_game", None)
         rows = []
         for rec in records:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from bargain_ray.design import digest
+from bargain_ray.games import load_game
+from bargain_ray.games.base import Game
 from bargain_ray.store import MANIFEST, SweepStore
 
 
@@ -21,6 +24,7 @@ class Sweep:
     games: pl.DataFrame
     turns: pl.DataFrame
     calls: pl.DataFrame
+    _games: dict[str, Game] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -30,6 +34,22 @@ class Sweep:
         """The game config a unit was played under, as the manifest fixed it."""
         part = self.manifest.get("components", {}).get(f"game {unit.get('game')} under condition {unit.get('condition')}")
         return part["config"] if part else None
+
+    def briefs(self, record: dict[str, Any]) -> dict[str, tuple[str, bool]]:
+        """role -> (private system prompt, whether it was sent): as recorded in the role's first
+        request, or rebuilt from the engine for roles that received no request (strategy agents,
+        or a game that ended before the role was asked)."""
+        out: dict[str, tuple[str, bool]] = {}
+        for c in record["calls"]:
+            if c["role"] not in out and (c.get("request") or {}).get("system"):
+                out[c["role"]] = (c["request"]["system"], True)
+        config = self.game_config(record["unit"])
+        if config is None:
+            return out
+        game = self._games.setdefault(digest(config), load_game(config))
+        unit = record["unit"]
+        state = game.start(unit.get("seed", 0), unit.get("first_speaker"))
+        return {role: out.get(role) or (game.prompt(state, role).system, False) for role in game.roles}
 
 
 def load(path: Path) -> Sweep:
