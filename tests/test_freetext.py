@@ -360,3 +360,15 @@ def test_freetext_demo_sweep(sweep_env, tmp_path):
     observed = calls.filter(pl.col("role") == "observer")["response_text"].to_list()
     assert len(observed) == verdicts.height
     assert all(set(json.loads(t)) == set(engine.VERDICT_KEYS) for t in observed)
+
+
+def test_the_rule_observer_reads_the_recorded_game_as_its_observer_did():
+    g = game()
+    spec = json.loads((DATA / "freetext_replay.json").read_text())
+    party = deque(spec["replies"][i] for i in (0, 3, 5, 7))  # the accepted party messages
+    agents = dict.fromkeys(g.config.parties, ReplayAgent(party)) | {
+        "observer": StrategyAgent("rule-observer", {}, "freetext")}
+    out = run(g, agents).outcome
+    assert (out["status"], out["allocation_type"], out["turns_to_agreement"]) == ("AGREEMENT", "integrative_full", 4)
+    assert out["allocation"] == (
+        'Party A proposed "Then you could take all of the peel and I\'ll take all of the juice." and Party B agreed.')

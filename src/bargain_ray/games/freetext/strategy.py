@@ -59,17 +59,17 @@ class Talker:
 
     def value(self, text: str) -> float | None:
         """What the other side's proposal in ``text`` leaves me, or None without a proposal."""
-        t = text.lower()
+        t, obj, need = text.lower(), re.escape(self.obj.lower()), re.escape(self.need.lower())
         you, me = r"\byou (?:take|get|keep|have|can have)", r"\bi(?:'ll| will)? (?:take|get|keep|have)"
-        if re.search(rf"{you} the (?:whole|entire) {self.obj}\b", t):
+        if re.search(rf"{you} the (?:whole|entire) {obj}\b", t):
             return 1.0
-        if re.search(rf"{me} the (?:whole|entire) {self.obj}\b", t):
+        if re.search(rf"{me} the (?:whole|entire) {obj}\b", t):
             return 0.0
         if re.search(r"\bin half\b|\beach take half\b", t):
             return 0.5
-        if re.search(rf"{you} all of the {re.escape(self.need)}\b", t):
+        if re.search(rf"{you} all of the {need}\b", t):
             return 1.0
-        if re.search(rf"{you} most of the {re.escape(self.need)}\b", t):
+        if re.search(rf"{you} most of the {need}\b", t):
             return 0.75
         return None
 
