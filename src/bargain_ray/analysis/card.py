@@ -26,6 +26,61 @@ UNITS = {
 }
 
 
+TABLE_FIELDS = {
+    "games": {
+        "calls_attempted": "model calls, repairs included", "repairs_used": "repair prompts",
+        "technical_pass": "the game ended in agreement or no agreement (no format or technical failure)",
+        "models_by_role": "role -> model as configured (JSON)", "agent_of_role": "role -> agent letter (JSON)",
+        "model_of_role": "role -> model letter (JSON)", "unit_hash": "hash of everything that determines the game",
+        "phase": "design phase", "bounds": "each gain's range and the joint gain's (JSON)",
+        "deal": "the deal's terms, offer id, proposer and acceptor (JSON)",
+        "utilities_*": "points of each role", "gains_*": "points above the no-agreement points",
+        "below_fallback": "roles left below their no-agreement points (JSON)",
+        "outcome": "the whole outcome record as JSON",
+    },
+    "turns": {
+        "unit_id": "game (join key)", "turn": "turn number", "role": "who moved",
+        "call_ids": "the calls of this turn, repairs included (`<unit_id>-k01`, ...)",
+        "attempts": "replies asked for this turn", "valid": "false if the repairs ran out",
+        "action": "the action taken. **Authoritative**", "message": "text shown to the other side(s)",
+        "fields": "every family field of the turn as JSON (private ones included: see `raw/`)",
+    },
+    "calls": {
+        "unit_id": "game (join key)", "call_id": "`<unit_id>-kNN`, in call order", "role": "role that was asked", "turn": "turn number",
+        "repair": "0 for the first ask of a turn, 1.. for repairs", "provider": "provider as configured",
+        "model": "model as configured", "request": "the request as sent, as JSON (no keys)",
+        "response_text": "the reply text", "stop_reason": "as the provider reported it",
+        "*_tokens": "token usage as the provider reported it", "latency_s": "seconds, retries included",
+        "attempts": "HTTP attempts (retries + 1)", "attempt_errors": "errors of the failed attempts",
+        "request_id": "provider request id", "model_version": "the model id the provider reported",
+        "cost_usd": "cost from the configured prices", "status": "`ok`, or `error` for a technical failure",
+        "valid": "whether the reply followed the protocol", "rule": "the rule an invalid reply broke",
+        "error": "the error shown to the model, or the technical error", "resumed": "replayed from the call journal",
+    },
+    "metrics_by_cell": {
+        "metric": "a `metrics_per_game` column", "n_games": "known games with a value",
+        "n_seeds": "seeds (clusters) with a value", "mean": "mean of per-seed means",
+        "ci_low": "percentile bootstrap lower bound (empty with fewer than two seeds)",
+        "ci_high": "percentile bootstrap upper bound",
+    },
+    "paired_differences": {
+        "factor": "the one grouping column in which the two cells differ", "a": "its value in cell a",
+        "b": "its value in cell b", "metric": "a `metrics_per_game` column", "n_seeds": "seeds both cells played",
+        "mean_diff": "mean over common seeds of (a - b)", "ci_low": "bootstrap lower bound", "ci_high": "upper bound",
+    },
+    "operational": {
+        "games": "games the model played", "calls": "calls, repairs included", "repairs": "repair calls",
+        "invalid_attempts": "replies that broke a rule", "invalid_rate": "invalid attempts / calls",
+        "invalid_rule_*": "invalid attempts by the rule they broke",
+        "format_failures": "games ended because this model used up its repairs",
+        "technical_failures": "calls that failed technically after retries",
+        "games_technical_error": "games ended unknown in which this model played", "retries": "HTTP retries",
+        "latency_*": "latency of calls in seconds (mean, percentiles)", "*_tokens": "tokens over all calls",
+        "cost_usd": "cost in US dollars", "reported_models": "model ids the provider reported",
+    },
+}
+
+
 def git_commit() -> tuple[str, bool]:
     """(commit of the code that built this export, whether its tree had local changes)."""
     here = Path(__file__).resolve().parent
@@ -68,15 +123,30 @@ def _describe(column: str, fields: dict[str, str]) -> str:
         head, star, tail = pattern.partition("*")
         if star and column.startswith(head) and column.endswith(tail) and len(column) > len(head) + len(tail):
             return text
-    return "family figure"
+    return "family figure (see the family's metrics module)"
 
 
-def fields_section(analysis: Analysis) -> str:
-    fields = dict(SHARED_FIELDS)
+def fields_section(analysis: Analysis, written: dict[str, tuple[str, int]]) -> str:
+    """A fields table per config; per-game fields from the shared columns and each family's ``FIELDS``."""
+    game_fields = dict(SHARED_FIELDS)
     for name in analysis.per_game["family"].unique().drop_nulls().to_list() if analysis.per_game.height else []:
-        fields |= getattr(family_metrics(name), "FIELDS", {})
-    rows = [[f"`{c}`", str(t), _describe(c, fields)] for c, t in analysis.per_game.schema.items()]
-    return "### `metrics_per_game` fields\n\n" + _table(["Field", "Type", "Meaning"], rows)
+        game_fields |= getattr(family_metrics(name), "FIELDS", {})
+    schemas = {
+        "games": (analysis.sweep.games.schema, game_fields | TABLE_FIELDS["games"]),
+        "turns": (analysis.sweep.turns.schema, TABLE_FIELDS["turns"]),
+        "calls": (analysis.sweep.calls.schema, TABLE_FIELDS["calls"]),
+        "metrics_per_game": (analysis.per_game.schema, game_fields),
+        "metrics_by_cell": (analysis.by_cell.schema, game_fields | TABLE_FIELDS["metrics_by_cell"]),
+        "paired_differences": (analysis.paired.schema, game_fields | TABLE_FIELDS["paired_differences"]),
+        "operational": (analysis.operational.schema, TABLE_FIELDS["operational"] | TABLE_FIELDS["calls"]),
+    }
+    parts = []
+    for name in written:
+        if name in schemas:
+            schema, fields = schemas[name]
+            rows = [[f"`{c}`", str(t), _describe(c, fields)] for c, t in schema.items()]
+            parts.append(f"### `{name}` fields\n\n" + _table(["Field", "Type", "Meaning"], rows))
+    return "\n\n".join(parts)
 
 
 def design_section(analysis: Analysis) -> str:
@@ -170,7 +240,7 @@ def card(analysis: Analysis, written: dict[str, tuple[str, int]]) -> str:
         "calls (requests and replies, invalid attempts included), and a `result` record (the outcome record). "
         "They are not a loadable config: the three record types have different schemas. Everything in `data/` "
         "and `metrics/` is derived from them.",
-        fields_section(analysis),
+        fields_section(analysis, written),
         design_section(analysis),
         limitations_section(analysis),
         provenance_section(analysis),

@@ -24,7 +24,8 @@ HEADLINE = ("efficiency", "efficiency_all_assigned", "joint_gain", "rounds_to_ag
 """Metrics shown by cell for a family whose metrics module sets no ``HEADLINE`` of its own;
 the first two are also plotted. Deal rate and format failures are always shown."""
 PRIVATE_KEYS = ("private", "scratchpad", "reasoning")
-"""Turn fields whose name contains one of these are private to the speaker."""
+"""Turn fields whose name contains one of these are private to the speaker, as are the fields a
+family's metrics module names in ``PRIVATE_FIELDS`` (e.g. a true valuation)."""
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:24px;color:#1f2937;max-width:1320px}
@@ -202,22 +203,23 @@ def transcript(rec: dict[str, Any], briefs: dict[str, tuple[str, bool]]) -> str:
     for role, (brief, sent) in briefs.items():
         how = "only the {role} saw this" if sent else "rebuilt from the game config (no request to this role was recorded)"
         parts.append(_private(f"{role} brief: {how.format(role=role)}", brief, folded=True))
+    hidden = set(getattr(family_metrics(unit.get("family")), "PRIVATE_FIELDS", ()))
     placed = set()
     for t in rec["turns"]:
         placed.update(t["call_ids"])
-        parts.append(_turn(t, [calls[i] for i in t["call_ids"] if i in calls]))
+        parts.append(_turn(t, [calls[i] for i in t["call_ids"] if i in calls], hidden))
     for c in rec["calls"]:
         if c["call_id"] not in placed:
-            parts.append(_turn({"turn": c["turn"], "role": c["role"], "call_ids": [c["call_id"]], "fields": {}}, [c]))
+            parts.append(_turn({"turn": c["turn"], "role": c["role"], "call_ids": [c["call_id"]], "fields": {}}, [c], hidden))
     scored = {k: v for k, v in out.items() if k not in ("invalid_attempts",)}
     parts.append(f"<details><summary>Recorded outcome</summary><pre>{escape(json.dumps(scored, indent=2))}</pre></details>")
     return "".join(parts) + "</details>"
 
 
-def _turn(t: dict[str, Any], calls: list[dict[str, Any]]) -> str:
+def _turn(t: dict[str, Any], calls: list[dict[str, Any]], hidden: set[str]) -> str:
     fields = dict(t.get("fields") or {})
     message = fields.pop("message", None)
-    private = {k: fields.pop(k) for k in list(fields) if any(p in k.lower() for p in PRIVATE_KEYS)}
+    private = {k: fields.pop(k) for k in list(fields) if k in hidden or any(p in k.lower() for p in PRIVATE_KEYS)}
     action = {k: _numbers(v) for k, v in fields.items() if v is not False}
     parts = [f'<div class="turn"><h4>Turn {t["turn"]} · {escape(t["role"])}</h4>']
     for c in calls:
