@@ -370,9 +370,20 @@ def test_scorable_demo_sweep_runs_offline(tmp_path, sweep_env):
     rows = [metrics.per_game(rec) for rec in records]
     for rec, row in zip(records, rows):
         assert row["focal_seat"] == PARTIES[rec["unit"]["assignment"] - 1]
+        assert row["first_opener"] == PARTIES[rec["unit"]["seed"] % 6]
         assert row["below_threshold"] == 0 and row["feasible_deals"] == 37
         assert all(t["fields"]["scratchpad"] for t in rec["turns"])  # kept for the record, never shown
     deals = [row for row in rows if row["welfare_ratio"] is not None]
     assert deals and all(0 < row["welfare_ratio"] <= 1 for row in deals)
     turns = pl.read_parquet(tmp_path / "turns.parquet")
     assert set(turns["action"]) <= {"propose", "accept", "reject", "walk", "none"}
+
+
+def test_strategy_walks_when_no_package_reaches_its_threshold():
+    config = game_config("scorable6")
+    config["parties"]["Flynn"]["threshold"] = 500  # Flynn's best package scores 164
+    game = load_game(config)
+    state = game.start(0, "Flynn")
+    p = game.prompt(state, "Flynn")
+    reply = strategy.respond(p.system, [m.model_dump() for m in p.messages], {"kind": "linear"})
+    assert game.parse(state, "Flynn", reply).kind == "walk"

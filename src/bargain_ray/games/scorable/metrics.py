@@ -160,6 +160,7 @@ def per_game(record: dict[str, Any]) -> dict[str, Any]:
     identity, status and call counts are the shared columns of ``analysis.per_game``."""
     unit, out = record["unit"], record["outcome"]
     row: dict[str, Any] = {
+        "first_opener": out.get("first_opener"),
         "feasible_deals": out.get("feasible_deals"),
         "pareto_optimal": out.get("pareto_optimal"),
         "walks": len(out.get("walked") or []),
@@ -187,6 +188,7 @@ def _value(fig: dict[str, Any] | None) -> float | None:
 
 
 FIELDS = {
+    "first_opener": "party that opened round 1 (the unit's first speaker, else seat seed mod parties)",
     "feasible_deals": "packages every party scores at or above its threshold (exhaustive enumeration)",
     "pareto_optimal": "no package is at least as good for every party and better for one (deals only)",
     "walks": "parties that walked away",

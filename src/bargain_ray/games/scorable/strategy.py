@@ -102,6 +102,8 @@ def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any])
         return overlap, -score(deal)
 
     choices = [p for p in packages if score(p) >= max(goal, threshold + margin)]
+    if not choices:  # no package reaches the threshold: no deal is better than any deal
+        return _reply("walk", None, None, "No package here works for me.", f"best {best:.1f} < {threshold:.1f}")
     deal = max(choices, key=appeal)
     same = next((o for o in offers if o.deal == deal), None)
     if same is not None:
