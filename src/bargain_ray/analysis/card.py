@@ -233,8 +233,11 @@ def card(analysis: Analysis, written: dict[str, tuple[str, int]]) -> str:
         "side received, every request and reply, every invalid attempt and the rule it broke, and the exact outcome.",
         "## Structure\n\n" + structure,
         "```python\nfrom datasets import load_dataset\n\n"
-        'games = load_dataset("parquet", data_files="data/games.parquet")\n\n'
+        'games = load_dataset("parquet", data_files="data/games.parquet", split="train")\n\n'
         'import polars as pl\ncells = pl.read_parquet("metrics/metrics_by_cell.parquet")\n```',
+        "Loading this folder by config name (`load_dataset(\"path/to/dataset\", \"games\")`) also works, but "
+        "`datasets` caches such loads under the folder's name (`dataset`) without telling two sweeps apart: "
+        "with several sweeps, load the parquet files as above or pass a distinct `cache_dir`.",
         "Raw transcripts live in `raw/`, one JSONL file per game named `{unit_id}.jsonl`: a `header` record "
         "(unit, game config, prompt hash, the private brief of each role), one `turn` record per turn with its "
         "calls (requests and replies, invalid attempts included), and a `result` record (the outcome record). "
