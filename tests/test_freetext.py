@@ -301,6 +301,7 @@ def test_scripted_pairings_reach_each_allocation_type(pairing, expected):
         assert figures["integrative"] is expected[1].startswith("integrative")
         assert figures[f"is_{expected[1]}"] == 1.0
         assert 0 < figures["observer_confidence"] <= 1
+        assert {k for k in figures if k.endswith("_questions")} == {"party_a_questions", "party_b_questions"}
 
 
 def test_per_game_of_an_unknown_game_is_unscored():

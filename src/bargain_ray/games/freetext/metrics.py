@@ -54,9 +54,9 @@ def per_game(record: dict[str, Any]) -> dict[str, Any]:
         "observer_confidence": out.get("observer_confidence"),
         "observer_invalid": sum(1 for c in record["calls"] if c.get("valid") is False and c["role"] == observer),
     }
-    for t in _messages(record):
-        key = f"{t['role']}_questions"
-        row[key] = row.get(key, 0) + t["question"]
+    parties = dict.fromkeys(t["role"] for t in record["turns"] if t["role"] != observer)
+    for role in parties:
+        row[f"{role}_questions"] = sum(t["question"] for t in _messages(record) if t["role"] == role)
     return row
 
 
