@@ -17,6 +17,7 @@ from helpers import ROOT
 from PIL import Image
 from test_analysis import make_sweep
 
+from bargain_ray.analysis.per_game import EMPTY, shared
 from bargain_ray.conf import compose_dict
 from bargain_ray.config import SweepConfig
 from bargain_ray.design import components, units
@@ -122,3 +123,13 @@ def test_every_family_plugs_in_unchanged(grid, tmp_path):
         if hasattr(module, "per_turn"):
             assert (tmp_path / "dataset" / "metrics" / "metrics_per_turn.parquet").exists()
     assert "PRIVATE · " in report and "<svg" in report
+
+
+def test_a_sweep_without_games_still_reports(tmp_path):
+    """build_report runs at the end of every sweep, also one interrupted before its first game."""
+    SweepStore(tmp_path).open("empty", {})
+    html = build_report(tmp_path, resamples=10).read_text()
+    assert "<h2>Transcripts (0)</h2>" in html
+    assert pl.read_parquet(tmp_path / "dataset" / "metrics" / "metrics_per_game.parquet").height == 0
+    record = json.loads((make_sweep(tmp_path / "full") / "journal.jsonl").read_text().splitlines()[0])
+    assert set(EMPTY) == {k for k in shared(record) if not k.startswith("model_")}  # same columns either way

@@ -23,6 +23,13 @@ IDENTITY = (
     "unit_id", "experiment", "game", "family", "condition", "pairing", "assignment", "cell",
     "seed", "block", "position", "first_speaker",
 )
+EMPTY = {c: pl.Int64 if c in ("assignment", "seed", "block", "position") else pl.String for c in IDENTITY} | {
+    "status": pl.String, "known": pl.Boolean, "reason": pl.String, "agreement": pl.Boolean,
+    "format_failure": pl.Boolean, "technical_failure": pl.Boolean, "rounds": pl.Int64,
+    "rounds_to_agreement": pl.Int64, "calls": pl.Int64, "repairs": pl.Int64, "invalid_attempts": pl.Int64,
+    "input_tokens": pl.Int64, "output_tokens": pl.Int64, "cost_usd": pl.Float64,
+}
+"""The shared columns' types, for a sweep that has no game yet (the report still builds)."""
 NOT_METRICS = frozenset({*IDENTITY, "known"})
 """Columns that describe a game rather than measure it."""
 
@@ -102,7 +109,7 @@ def metrics_per_game(sweep: Sweep) -> pl.DataFrame:
             rows.append(row)
         frames.append(pl.DataFrame(rows, infer_schema_length=None))
     if not frames:
-        return pl.DataFrame()
+        return pl.DataFrame(schema=EMPTY)
     return pl.concat(frames, how="diagonal_relaxed").sort("block", "position", nulls_last=True)
 
 
