@@ -1,0 +1,96 @@
+"""Sweeps against the simulated provider: real SDKs, real Ray, real parquet."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+
+from bargain_ray.conf import compose_dict
+from bargain_ray.config import SweepConfig
+from bargain_ray.sim import SimServer, SimSettings
+from bargain_ray.sweep import run_sweep
+
+SECRET = "sk-test-SECRET123"
+SCORING = {
+    "buyer": "points = 50 x (1 - p/4) + 30 x (1 - r/4) + 20 x (1 - t/4)",
+    "seller": "points = 20 x (p/4) + 30 x (r/4) + 50 x (t/4)",
+}
+CONTRACT = ["call_id", "unit_id", "role", "provider", "model", "request", "response_text", "input_tokens",
+            "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "latency_s",
+            "attempts", "attempt_errors", "request_id", "model_version", "cost_usd", "stop_reason", "status"]
+
+
+def sim_sweep(run_dir: Path, base_url: str, max_attempts: int) -> SweepConfig:
+    retry = {"max_attempts": max_attempts, "initial_s": 0.001, "max_s": 0.01, "timeout_s": 1.5}
+    overrides = ["+grid=c3_smoke", "provider=sim", f"provider.settings.base_url={base_url}",
+                 f"run.dir={run_dir}", "run.progress=false"]
+    for letter in ("O", "H"):
+        overrides += [f"models.{letter}.retry.{k}={v}" for k, v in retry.items()]
+    return SweepConfig.model_validate(compose_dict("config", overrides))
+
+
+def assert_briefs_private(calls: pl.DataFrame) -> None:
+    """Seed 000: a role's brief is private; no request for one role carries the other's."""
+    for call in calls.iter_rows(named=True):
+        request = json.loads(call["request"])
+        other = "seller" if call["role"] == "buyer" else "buyer"
+        assert SCORING[call["role"]] in request["system"]
+        assert SCORING[other] not in call["request"]
+        assert "This brief is private" not in json.dumps(request["messages"])
+
+
+def test_storm_sweep_statuses_and_every_call_once(ray_session: str, tmp_path: Path) -> None:
+    faults = {"error_5xx": 0.08, "overloaded": 0.08, "timeout": 0.03, "drop": 0.05, "malformed": 0.08,
+              "refusal": 0.03, "overlong": 0.05}
+    server = SimServer(SimSettings(seed=11, faults=faults, timeout_sleep_s=2.0))
+    with server:
+        assert run_sweep(sim_sweep(tmp_path, server.base_url, max_attempts=3)) == 0
+    games = pl.read_parquet(tmp_path / "games.parquet")
+    calls = pl.read_parquet(tmp_path / "calls.parquet")
+    assert games.height == 16 and set(CONTRACT) <= set(calls.columns)
+
+    # every game ends with the right status: unknown exactly when one of its calls ran out of attempts
+    failed = set(calls.filter(pl.col("status") == "error")["unit_id"])
+    for game in games.iter_rows(named=True):
+        technical = game["status"] == "TECHNICAL_ERROR"
+        assert technical == (game["unit_id"] in failed) and game["known"] == (not technical)
+    assert failed, "the storm should exhaust some calls"
+    assert games.filter(pl.col("known")).height > 0
+
+    # no call lost or counted twice: attempts recorded == requests served, replies == 200s served
+    log = server.log
+    assert calls["attempts"].sum() == len(log)
+    served = sorted(e["request_id"] for e in log if e["status"] == 200 and e["fault"] != "malformed")
+    assert sorted(calls.filter(pl.col("status") == "ok")["request_id"]) == served
+    assert calls["call_id"].n_unique() == calls.height
+    refusals = calls.filter(pl.col("stop_reason") == "refusal")
+    assert refusals.height == sum(1 for e in log if e["fault"] == "refusal" and e["status"] == 200)
+    assert (refusals["valid"] == False).all()  # noqa: E712 - a refusal is recorded, then repaired
+    assert_briefs_private(calls)
+
+    # technical failures are unknown and run again on resume; without faults they all finish
+    with SimServer(SimSettings(seed=12)) as url:
+        assert run_sweep(sim_sweep(tmp_path, url, max_attempts=3)) == 0
+    games = pl.read_parquet(tmp_path / "games.parquet")
+    assert games.height == 16 and games["known"].all()
+
+
+def test_sim_sweep_subprocess_writes_contract_and_no_key(sweep_env: dict[str, str], tmp_path: Path) -> None:
+    env = sweep_env | {"ANTHROPIC_API_KEY": SECRET}
+    cmd = [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", "provider=sim", f"run.dir={tmp_path}",
+           "run.progress=false"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "sim:claude-opus-5-5" in done.stdout and SECRET not in done.stdout + done.stderr
+    calls = pl.read_parquet(tmp_path / "calls.parquet")
+    assert set(CONTRACT) <= set(calls.columns) and calls.height > 0
+    assert (calls["provider"] == "sim").all() and (calls["cost_usd"] > 0).all()
+    assert calls["request_id"].null_count() == 0 and calls["model_version"].null_count() == 0
+    assert_briefs_private(calls)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert b"SECRET123" not in path.read_bytes(), path
