@@ -101,7 +101,7 @@ def play_grid(grid: str, path):
     store = SweepStore(path)
     manifest = store.open(sweep.grid.name, components(sweep))
     runner = GameRunner(sweep.model_dump(mode="json"))
-    for u in islice(units(sweep, manifest["created"]), 12):
+    for u in islice(units(sweep, manifest["created"]), 6):
         store.append(asyncio.run(runner.play(u.model_dump(mode="json"))))
     store.close()
     store.write_tables()
