@@ -36,7 +36,7 @@ class SweepStore:
     def manifest_path(self) -> Path:
         return self.path / MANIFEST
 
-    def open(self, grid: str, components: dict[str, Any]) -> dict[str, Any]:
+    def open(self, grid: str, components: dict[str, Any], provenance: dict[str, Any] | None = None) -> dict[str, Any]:
         """Create the folder or check that its manifest matches; returns the manifest."""
         self.path.mkdir(parents=True, exist_ok=True)
         if self.manifest_path.exists():
@@ -54,7 +54,7 @@ class SweepStore:
             "grid": grid,
             "created": datetime.now(UTC).strftime("%Y%m%d"),
             "components": components,
-        }
+        } | (provenance or {})
         tmp = self.manifest_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(manifest, indent=1, default=str))
         os.replace(tmp, self.manifest_path)

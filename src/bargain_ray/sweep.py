@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from bargain_ray.budget import estimate
 from bargain_ray.clients.services import provider_service
 from bargain_ray.config import SweepConfig
 from bargain_ray.design import Unit, components, effective_model, units
+from bargain_ray.report import build_report
 from bargain_ray.runner import Tally, run_units
 from bargain_ray.store import SweepStore
 
@@ -43,9 +45,18 @@ def check_keys(sweep: SweepConfig) -> None:
         )
 
 
+def git_commit() -> str | None:
+    """The commit of the code that runs the sweep, for the dataset's provenance."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent)
+    except OSError:
+        return None
+    return out.stdout.strip() or None
+
+
 def plan(sweep: SweepConfig, store: SweepStore) -> tuple[Callable[[], Iterator[Unit]], int, int]:
     """(a fresh iterator over the units still to play, how many, how many finished)."""
-    manifest = store.open(sweep.grid.name, components(sweep))
+    manifest = store.open(sweep.grid.name, components(sweep), {"git_commit": git_commit()})
     done = set(store.finished())
 
     def todo() -> Iterator[Unit]:
@@ -85,6 +96,8 @@ def run_sweep(sweep: SweepConfig) -> int:
         tally, interrupted = run_units(served, todo(), count, store)
     counts = store.write_tables()
     print(summary(tally, store, finished, interrupted, counts))
+    if sweep.run.report and not interrupted:
+        print(f"report: {build_report(store.path)}")
     return 130 if interrupted else 0
 
 
