@@ -29,6 +29,7 @@ def test_demo_sweep_runs_offline_and_writes_the_contract_tables(tmp_path, sweep_
     out = run(["+grid=demo", f"run.dir={tmp_path}"], sweep_env)
     assert out.returncode == 0, out.stderr
     assert "statuses: AGREEMENT" in out.stdout and "tables: games.parquet 60 rows" in out.stdout
+    assert (tmp_path / "report.html").exists() and (tmp_path / "dataset" / "README.md").exists()
     games = pl.read_parquet(tmp_path / "games.parquet")
     need = {"unit_id", "game", "condition", "pairing", "assignment", "seed", "block", "position",
             "first_speaker", "status", "known", "agreement"}
@@ -44,7 +45,7 @@ def test_demo_sweep_runs_offline_and_writes_the_contract_tables(tmp_path, sweep_
 
 def test_sigkilled_sweep_resumes_without_redoing_finished_games(tmp_path, sweep_env):
     args = ["+grid=demo", "grid.blocks=30", f"run.dir={tmp_path}", "run.batch_size=1", "run.max_in_flight=4",
-            "run.progress=false"]
+            "run.progress=false", "run.report=false"]
     proc = subprocess.Popen([*SWEEP, *args], env=sweep_env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     path = tmp_path / "journal.jsonl"
     deadline = time.time() + 120
@@ -67,11 +68,12 @@ def test_sigkilled_sweep_resumes_without_redoing_finished_games(tmp_path, sweep_
 
 
 def test_changed_game_config_is_refused_on_resume(tmp_path, sweep_env):
-    assert run(["+grid=demo", "grid.blocks=1", f"run.dir={tmp_path}"], sweep_env).returncode == 0
-    out = run(["+grid=demo", "grid.blocks=1", f"run.dir={tmp_path}", "games.tickets.max_turns=10"], sweep_env)
+    base = ["+grid=demo", "grid.blocks=1", f"run.dir={tmp_path}", "run.report=false"]
+    assert run(base, sweep_env).returncode == 0
+    out = run([*base, "games.tickets.max_turns=10"], sweep_env)
     assert out.returncode != 0
     assert "changed game tickets under condition C3" in out.stderr and "run.dir=" in out.stderr
-    out = run(["+grid=demo", "grid.blocks=1", f"run.dir={tmp_path}", "run.workers=1"], sweep_env)
+    out = run([*base, "run.workers=1"], sweep_env)
     assert out.returncode == 0, "runtime knobs never block a resume"
 
 
@@ -97,7 +99,7 @@ def test_dry_run_spends_nothing(tmp_path, sweep_env):
 
 def test_turn_level_resume_replays_journaled_calls_and_pays_only_for_new_ones(tmp_path, sweep_env):
     args = ["+grid=demo", "grid.blocks=30", f"run.dir={tmp_path / 'killed'}", "run.batch_size=1",
-            "run.max_in_flight=8", "run.progress=false", "run.journal_calls=true"]
+            "run.max_in_flight=8", "run.progress=false", "run.journal_calls=true", "run.report=false"]
     proc = subprocess.Popen([*SWEEP, *args], env=sweep_env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     path = tmp_path / "killed" / "journal.jsonl"
     deadline = time.time() + 120
@@ -117,7 +119,7 @@ def test_turn_level_resume_replays_journaled_calls_and_pays_only_for_new_ones(tm
     paid_again = [json.loads(line)["call_id"] for line in (tmp_path / "killed" / "calls.journal.jsonl").read_bytes().splitlines()]
     assert len(paid_again) == len(set(paid_again)), "no call was made twice"
 
-    whole = ["+grid=demo", "grid.blocks=30", f"run.dir={tmp_path / 'whole'}", "run.progress=false"]
+    whole = ["+grid=demo", "grid.blocks=30", f"run.dir={tmp_path / 'whole'}", "run.progress=false", "run.report=false"]
     assert run(whole, sweep_env).returncode == 0
     a = pl.read_parquet(tmp_path / "killed" / "games.parquet").select("unit_id", "outcome").sort("unit_id")
     b = pl.read_parquet(tmp_path / "whole" / "games.parquet").select("unit_id", "outcome").sort("unit_id")
