@@ -9,6 +9,7 @@ what was served with what the sweep recorded.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
 import random
@@ -38,6 +39,12 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+
+
+def _key_sha(request: web.Request) -> str | None:
+    """A short hash of the credential sent (never the credential), so tests can see that keys arrive."""
+    key = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
+    return hashlib.sha256(key.encode()).hexdigest()[:12] if key else None
 
 
 def _overlong(reply: str) -> str:
@@ -153,7 +160,7 @@ class SimServer:
         input_tokens = tokens(system + "".join(m["content"] for m in messages))
         entry: dict[str, Any] = {
             "request_id": rid, "api": api, "model": model, "arrived": time.time(), "status": None,
-            "fault": None, "input_tokens": input_tokens, "output_tokens": 0,
+            "fault": None, "input_tokens": input_tokens, "output_tokens": 0, "key_sha": _key_sha(request),
         }
         self._log.append(entry)
         limits = self._limits.setdefault(f"{api}:{model}", ModelLimits(self.settings.limits))
