@@ -6,6 +6,8 @@ seat ``seed mod parties``), skipping parties who walked. Offers P1, P2, ... stay
 live for the whole game; a party supports an offer by tabling or accepting it
 and withdraws by rejecting it. A deal closes as soon as every party still at
 the table supports one live offer (the earliest, should a walk complete two).
+No deal can pass once a veto party walks or fewer than two parties remain, so
+the game ends there; after the last round it ends without a deal.
 """
 
 from __future__ import annotations
