@@ -165,7 +165,8 @@ def test_verdict_rules(reply, rule):
         g.parse(s, "observer", reply)
     assert err.value.rule == rule
     seen = g.repair_message(s, "observer", err.value)
-    assert seen == f"Your verdict was not accepted: {err.value} Reply again with exactly one JSON object and nothing else."
+    assert seen == (f"Your verdict was not accepted: {err.value} "
+                    "Reply again with exactly one JSON object and nothing else.")
 
 
 def test_a_fenced_verdict_is_read():
@@ -179,7 +180,8 @@ def test_observer_agreement_closes_the_game_else_the_turn_limit():
     g = game("orange", "game.max_turns=2")
     s = g.start(0, None)
     s = g.apply(s, "party_a", g.parse(s, "party_a", "Take the peel. I keep the juice?"))
-    agreed = g.apply(s, "observer", g.parse(s, "observer", verdict(agreement_reached=True, allocation_type="integrative_full")))
+    judged = verdict(agreement_reached=True, allocation_type="integrative_full")
+    agreed = g.apply(s, "observer", g.parse(s, "observer", judged))
     assert agreed.ended.status == Status.AGREEMENT and g.to_move(agreed) is None
     s = g.apply(s, "observer", g.parse(s, "observer", verdict()))
     s = g.apply(s, "party_b", g.parse(s, "party_b", "No. I want it all."))
@@ -334,7 +336,8 @@ def test_replay_rescores_a_recorded_orange_game():
         capture_output=True, text=True, check=True, cwd=ROOT, timeout=120,
     )
     out = json.loads(done.stdout)
-    assert (out["status"], out["reason"], out["allocation_type"]) == ("AGREEMENT", "observer_agreement", "integrative_full")
+    assert (out["status"], out["reason"]) == ("AGREEMENT", "observer_agreement")
+    assert out["allocation_type"] == "integrative_full"
     assert (out["party_turns"], out["turns_to_agreement"], out["verdicts"]) == (4, 4, 4)
     assert (out["calls_attempted"], out["repairs_used"], out["observer_confidence"]) == (10, 2, 0.97)
     assert [(i["role"], i["rule"]) for i in out["invalid_attempts"]] == [

@@ -23,7 +23,9 @@ from bargain_ray.games.freetext.prompts import OPENING, REPAIR_HEAD, TRANSCRIPT_
 _TALKER = re.compile(r"^You are negotiating with another party over a single (.+?)\. There is exactly one")
 _NEED = re.compile(r"Getting as (?:much|many) of the (.+?) as possible")
 _OBSERVER = re.compile(r"^You silently observe a negotiation between two parties over a single (.+?)\. ")
-_THEIR_NEED = re.compile(r"(?:What I need is|\bI (?:only |really |just )?need(?: all of)?) the ([\w' -]+?)(?:,| for| to|[.!?])")
+_THEIR_NEED = re.compile(
+    r"(?:What I need is|\bI (?:only |really |just )?need(?: all of)?) the ([\w' -]+?)(?:,| for| to|[.!?])"
+)
 
 THRESHOLD = {"integrative": 0.75, "distributive": 0.5, "hardline": 1.0}
 """The least share of its own part a style accepts (the whole object counts 1)."""
@@ -95,7 +97,8 @@ class Talker:
         if theirs_is is None:
             return f"{tell} What do you need the {self.obj} for?"
         if self.greedy:
-            split = f"you take most of the {theirs_is} and I take all of the {self.need} plus a little of the {theirs_is}"
+            split = (f"you take most of the {theirs_is} and I take all of the {self.need} "
+                     f"plus a little of the {theirs_is}")
         else:
             split = f"you take all of the {theirs_is} and I take all of the {self.need}"
         return f"Then we can both get what we need. Here is my proposal: {split}. Do we agree?"
