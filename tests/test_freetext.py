@@ -347,7 +347,8 @@ def test_replay_rescores_a_recorded_orange_game():
 
 def test_freetext_demo_sweep(sweep_env, tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "bargain_ray", "+grid=freetext_demo", f"run.dir={tmp_path}", "run.progress=false"],
+        [sys.executable, "-m", "bargain_ray", "+grid=freetext_demo", f"run.dir={tmp_path}",
+         "run.progress=false", "run.report=false"],
         capture_output=True, text=True, env=sweep_env, cwd=ROOT, timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
