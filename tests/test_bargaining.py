@@ -361,3 +361,20 @@ def test_demo_sweep_writes_tables(tmp_path, sweep_env):
     records = [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
     rows = [metrics.per_game(r) for r in records]
     assert sum(r["deal_rate"] for r in rows) == games["agreement"].sum()
+
+
+def test_eight_cells_rehearse_on_the_simulated_provider(tmp_path, sweep_env):
+    # sweep.missing_keys still asks for api_key_env when provider=sim reroutes the models: a dummy stands in.
+    env = sweep_env | {"OPENROUTER_API_KEY": "not-a-key"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "bargain_ray", "+grid=bargaining_8cells", "provider=sim", f"run.dir={tmp_path}",
+         "run.progress=false", "grid.blocks=1", "grid.seeds=[1001]"],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    games = pl.read_parquet(tmp_path / "games.parquet")
+    assert games.height == 8 and games["known"].all()
+    assert set(games["cell"]) == {f"{c}|{p}|a1" for c in ("default", "explicit_objective") for p in ("HL", "LH", "HH", "LL")}
+    assert set(zip(games["seller_cost"], games["buyer_value"], strict=True)) == {(7, 97)}
+    calls = pl.read_parquet(tmp_path / "calls.parquet")
+    assert set(calls["provider"]) == {"sim"} and "not-a-key" not in (tmp_path / "calls.parquet").read_bytes().decode("latin-1")
