@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import polars as pl
+import pytest
 
+from bargain_ray.clients.services import provider_service
 from bargain_ray.conf import compose_dict
 from bargain_ray.config import SweepConfig
 from bargain_ray.sim import SimServer, SimSettings
@@ -27,7 +31,7 @@ CONTRACT = ["call_id", "unit_id", "role", "provider", "model", "request", "respo
 def sim_sweep(run_dir: Path, base_url: str, max_attempts: int) -> SweepConfig:
     retry = {"max_attempts": max_attempts, "initial_s": 0.001, "max_s": 0.01, "timeout_s": 1.5}
     overrides = ["+grid=c3_smoke", "provider=sim", f"provider.settings.base_url={base_url}",
-                 f"run.dir={run_dir}", "run.progress=false"]
+                 f"run.dir={run_dir}", "run.progress=false", "run.workers=1"]
     for letter in ("O", "H"):
         overrides += [f"models.{letter}.retry.{k}={v}" for k, v in retry.items()]
     return SweepConfig.model_validate(compose_dict("config", overrides))
@@ -80,17 +84,32 @@ def test_storm_sweep_statuses_and_every_call_once(ray_session: str, tmp_path: Pa
 
 
 def test_sim_sweep_subprocess_writes_contract_and_no_key(sweep_env: dict[str, str], tmp_path: Path) -> None:
+    """The CLI sweep on the sim: the key reaches the provider from the environment, never a file."""
     env = sweep_env | {"ANTHROPIC_API_KEY": SECRET}
-    cmd = [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", "provider=sim", f"run.dir={tmp_path}",
-           "run.progress=false"]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
+    server = SimServer(SimSettings())
+    with server as url:
+        cmd = [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", "provider=sim", f"run.dir={tmp_path}",
+               f"provider.settings.base_url={url}", "run.progress=false"]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "sim:claude-opus-5-5" in done.stdout and SECRET not in done.stdout + done.stderr
+    assert {e["key_sha"] for e in server.log} == {hashlib.sha256(SECRET.encode()).hexdigest()[:12]}
     calls = pl.read_parquet(tmp_path / "calls.parquet")
-    assert set(CONTRACT) <= set(calls.columns) and calls.height > 0
+    assert set(CONTRACT) <= set(calls.columns) and calls.height == len(server.log)
     assert (calls["provider"] == "sim").all() and (calls["cost_usd"] > 0).all()
     assert calls["request_id"].null_count() == 0 and calls["model_version"].null_count() == 0
     assert_briefs_private(calls)
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert b"SECRET123" not in path.read_bytes(), path
+
+
+def test_provider_service_starts_and_stops_the_sim() -> None:
+    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke", "provider=sim"]))
+    with provider_service(sweep) as served:
+        settings = served.provider.settings
+        assert settings["apis"] == {"claude-opus-5-5": "anthropic", "claude-haiku-5-5": "anthropic"}
+        with urllib.request.urlopen(f"{settings['base_url']}/sim/log", timeout=10) as resp:
+            assert json.loads(resp.read()) == []
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"{settings['base_url']}/sim/log", timeout=2)

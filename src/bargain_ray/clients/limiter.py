@@ -214,9 +214,12 @@ class Limiters:
         await state.acquire(ticket, input_tokens)
         return ticket
 
-    async def release(self, key: str, ticket: int, feedback: dict[str, Any]) -> None:
+    def settle(self, key: str, ticket: int, feedback: dict[str, Any]) -> None:
         if key in self.keys:
             self.keys[key].release(ticket, Feedback.model_validate(feedback))
+
+    async def release(self, key: str, ticket: int, feedback: dict[str, Any]) -> None:
+        self.settle(key, ticket, feedback)
 
     async def snapshot(self) -> dict[str, dict[str, Any]]:
         return {k: s.snapshot() for k, s in self.keys.items()}
@@ -245,7 +248,7 @@ class Limiter:
         if self._actor is not None:
             self._actor.release.remote(self.key, ticket, data)
         else:
-            asyncio.get_running_loop().create_task(Limiter._local.release(self.key, ticket, data))
+            Limiter._local.settle(self.key, ticket, data)
 
 
 RemoteLimiters = ray.remote(num_cpus=0, max_concurrency=100_000)(Limiters)
