@@ -7,6 +7,7 @@ import json
 
 import pytest
 import yaml
+from helpers import DATA, ROOT, game_config
 
 from bargain_ray.clients import ClientPool, key_env_vars, make_client
 from bargain_ray.clients.base import TechnicalFailure
@@ -17,7 +18,6 @@ from bargain_ray.games import load_game
 from bargain_ray.games.base import Prompt
 from bargain_ray.records import Usage
 from bargain_ray.sim import SimServer, SimSettings
-from helpers import DATA, ROOT, game_config
 
 SECRET = "sk-test-SECRET123"
 FAST = {"max_attempts": 3, "initial_s": 0.001, "max_s": 0.01, "timeout_s": 1.5}

@@ -7,10 +7,10 @@ import urllib.error
 import urllib.request
 
 import pytest
+from helpers import game_config
 
 from bargain_ray.games import load_game
 from bargain_ray.sim import SimServer, SimSettings
-from helpers import game_config
 
 
 def opening(role: str = "seller") -> tuple[str, str]:

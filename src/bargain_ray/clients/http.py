@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,7 +58,7 @@ def limiter_key(provider: str, base_url: str | None, api_key: str, model: str) -
     return f"{provider}:{digest}:{model}"
 
 
-class HTTPClient:
+class HTTPClient(ABC):
     """Complete a prompt through one provider API; retries and limits are applied here, once."""
 
     input_includes_cache = False
@@ -68,16 +69,17 @@ class HTTPClient:
         self._secret = api_key
         self.limiter = Limiter(limiter_key(provider, base_url, api_key, model.name), model.limits)
 
+    @abstractmethod
     def body(self, prompt: Prompt) -> dict[str, Any]:
         """The request body exactly as sent (and recorded)."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def send(self, body: dict[str, Any]) -> Sent:
         """One attempt; raises the SDK's errors or MalformedReply."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def close(self) -> None:
-        raise NotImplementedError
+        """Release the SDK's connections."""
 
     def _reply(self, body: dict[str, Any], **fields: Any) -> Reply:
         return Reply(provider=self.provider, model=body["model"], request=body, **fields)
@@ -106,7 +108,7 @@ class HTTPClient:
             async for attempt in retrying(self.model.retry):
                 with attempt:
                     sent, latency = await self._attempt(body, errors)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - after the retries any failure is technical, never a crash
             message = f"{self.provider} {body['model']}: {describe(exc, self._secret)} (after {len(errors)} attempts)"
             reply = self._reply(body, text="", attempts=len(errors), attempt_errors=errors, stop_reason="error")
             raise TechnicalFailure(message, reply) from None
