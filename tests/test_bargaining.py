@@ -23,6 +23,7 @@ from bargain_ray.games import load_game
 from bargain_ray.games.bargaining import engine, metrics, prompts, strategy
 from bargain_ray.games.base import RuleError
 from bargain_ray.loop import play
+from bargain_ray.replay import ReplayFile, replay
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -361,6 +362,15 @@ def test_demo_sweep_writes_tables(tmp_path, sweep_env):
     records = [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
     rows = [metrics.per_game(r) for r in records]
     assert sum(r["deal_rate"] for r in rows) == games["agreement"].sum()
+    # every journaled game re-scores to the same outcome from its replies alone
+    for rec in records:
+        variant = rec["outcome"]["prompt_variant"]
+        spec = ReplayFile(game="bargaining", first_speaker="seller", seed=rec["unit"]["seed"],
+                          overrides=[f"game.prompt_variant={variant}"],
+                          replies=[c["response_text"] for c in rec["calls"]])
+        again = replay(spec).outcome
+        scored = ("status", "seller_cost", "buyer_value", "price", "round", "seller_payoff", "buyer_payoff")
+        assert {k: again[k] for k in scored} == {k: rec["outcome"][k] for k in scored}
 
 
 def test_eight_cells_rehearse_on_the_simulated_provider(tmp_path, sweep_env):
