@@ -50,7 +50,9 @@ def assert_briefs_private(calls: pl.DataFrame) -> None:
 def test_storm_sweep_statuses_and_every_call_once(ray_session: str, tmp_path: Path) -> None:
     faults = {"error_5xx": 0.08, "overloaded": 0.08, "timeout": 0.03, "drop": 0.05, "malformed": 0.08,
               "refusal": 0.03, "overlong": 0.05}
-    server = SimServer(SimSettings(seed=11, faults=faults, timeout_sleep_s=2.0))
+    # the server's limit is not in the sweep's settings: the limiter learns it from 429s and headers
+    limits = {"requests_per_minute": 3000, "burst_s": 0.1}
+    server = SimServer(SimSettings(seed=11, faults=faults, limits=limits, timeout_sleep_s=2.0))
     with server:
         assert run_sweep(sim_sweep(tmp_path, server.base_url, max_attempts=3)) == 0
     games = pl.read_parquet(tmp_path / "games.parquet")
@@ -67,6 +69,7 @@ def test_storm_sweep_statuses_and_every_call_once(ray_session: str, tmp_path: Pa
 
     # no call lost or counted twice: attempts recorded == requests served, replies == 200s served
     log = server.log
+    assert any(e["status"] == 429 for e in log)
     assert calls["attempts"].sum() == len(log)
     served = sorted(e["request_id"] for e in log if e["status"] == 200 and e["fault"] != "malformed")
     assert sorted(calls.filter(pl.col("status") == "ok")["request_id"]) == served
