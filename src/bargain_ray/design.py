@@ -55,7 +55,7 @@ def effective_model(sweep: SweepConfig, letter: str) -> ModelConfig:
     """A model as this run calls it: ``provider=sim|local`` reroutes every LLM."""
     model = sweep.models[letter]
     if sweep.provider.name != "default" and model.is_llm:
-        return model.model_copy(update={"provider": sweep.provider.name})
+        return model.model_copy(update={"provider": sweep.provider.name, "api_key_env": None, "base_url": None})
     return model
 
 

@@ -8,15 +8,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bargain_ray.budget import estimate
+from bargain_ray.clients import key_env
 from bargain_ray.clients.services import provider_service
 from bargain_ray.config import SweepConfig
 from bargain_ray.design import Unit, components, effective_model, units
 from bargain_ray.report import build_report
 from bargain_ray.runner import Tally, run_units
 from bargain_ray.store import SweepStore
-
-KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "openai_compatible": "OPENAI_API_KEY"}
-
 
 def sweep_dir(sweep: SweepConfig) -> Path:
     return Path(sweep.run.dir) if sweep.run.dir else Path("outputs") / sweep.grid.name
@@ -27,7 +25,7 @@ def missing_keys(sweep: SweepConfig) -> list[str]:
     missing = []
     for letter in sorted(sweep.models):
         model = effective_model(sweep, letter)
-        env = model.api_key_env or KEY_ENV.get(model.provider)
+        env = key_env(model, model.provider) if model.provider not in ("sim", "local", "strategy") else None
         if env and not os.environ.get(env) and env not in missing:
             missing.append(env)
     return missing

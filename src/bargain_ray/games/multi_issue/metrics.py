@@ -6,15 +6,10 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from bargain_ray.figures import figure
 from bargain_ray.games.base import Status
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
 from bargain_ray.games.multi_issue.engine import State
-
-
-def figure(x: Fraction) -> dict[str, Any]:
-    """A figure both exactly (as a fraction string) and as a float."""
-    text = str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
-    return {"exact": text, "value": float(x) if x.denominator != 1 else int(x)}
 
 
 def utility(config: MultiIssueConfig, role: str, terms: dict[str, Decimal | float]) -> Fraction:

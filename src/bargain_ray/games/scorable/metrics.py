@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from bargain_ray.games.base import Status
-from bargain_ray.games.multi_issue.metrics import figure
+from bargain_ray.figures import figure
 from bargain_ray.games.scorable.config import ScorableConfig, exact
 from bargain_ray.games.scorable.engine import State
 
