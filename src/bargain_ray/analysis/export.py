@@ -16,6 +16,8 @@ from bargain_ray.analysis.card import card
 from bargain_ray.store import MANIFEST
 
 LOG_VERSION = 1
+GROUND_TRUTH = ("seller_cost", "buyer_value")
+"""Outcome fields that are private truths of the game, copied to the header as seed 002 keeps them."""
 
 
 def raw_lines(record: dict[str, Any], config: dict[str, Any] | None, prompts: str | None,
@@ -25,6 +27,7 @@ def raw_lines(record: dict[str, Any], config: dict[str, Any] | None, prompts: st
     header = {
         "type": "header", "log_version": LOG_VERSION, "unit": record["unit"], "game_config": config,
         "prompts_hash": prompts,
+        "ground_truth": {k: record["outcome"][k] for k in GROUND_TRUTH if k in record["outcome"]},
         "private_briefs": {role: {"text": text, "sent": sent} for role, (text, sent) in briefs.items()},
     }
     lines = [header]

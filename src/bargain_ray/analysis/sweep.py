@@ -41,8 +41,9 @@ class Sweep:
         or a game that ended before the role was asked)."""
         out: dict[str, tuple[str, bool]] = {}
         for c in record["calls"]:
-            if c["role"] not in out and (c.get("request") or {}).get("system"):
-                out[c["role"]] = (c["request"]["system"], True)
+            system = sent_system(c.get("request") or {})
+            if c["role"] not in out and system:
+                out[c["role"]] = (system, True)
         config = self.game_config(record["unit"])
         if config is None:
             return out
@@ -50,6 +51,14 @@ class Sweep:
         unit = record["unit"]
         state = game.start(unit.get("seed", 0), unit.get("first_speaker"))
         return {role: out.get(role) or (game.prompt(state, role).system, False) for role in game.roles}
+
+
+def sent_system(request: dict[str, Any]) -> str | None:
+    """The system prompt of a request as sent: Anthropic's ``system``, or OpenAI's first system message."""
+    if request.get("system"):
+        return request["system"]
+    first = (request.get("messages") or [{}])[0]
+    return first.get("content") if first.get("role") in ("system", "developer") else None
 
 
 def load(path: Path) -> Sweep:
