@@ -258,6 +258,8 @@ def _actor() -> Any:
     """The cluster's limiter actor (created on first use), or None without Ray."""
     if not ray.is_initialized():
         return None
+    # restarted wherever Ray can if its node dies (state is relearned); calls to it are retried
     return RemoteLimiters.options(
         name=ACTOR_NAME, namespace=NAMESPACE, get_if_exists=True, lifetime="detached",
+        max_restarts=-1, max_task_retries=-1,
     ).remote()
