@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 
 import pytest
 import yaml
+from aiohttp import web
 from helpers import DATA, ROOT, game_config
 
 from bargain_ray.clients import ClientPool, key_env_vars, make_client
@@ -157,3 +159,41 @@ def test_missing_key_is_a_technical_failure_and_keys_forward_by_name(monkeypatch
     assert key_env_vars(sweep) == {}
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     assert key_env_vars(sweep) == {"ANTHROPIC_API_KEY": SECRET}
+
+
+@pytest.mark.parametrize(("name", "api"), [("claude-haiku-5-5", "anthropic"), ("gpt-5-mini", "openai")])
+def test_wire_body_is_the_recorded_request(name: str, api: str) -> None:
+    """What the SDK puts on the wire is exactly the request recorded, and no credential is in it."""
+    seen: list[dict] = []
+
+    async def echo(request: web.Request) -> web.Response:
+        seen.append(await request.json())
+        if api == "anthropic":
+            return web.json_response({"id": "m", "type": "message", "role": "assistant", "model": "v1",
+                                      "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
+                                      "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}})
+        return web.json_response({"id": "c", "object": "chat.completion", "created": 0, "model": "v1", "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+    async def run() -> object:
+        app = web.Application()
+        app.router.add_post("/v1/messages", echo)
+        app.router.add_post("/v1/chat/completions", echo)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        await web.SockSite(runner, sock).start()
+        port = sock.getsockname()[1]
+        model = model_conf(name).model_copy(update={"provider": "sim"})
+        settings = {"base_url": f"http://127.0.0.1:{port}", "apis": {model.name: api}}
+        client = make_client(model, ProviderConfig(name="sim", settings=settings))
+        try:
+            return await client.complete(opening_prompt(), "k01")
+        finally:
+            await client.close()
+            await runner.cleanup()
+
+    reply = asyncio.run(run())
+    assert seen == [reply.request] and reply.text == "hi" and reply.model_version == "v1"
