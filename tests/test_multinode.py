@@ -114,7 +114,8 @@ class Cluster:
         self.env = {k: v for k, v in os.environ.items()
                     if not k.endswith("_API_KEY") and k not in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "RAY_AUTH_TOKEN")}
         self.env |= {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "RAY_USAGE_STATS_ENABLED": "0",
-                     "PYTHONUNBUFFERED": "1"} | FAST_NODE_DEATH
+                     "PYTHONUNBUFFERED": "1", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+        self.env |= FAST_NODE_DEATH
         self.gcs_port, self.dash_port = free_port(), free_port()
         self.dashboard = f"http://127.0.0.1:{self.dash_port}"
         self.pgids: dict[str, int] = {}
