@@ -11,6 +11,7 @@ from typing import Any
 import ray
 from tqdm import tqdm
 
+from bargain_ray.clients import key_env_vars
 from bargain_ray.calljournal import read_journal, start_journal
 from bargain_ray.config import SweepConfig
 from bargain_ray.design import Unit
@@ -66,7 +67,8 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, store: Swee
     journal = start_journal(store.path) if journaling else None
     recorded = read_journal(store.path, skip=set(store.finished())) if journaling else {}
     options = {"max_concurrency": max(run.max_in_flight, 16)}
-    workers = [RemoteGameRunner.options(**options).remote(spec, journal) for _ in range(run.workers)]
+    keys = key_env_vars(sweep)
+    workers = [RemoteGameRunner.options(**options).remote(spec, journal, keys) for _ in range(run.workers)]
     pending: dict[ray.ObjectRef, int] = {}
     source = batches(units, size, recorded)
     tally = Tally()

@@ -20,9 +20,9 @@ from bargain_ray.loop import play
 class GameRunner:
     """Holds the games and clients of one sweep; each call plays a batch of units."""
 
-    def __init__(self, sweep: dict[str, Any], journal: Any = None) -> None:
+    def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None) -> None:
         self.sweep = SweepConfig.model_validate(sweep)
-        self.clients = ClientPool(self.sweep.provider)
+        self.clients = ClientPool(self.sweep.provider, keys)
         self.journal = journal
         self._games: dict[tuple[str, str], Game] = {}
 

@@ -10,6 +10,7 @@ to the bundled local model's OpenAI-compatible server.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from bargain_ray.clients.anthropic_messages import AnthropicClient
@@ -29,7 +30,8 @@ def key_env(model: ModelConfig, api: str) -> str | None:
 
 
 def key_env_vars(sweep: SweepConfig) -> dict[str, str]:
-    """The key variables the sweep's models read, as set here: what workers need in their environment."""
+    """The key variables the sweep's models read, as set here: handed to each worker as an actor argument
+    (the object store, never a runtime env, a log or a record), so workers on any node have them."""
     names = {key_env(m, m.provider) for m in sweep.models.values() if m.is_llm}
     return {n: os.environ[n] for n in sorted(n for n in names if n) if os.environ.get(n)}
 
@@ -56,13 +58,17 @@ def _http_client(model: ModelConfig, label: str, api: str, key: str, base_url: s
     return OpenAIClient(model, label, key, base_url, field)
 
 
-def make_client(model: ModelConfig, provider: ProviderConfig) -> ModelClient:
-    """The client for one model as this run calls it (``provider`` holds the sim's or local model's address)."""
+def make_client(model: ModelConfig, provider: ProviderConfig, keys: Mapping[str, str] | None = None) -> ModelClient:
+    """The client for one model as this run calls it (``provider`` holds the sim's or local model's address).
+
+    ``keys`` are the key variables the driver handed this worker; by default this process's environment.
+    """
     settings: dict[str, Any] = provider.settings
+    keys = os.environ if keys is None else keys
     if model.provider == "sim":
         api = settings.get("apis", {}).get(model.name, "anthropic")
         base = settings["base_url"]
-        key = os.environ.get(key_env(model, api) or "") or NO_KEY
+        key = keys.get(key_env(model, api) or "") or NO_KEY
         # the sim is the provider here: its limits are the ones to pace by, not the real provider's
         served = {k: v for k, v in settings.get("limits", {}).items() if k in Limits.model_fields}
         model = model.model_copy(update={"limits": Limits(**served, max_in_flight=model.limits.max_in_flight)})
@@ -71,7 +77,7 @@ def make_client(model: ModelConfig, provider: ProviderConfig) -> ModelClient:
         served = model.model_copy(update={"name": settings["name"]})
         return _http_client(served, "local", "openai_compatible", NO_KEY, settings["base_url"])
     env = key_env(model, model.provider)
-    key = os.environ.get(env or "")
+    key = keys.get(env or "")
     if not key:
         return MissingKey(model, env)
     return _http_client(model, model.provider, model.provider, key, model.base_url)
@@ -80,14 +86,15 @@ def make_client(model: ModelConfig, provider: ProviderConfig) -> ModelClient:
 class ClientPool:
     """Creates each model's client once per worker process."""
 
-    def __init__(self, provider: ProviderConfig) -> None:
+    def __init__(self, provider: ProviderConfig, keys: Mapping[str, str] | None = None) -> None:
         self.provider = provider
+        self.keys = keys
         self._clients: dict[str, ModelClient] = {}
 
     def get(self, model: ModelConfig) -> ModelClient:
         key = model.model_dump_json()
         if key not in self._clients:
-            self._clients[key] = make_client(model, self.provider)
+            self._clients[key] = make_client(model, self.provider, self.keys)
         return self._clients[key]
 
     async def close(self) -> None:

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import ray
-
-from bargain_ray.clients import key_env_vars
 from bargain_ray.config import SweepConfig
 from bargain_ray.sim import SimServer, SimSettings
 
@@ -26,23 +22,9 @@ def sim_settings(sweep: SweepConfig) -> SimSettings:
     return settings.model_copy(update={"apis": {**apis, **settings.apis}})
 
 
-def forward_keys(sweep: SweepConfig) -> None:
-    """Start or join Ray with the models' key variables in the job's worker environment.
-
-    Keys come from the environment only, and workers on other nodes do not share
-    the driver's: Ray's job runtime env carries them (never the sweep config or a
-    record). A Ray already started in this process is left as it is.
-    """
-    env = key_env_vars(sweep)
-    if env and not ray.is_initialized():
-        ray.init(address=os.environ.get("RAY_ADDRESS"), log_to_driver=False, include_dashboard=False,
-                 runtime_env={"env_vars": env})
-
-
 @contextmanager
 def provider_service(sweep: SweepConfig) -> Iterator[SweepConfig]:
     """Start what ``sweep.provider`` needs and yield the sweep pointed at it; stop it after."""
-    forward_keys(sweep)
     name = sweep.provider.name
     if name == "sim":
         settings = sim_settings(sweep)
