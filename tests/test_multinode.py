@@ -178,7 +178,7 @@ class Cluster:
         """The user's path: jobs/submit.py, i.e. ray job submit --working-dir . -- python -m bargain_ray ..."""
         cmd = [sys.executable, str(ROOT / "jobs" / "submit.py"), "--address", self.dashboard, "--dir", str(sweep_dir),
                "--no-wait", "--submission-id", submission_id, "--", *OVERRIDES]
-        done = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(cmd, check=False, env=self.env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, f"submit failed:\n{done.stdout}\n{done.stderr}"
 
     def wait(self, submission_id: str, timeout_s: float = 600) -> str:
