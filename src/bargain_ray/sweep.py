@@ -16,6 +16,7 @@ from bargain_ray.report import build_report
 from bargain_ray.runner import Tally, run_units
 from bargain_ray.store import SweepStore
 
+
 def sweep_dir(sweep: SweepConfig) -> Path:
     return Path(sweep.run.dir) if sweep.run.dir else Path("outputs") / sweep.grid.name
 

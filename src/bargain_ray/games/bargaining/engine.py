@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bargain_ray.games.base import Ended, RuleError, Status
 from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
+from bargain_ray.games.base import Ended, RuleError, Status
 
 Kind = Literal["offer", "accept", "reject"]
 KEYS = ("stated_valuation", "offer", "action", "message", "reasoning_private")

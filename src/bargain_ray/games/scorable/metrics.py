@@ -15,12 +15,12 @@ import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
 from fractions import Fraction
+from functools import cache
 from typing import Any
 
-from bargain_ray.games.base import Status
 from bargain_ray.figures import figure
+from bargain_ray.games.base import Status
 from bargain_ray.games.scorable.config import ScorableConfig, exact
 from bargain_ray.games.scorable.engine import State
 
