@@ -34,6 +34,7 @@ from bargain_ray.records import GameRecord  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = {"parallel": 2, "context_size": 4096}
 
+
 def _reply(action: str, offer_id: dict[str, Any], terms: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "object",
