@@ -40,7 +40,12 @@ def _reply(action: str, offer_id: dict[str, Any], terms: dict[str, Any]) -> dict
         "type": "object",
         "additionalProperties": False,
         "required": ["action", "offer_id", "terms", "message"],
-        "properties": {"action": {"const": action}, "offer_id": offer_id, "terms": terms, "message": {"type": "string", "maxLength": 200}},
+        "properties": {
+            "action": {"const": action},
+            "offer_id": offer_id,
+            "terms": terms,
+            "message": {"type": "string", "maxLength": 200},
+        },
     }
 
 
@@ -48,7 +53,7 @@ _TERMS = {
     "type": "object",
     "additionalProperties": False,
     "required": ["unit_price_usd", "cancellation_fee_pct", "name_change_notice_hours"],
-    "properties": {"unit_price_usd": {"type": "number"}, "cancellation_fee_pct": {"type": "number"}, "name_change_notice_hours": {"type": "number"}},
+    "properties": {name: {"type": "number"} for name in ("unit_price_usd", "cancellation_fee_pct", "name_change_notice_hours")},
 }
 _NULL = {"type": "null"}
 TICKETS_SCHEMA = {
@@ -74,7 +79,9 @@ class WithSchema:
         self.agent = agent
 
     async def act(self, prompt: Prompt, call_id: str) -> Reply:
-        return await self.agent.act(prompt if prompt.json_schema else prompt.model_copy(update={"json_schema": TICKETS_SCHEMA}), call_id)
+        if prompt.json_schema is None:
+            prompt = prompt.model_copy(update={"json_schema": TICKETS_SCHEMA})
+        return await self.agent.act(prompt, call_id)
 
 
 def _game(max_turns: int) -> Any:
@@ -89,7 +96,8 @@ async def _play(base_url: str, unit_id: str, first: str, max_tokens: int, constr
     client = make_client(model, ProviderConfig(name="local", settings={"name": MODEL_NAME, "base_url": base_url}))
     agent: Any = WithSchema(LLMAgent(client)) if constrained else LLMAgent(client)
     try:
-        return await play(_game(2), {"buyer": agent, "seller": agent}, {"unit_id": unit_id, "seed": 1, "first_speaker": first})
+        unit = {"unit_id": unit_id, "seed": 1, "first_speaker": first}
+        return await play(_game(2), {"buyer": agent, "seller": agent}, unit)
     finally:
         await client.close()
 
@@ -137,7 +145,8 @@ def test_every_game_ends_with_a_known_status(games: list[GameRecord]) -> None:
         assert [c.call_id for c in record.calls] == [f"{unit_id}-k{k:02d}" for k in range(1, len(record.calls) + 1)]
         for call in record.calls:
             assert call.provider == "local" and call.model == call.request["model"] == MODEL_NAME
-            assert len(call.attempt_errors) == call.attempts - 1 and call.usage.input_tokens > 0 and call.usage.output_tokens > 0
+            assert len(call.attempt_errors) == call.attempts - 1
+            assert call.usage.input_tokens > 0 and call.usage.output_tokens > 0
 
 
 def test_invalid_replies_are_recorded_with_rule_names(games: list[GameRecord]) -> None:
@@ -173,11 +182,12 @@ def test_cut_replies_ask_for_repairs_then_fail_the_format(games: list[GameRecord
 
 
 def test_serve_stops_on_error() -> None:
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with pytest.raises(KeyError), serve(SETTINGS) as url:
-        urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url.removesuffix("/v1") + "/health").close()
+        direct.open(url.removesuffix("/v1") + "/health").close()
         raise KeyError("boom")
     with pytest.raises(urllib.error.URLError):
-        urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url.removesuffix("/v1") + "/health", timeout=2)
+        direct.open(url.removesuffix("/v1") + "/health", timeout=2)
 
 
 def test_missing_parts_are_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
