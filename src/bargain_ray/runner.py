@@ -56,44 +56,80 @@ def batches(units: Iterator[Unit], size: int, recorded: dict[str, list[dict[str,
         yield [u.model_dump(mode="json") | {"recorded_calls": recorded.get(u.unit_id, [])} for u in chunk]
 
 
+class WorkerPool:
+    """GameRunner actors and the batches in flight on each; a batch lost with its actor is sent again."""
+
+    def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int, concurrency: int) -> None:
+        self._args = (spec, journal, keys)
+        self._options = {"max_concurrency": concurrency, "scheduling_strategy": "SPREAD"}
+        self.workers = [self._start() for _ in range(count)]
+        self.pending: dict[ray.ObjectRef, tuple[int, list[dict[str, Any]]]] = {}
+        self._turn = itertools.count()
+
+    def _start(self) -> Any:
+        return RemoteGameRunner.options(**self._options).remote(*self._args)
+
+    def submit(self, batch: list[dict[str, Any]], index: int | None = None) -> None:
+        index = next(self._turn) % len(self.workers) if index is None else index
+        self.pending[self.workers[index].play_batch.remote(batch)] = (index, batch)
+
+    def games_in_flight(self) -> int:
+        return sum(len(batch) for _, batch in self.pending.values())
+
+    def finished(self, timeout: float = 0.5) -> Iterator[list[dict[str, Any]]]:
+        """Record batches as they finish: wait for one, then take every other one already done."""
+        done, rest = ray.wait(list(self.pending), num_returns=1, timeout=timeout)
+        if rest and done:
+            done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
+        for ref in done:
+            index, batch = self.pending.pop(ref)
+            try:
+                yield ray.get(ref)
+            except ray.exceptions.RayActorError:
+                tqdm.write(f"a worker was lost with {len(batch)} games in flight; they run again on a new one")
+                self.workers[index] = self._start()
+                self.submit(batch, index)
+
+    def close(self, clean: bool) -> None:
+        if clean:
+            try:
+                ray.get([w.close.remote() for w in self.workers], timeout=30)
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                pass  # connections of a lost worker went with it
+        for w in self.workers:
+            ray.kill(w)
+
+
 def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, store: SweepStore) -> tuple[Tally, bool]:
     """Play ``units``, journaling each result as it arrives; returns (tally, interrupted)."""
     ensure_ray()
     run = sweep.run
     llm = any(m.is_llm for m in sweep.models.values())
     size = run.batch_size or (1 if llm else 32)
-    spec = sweep.model_dump(mode="json")
     journaling = run.journal_calls is not False and (run.journal_calls or llm)
     journal = start_journal(store.path) if journaling else None
     recorded = read_journal(store.path, skip=set(store.finished())) if journaling else {}
-    options = {"max_concurrency": max(run.max_in_flight, 16)}
-    keys = key_env_vars(sweep)
-    workers = [RemoteGameRunner.options(**options).remote(spec, journal, keys) for _ in range(run.workers)]
-    pending: dict[ray.ObjectRef, int] = {}
+    pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), run.workers,
+                      max(run.max_in_flight, 16))
     source = batches(units, size, recorded)
     tally = Tally()
-    budget_hit = False
-    interrupted = False
+    budget_hit = exhausted = interrupted = False
     bar = tqdm(total=total, unit="game", disable=not run.progress, dynamic_ncols=True)
     try:
-        turn = itertools.cycle(workers)
-        exhausted = False
         while True:
-            while not exhausted and not budget_hit and len(pending) * size < run.max_in_flight:
+            while not exhausted and not budget_hit and pool.games_in_flight() + size <= max(run.max_in_flight, size):
                 batch = next(source, None)
                 if batch is None:
                     exhausted = True
                     break
-                pending[next(turn).play_batch.remote(batch)] = len(batch)
-            if not pending:
+                pool.submit(batch)
+            if not pool.pending:
                 break
-            done, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0.2, fetch_local=True)
-            for ref in done:
-                pending.pop(ref)
-                for record in ray.get(ref):
-                    store.append(record)
+            for records in pool.finished():
+                store.append_many(records)
+                for record in records:
                     tally.add(record)
-                    bar.update(1)
+                bar.update(len(records))
                 bar.set_postfix(
                     agree=tally.statuses.get("AGREEMENT", 0),
                     fail=sum(v for k, v in tally.statuses.items() if k not in ("AGREEMENT", "NO_AGREEMENT")),
@@ -109,10 +145,7 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, store: Swee
     finally:
         bar.close()
         store.close()
-        if not interrupted:
-            ray.get([w.close.remote() for w in workers], timeout=30)
-        for w in workers:
-            ray.kill(w)
+        pool.close(clean=not interrupted)
         if journal is not None:
             ray.get(journal.close.remote())
             ray.kill(journal)

@@ -58,4 +58,5 @@ class GameRunner:
         await self.clients.close()
 
 
-RemoteGameRunner = ray.remote(num_cpus=0, max_restarts=3, max_task_retries=3)(GameRunner)
+# Stateless between games: a lost actor restarts anywhere, and the driver re-sends its batches.
+RemoteGameRunner = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3)(GameRunner)

@@ -20,6 +20,7 @@ class MultiIssueGame:
         self.config = config
         self.roles = tuple(config.roles)
         self.max_repairs = config.max_repairs
+        self.bounds = metrics.bounds(config)  # the same for every game of this config
 
     def start(self, seed: int, first_speaker: str | None) -> State:
         return engine.start(self.config, first_speaker)
@@ -46,7 +47,7 @@ class MultiIssueGame:
         return state.ended
 
     def outcome(self, state: State) -> dict[str, Any]:
-        return metrics.outcome(self.config, state)
+        return metrics.outcome(self.config, state, self.bounds)
 
     def turn_fields(self, state: State, role: str, action: Action) -> dict[str, Any]:
         entry = state.record[-1]

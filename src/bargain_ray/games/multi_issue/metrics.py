@@ -46,9 +46,8 @@ def bounds(config: MultiIssueConfig) -> dict[str, tuple[Fraction, Fraction]]:
     return out
 
 
-def outcome(config: MultiIssueConfig, state: State) -> dict[str, Any]:
-    """The scored part of the outcome record (the loop adds identity and calls)."""
-    b = bounds(config)
+def outcome(config: MultiIssueConfig, state: State, b: dict[str, tuple[Fraction, Fraction]]) -> dict[str, Any]:
+    """The scored part of the outcome record (the loop adds identity and calls); ``b`` is ``bounds(config)``."""
     best = b["joint_gain"][1]
     result: dict[str, Any] = {
         "bounds": {k: [figure(lo)["value"], figure(hi)["value"]] for k, (lo, hi) in b.items()},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,9 @@ def recognizes(system: str) -> bool:
     return "negotiated terms:" in system and "points =" in system
 
 
-def _brief(system: str) -> tuple[list[Issue], float]:
+@lru_cache(maxsize=256)
+def _brief(system: str) -> tuple[tuple[Issue, ...], float]:
+    """Issues and reservation value read from a brief (cached: a brief is read on every turn)."""
     ranges = {m[0]: (float(m[1]), float(m[2])) for m in _TERM.findall(system)}
     levels = {m[0]: m[1] for m in _LEVEL.findall(system.split("where", 1)[1])}
     issues = []
@@ -40,10 +43,10 @@ def _brief(system: str) -> tuple[list[Issue], float]:
         name = levels[symbol]
         lo, hi = ranges[name]
         issues.append(Issue(name, lo, hi, float(weight), bool(low)))
-    return issues, float(_FALLBACK.search(system)[1])
+    return tuple(issues), float(_FALLBACK.search(system)[1])
 
 
-def _utility(issues: list[Issue], terms: dict[str, float]) -> float:
+def _utility(issues: tuple[Issue, ...], terms: dict[str, float]) -> float:
     total = 0.0
     for i in issues:
         x = (terms[i.name] - i.lo) / (i.hi - i.lo)
@@ -51,7 +54,7 @@ def _utility(issues: list[Issue], terms: dict[str, float]) -> float:
     return total
 
 
-def _offer_at(issues: list[Issue], goal: float, places: int) -> dict[str, float]:
+def _offer_at(issues: tuple[Issue, ...], goal: float, places: int) -> dict[str, float]:
     """Terms worth about ``goal``: give ground first on the terms that matter least."""
     terms = {i.name: (i.lo if i.prefers_low else i.hi) for i in issues}
     excess = sum(i.weight for i in issues) - goal
