@@ -35,53 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = {"parallel": 2, "context_size": 4096}
 
 
-def _reply(action: str, offer_id: dict[str, Any], terms: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["action", "offer_id", "terms", "message"],
-        "properties": {
-            "action": {"const": action},
-            "offer_id": offer_id,
-            "terms": terms,
-            "message": {"type": "string", "maxLength": 200},
-        },
-    }
-
-
-_TERMS = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["unit_price_usd", "cancellation_fee_pct", "name_change_notice_hours"],
-    "properties": {name: {"type": "number"} for name in ("unit_price_usd", "cancellation_fee_pct", "name_change_notice_hours")},
-}
-_NULL = {"type": "null"}
-TICKETS_SCHEMA = {
-    "anyOf": [
-        _reply("OFFER", _NULL, _TERMS),
-        _reply("ACCEPT", {"type": "string"}, _NULL),
-        _reply("NONE", _NULL, _NULL),
-    ]
-}
-"""The tickets reply format, one branch per action, until the family puts its own on ``Prompt.json_schema``."""
-
-
 @pytest.fixture(scope="module")
 def base_url() -> Any:
     with serve(SETTINGS) as url:
         yield url
-
-
-class WithSchema:
-    """Puts the tickets reply schema on prompts that carry none, so the server constrains the output."""
-
-    def __init__(self, agent: LLMAgent) -> None:
-        self.agent = agent
-
-    async def act(self, prompt: Prompt, call_id: str) -> Reply:
-        if prompt.json_schema is None:
-            prompt = prompt.model_copy(update={"json_schema": TICKETS_SCHEMA})
-        return await self.agent.act(prompt, call_id)
 
 
 def _game(max_turns: int) -> Any:
@@ -89,12 +46,12 @@ def _game(max_turns: int) -> Any:
     return load_game({**config, "max_turns": max_turns})
 
 
-async def _play(base_url: str, unit_id: str, first: str, max_tokens: int, constrained: bool) -> GameRecord:
+async def _play(base_url: str, unit_id: str, first: str, max_tokens: int) -> GameRecord:
     """One game through the real client stack (limiter, retries, records) as ``provider=local`` builds it."""
     model = ModelConfig(name="smollm2", provider="local", max_tokens=max_tokens, params={"seed": 0},
-                        structured_output=constrained, retry=Retry(max_attempts=2, timeout_s=120))
+                        retry=Retry(max_attempts=2, timeout_s=120))
     client = make_client(model, ProviderConfig(name="local", settings={"name": MODEL_NAME, "base_url": base_url}))
-    agent: Any = WithSchema(LLMAgent(client)) if constrained else LLMAgent(client)
+    agent = LLMAgent(client)  # provider=local always sends the game's reply schema
     try:
         unit = {"unit_id": unit_id, "seed": 1, "first_speaker": first}
         return await play(_game(2), {"buyer": agent, "seller": agent}, unit)
@@ -112,9 +69,9 @@ def games(base_url: str) -> list[GameRecord]:
 
     async def all_games() -> list[GameRecord]:
         return [
-            await _play(base_url, "local-json-buyer", "buyer", 160, True),
-            await _play(base_url, "local-json-seller", "seller", 160, True),
-            await _play(base_url, "local-cut", "buyer", 8, False),
+            await _play(base_url, "local-json-buyer", "buyer", 160),
+            await _play(base_url, "local-json-seller", "seller", 160),
+            await _play(base_url, "local-cut", "buyer", 8),
         ]
 
     return asyncio.run(all_games())

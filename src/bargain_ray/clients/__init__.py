@@ -16,7 +16,7 @@ from typing import Any
 from bargain_ray.clients.anthropic_messages import AnthropicClient
 from bargain_ray.clients.base import ModelClient, Reply, TechnicalFailure
 from bargain_ray.clients.openai_chat import OpenAIClient
-from bargain_ray.config import Limits, ModelConfig, ProviderConfig, SweepConfig
+from bargain_ray.config import Limits, ModelConfig, Price, ProviderConfig, SweepConfig
 from bargain_ray.games.base import Prompt
 
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "openai_compatible": "OPENAI_API_KEY"}
@@ -74,7 +74,10 @@ def make_client(model: ModelConfig, provider: ProviderConfig, keys: Mapping[str,
         model = model.model_copy(update={"limits": Limits(**served, max_in_flight=model.limits.max_in_flight)})
         return _http_client(model, "sim", api, key, base if api == "anthropic" else f"{base}/v1")
     if model.provider == "local":
-        served = model.model_copy(update={"name": settings["name"]})
+        # the local model is free and knows none of the real provider's parameters; it always
+        # gets the game's reply schema, without which a 135M model almost never writes valid JSON
+        served = model.model_copy(update={"name": settings["name"], "params": {}, "price": Price(),
+                                          "structured_output": True})
         return _http_client(served, "local", "openai_compatible", NO_KEY, settings["base_url"])
     env = key_env(model, model.provider)
     key = keys.get(env or "")

@@ -153,6 +153,30 @@ def _turn_text(config: MultiIssueConfig, state: State, role: str) -> str:
     )
 
 
+def _branch(action: str, offer_id: dict, terms: dict) -> dict:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["action", "offer_id", "terms", "message"],
+        "properties": {"action": {"const": action}, "offer_id": offer_id, "terms": terms, "message": {"type": "string"}},
+    }
+
+
+def reply_schema(config: MultiIssueConfig, final: bool) -> dict:
+    """The reply format as a JSON schema, one branch per action, for providers that constrain output."""
+    null = {"type": "null"}
+    terms = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": [t.name for t in config.terms],
+        "properties": {t.name: {"type": "number", "minimum": t.min, "maximum": t.max} for t in config.terms},
+    }
+    accept = _branch("ACCEPT", {"type": "string"}, null)
+    if final:
+        return {"anyOf": [accept, _branch("END", null, null)]}
+    return {"anyOf": [_branch("OFFER", null, terms), accept, _branch("NONE", null, null)]}
+
+
 def prompt(config: MultiIssueConfig, state: State, role: str) -> Prompt:
     """One fresh request carrying the whole public record (seed 000's format)."""
     user = (
@@ -161,7 +185,11 @@ def prompt(config: MultiIssueConfig, state: State, role: str) -> Prompt:
         f"{_standing_text(config, state, role)}\n"
         f"{_turn_text(config, state, role)}"
     )
-    return Prompt(system=brief(config, role), messages=(Message(role="user", content=user),))
+    return Prompt(
+        system=brief(config, role),
+        messages=(Message(role="user", content=user),),
+        json_schema=reply_schema(config, engine.in_final_reply(config, state)),
+    )
 
 
 def repair_message(config: MultiIssueConfig, state: State, error: RuleError) -> str:
