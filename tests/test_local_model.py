@@ -23,10 +23,9 @@ from openai import AsyncOpenAI  # noqa: E402
 
 from bargain_ray.agents.llm import LLMAgent  # noqa: E402
 from bargain_ray.clients import make_client  # noqa: E402
-from bargain_ray.clients.base import Reply  # noqa: E402
 from bargain_ray.config import ModelConfig, ProviderConfig, Retry  # noqa: E402
 from bargain_ray.games import load_game  # noqa: E402
-from bargain_ray.games.base import Prompt, Status  # noqa: E402
+from bargain_ray.games.base import Status  # noqa: E402
 from bargain_ray.local_model import MODEL_NAME, LocalModelUnavailable, model_name, serve  # noqa: E402
 from bargain_ray.loop import play  # noqa: E402
 from bargain_ray.records import GameRecord  # noqa: E402

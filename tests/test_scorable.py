@@ -248,7 +248,7 @@ def brute_force() -> tuple[list[tuple[str, ...]], dict[tuple[str, ...], dict[str
     issues = [i["name"] for i in raw["issues"]]
     space = list(itertools.product(*(i["options"] for i in raw["issues"])))
     points = {
-        combo: {p: sum(Fraction(str(raw["parties"][p]["scores"][i][o])) for i, o in zip(issues, combo)) for p in PARTIES}
+        combo: {p: sum(Fraction(str(raw["parties"][p]["scores"][i][o])) for i, o in zip(issues, combo, strict=True)) for p in PARTIES}
         for combo in space
     }
     return space, points
@@ -263,7 +263,7 @@ def test_feasible_deals_and_the_best_feasible_deal_match_brute_force(table):
     best = max(feasible, key=lambda c: sum(points[c].values()))
     figures, best_welfare = metrics.placement(table.config, None)
     assert figures["feasible_deals"] == len(feasible) == 37
-    assert figures["best_feasible"]["options"] == dict(zip([f"issue{i}" for i in range(5)], best))
+    assert figures["best_feasible"]["options"] == dict(zip([f"issue{i}" for i in range(5)], best, strict=True))
     assert best == ("opt0", "opt0", "opt1", "opt1", "opt1")
     assert best_welfare == sum(points[best].values()) == 1086
     assert figures["best_feasible"]["joint_surplus"] == {"exact": "510437/1000", "value": 510.437}
@@ -278,7 +278,7 @@ def test_pareto_optimality_matches_brute_force(table):
 
     optimal = {c for c in space if not dominated(c)}
     for combo in space:
-        deal = dict(zip([f"issue{i}" for i in range(5)], combo))
+        deal = dict(zip([f"issue{i}" for i in range(5)], combo, strict=True))
         assert metrics.placement(table.config, deal)[0]["pareto_optimal"] == (combo in optimal)
     assert 0 < len(optimal) < len(space)
 
@@ -368,7 +368,7 @@ def test_scorable_demo_sweep_runs_offline(tmp_path, sweep_env):
     assert set(games["condition"]) == {"public", "private"}
     records = [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
     rows = [metrics.per_game(rec) for rec in records]
-    for rec, row in zip(records, rows):
+    for rec, row in zip(records, rows, strict=True):
         assert row["focal_seat"] == PARTIES[rec["unit"]["assignment"] - 1]
         assert row["first_opener"] == PARTIES[rec["unit"]["seed"] % 6]
         assert row["below_threshold"] == 0 and row["feasible_deals"] == 37

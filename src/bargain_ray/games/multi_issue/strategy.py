@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from bargain_ray.concession import exponent, target
