@@ -8,6 +8,7 @@ only ever see this interface, so a new family never changes them.
 from __future__ import annotations
 
 from enum import StrEnum
+from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -122,3 +123,52 @@ class Game(Protocol):
     def turn_fields(self, state: Any, role: str, action: Any) -> dict[str, Any]:
         """Family columns of the turn record for a legal action."""
         ...
+
+
+class Family:
+    """A family bound to one config, delegating to its modules by one convention.
+
+    ``engine``: ``start(config, seed, first_speaker)``, ``to_move(config, state)``,
+    ``parse(config, state, role, reply)``, ``apply(config, state, role, action)``,
+    ``exhausted(config, state, role)``; ``prompts``: ``prompt(config, state, role)``,
+    ``repair_message(config, state, role, error)``; ``metrics``: ``outcome(config, state)``.
+    States carry ``ended``. A family adds only ``turn_fields``.
+    """
+
+    family: ClassVar[str]
+    Config: ClassVar[type[BaseModel]]
+    engine: ClassVar[ModuleType]
+    prompts: ClassVar[ModuleType]
+    metrics: ClassVar[ModuleType]
+
+    def __init__(self, config: Any) -> None:
+        self.config = config
+        self.roles = tuple(config.roles)
+        self.max_repairs = config.max_repairs
+
+    def start(self, seed: int, first_speaker: str | None) -> Any:
+        return self.engine.start(self.config, seed, first_speaker)
+
+    def to_move(self, state: Any) -> str | None:
+        return self.engine.to_move(self.config, state)
+
+    def prompt(self, state: Any, role: str) -> Prompt:
+        return self.prompts.prompt(self.config, state, role)
+
+    def parse(self, state: Any, role: str, reply: str) -> Any:
+        return self.engine.parse(self.config, state, role, reply)
+
+    def repair_message(self, state: Any, role: str, error: RuleError) -> str:
+        return self.prompts.repair_message(self.config, state, role, error)
+
+    def apply(self, state: Any, role: str, action: Any) -> Any:
+        return self.engine.apply(self.config, state, role, action)
+
+    def exhausted(self, state: Any, role: str) -> Any:
+        return self.engine.exhausted(self.config, state, role)
+
+    def ended(self, state: Any) -> Ended | None:
+        return state.ended
+
+    def outcome(self, state: Any) -> dict[str, Any]:
+        return self.metrics.outcome(self.config, state)

@@ -5,48 +5,19 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from bargain_ray.games.bargaining import engine, metrics, prompts, strategy
-from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
+from bargain_ray.games.bargaining.config import BargainingConfig
 from bargain_ray.games.bargaining.engine import Reply, State, number
-from bargain_ray.games.base import Ended, Prompt, RuleError
+from bargain_ray.games.base import Family
 
 
-class BargainingGame:
+class BargainingGame(Family):
     """The family bound to one protocol config."""
 
     family: ClassVar[str] = "bargaining"
     Config = BargainingConfig
-
-    def __init__(self, config: BargainingConfig) -> None:
-        self.config = config
-        self.roles = ROLES
-        self.max_repairs = config.max_repairs
-
-    def start(self, seed: int, first_speaker: str | None) -> State:
-        return engine.start(self.config, seed, first_speaker)
-
-    def to_move(self, state: State) -> str | None:
-        return engine.to_move(state)
-
-    def prompt(self, state: State, role: str) -> Prompt:
-        return prompts.prompt(self.config, state, role)
-
-    def parse(self, state: State, role: str, reply: str) -> Reply:
-        return engine.parse(self.config, state, role, reply)
-
-    def repair_message(self, state: State, role: str, error: RuleError) -> str:
-        return prompts.repair_message(state, error)
-
-    def apply(self, state: State, role: str, action: Reply) -> State:
-        return engine.apply(self.config, state, role, action)
-
-    def exhausted(self, state: State, role: str) -> State:
-        return engine.exhausted(state, role)
-
-    def ended(self, state: State) -> Ended | None:
-        return state.ended
-
-    def outcome(self, state: State) -> dict[str, Any]:
-        return metrics.outcome(self.config, state)
+    engine = engine
+    prompts = prompts
+    metrics = metrics
 
     def turn_fields(self, state: State, role: str, action: Reply) -> dict[str, Any]:
         """Seed 002's turn record: the parsed reply, the truth, and the public part the other side saw."""

@@ -49,6 +49,10 @@ class BargainingConfig(BaseModel):
         return self
 
     @property
+    def roles(self) -> tuple[str, ...]:
+        return ROLES
+
+    @property
     def delta(self) -> Fraction:
         """The per-round discount factor, exactly (0.95 is 19/20)."""
         return Fraction(str(self.discount))

@@ -95,7 +95,7 @@ def round_number(state: State) -> int:
     return len(state.record) + 1
 
 
-def to_move(state: State) -> str | None:
+def to_move(config: BargainingConfig, state: State) -> str | None:
     if state.ended is not None:
         return None
     return state.first_speaker if round_number(state) % 2 == 1 else other(state.first_speaker)
@@ -145,7 +145,7 @@ def apply(config: BargainingConfig, state: State, role: str, reply: Reply) -> St
     return state.model_copy(update=update | {"record": (*state.record, entry)})
 
 
-def exhausted(state: State, role: str) -> State:
+def exhausted(config: BargainingConfig, state: State, role: str) -> State:
     """Repairs ran out: the protocol ended the game."""
     return state.model_copy(
         update={"ended": Ended(status=Status.FORMAT_FAILURE, reason="format_failure"), "failed_role": role}

@@ -140,7 +140,7 @@ def reply_schema(config: BargainingConfig) -> dict[str, Any]:
     }
 
 
-def repair_message(state: State, error: RuleError) -> str:
+def repair_message(config: BargainingConfig, state: State, role: str, error: RuleError) -> str:
     return (
         f"Your reply was not accepted: {error} Nothing was recorded for this round. "
         f"Reply again for round {engine.round_number(state)} with exactly one JSON object and nothing else."

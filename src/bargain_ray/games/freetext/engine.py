@@ -55,7 +55,7 @@ class State(BaseModel):
     failed_role: str | None = None
 
 
-def start(config: FreeTextConfig, first_speaker: str | None) -> State:
+def start(config: FreeTextConfig, seed: int, first_speaker: str | None) -> State:
     speaker = first_speaker or next(iter(config.parties))
     if speaker not in config.parties:
         raise ValueError(f"first speaker {speaker!r} is not a party of {config.name}")

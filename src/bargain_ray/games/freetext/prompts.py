@@ -119,7 +119,7 @@ def prompt(config: FreeTextConfig, state: State, role: str) -> Prompt:
     return Prompt(system=brief(config, role), messages=(*opening, *said))
 
 
-def repair_message(config: FreeTextConfig, role: str, error: RuleError) -> str:
+def repair_message(config: FreeTextConfig, state: State, role: str, error: RuleError) -> str:
     """The answer to an invalid reply; nothing of it reaches the other roles."""
     if role == config.observer.role:
         return f"Your verdict was not accepted: {error} Reply again with exactly one JSON object and nothing else."

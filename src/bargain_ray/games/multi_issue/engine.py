@@ -56,7 +56,7 @@ class State(BaseModel):
     failed_role: str | None = None
 
 
-def start(config: MultiIssueConfig, first_speaker: str | None) -> State:
+def start(config: MultiIssueConfig, seed: int, first_speaker: str | None) -> State:
     speaker = first_speaker or next(iter(config.roles))
     if speaker not in config.roles:
         raise ValueError(f"first speaker {speaker!r} is not a role of {config.name}")
@@ -138,7 +138,7 @@ def apply(config: MultiIssueConfig, state: State, role: str, action: Action) -> 
     return state.model_copy(update=update)
 
 
-def exhausted(state: State, role: str) -> State:
+def exhausted(config: MultiIssueConfig, state: State, role: str) -> State:
     """Repairs ran out: the protocol itself ended the game."""
     return state.model_copy(
         update={"ended": Ended(status=Status.FORMAT_FAILURE, reason="format_failure"), "failed_role": role}

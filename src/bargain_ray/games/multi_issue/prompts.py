@@ -192,7 +192,7 @@ def prompt(config: MultiIssueConfig, state: State, role: str) -> Prompt:
     )
 
 
-def repair_message(config: MultiIssueConfig, state: State, error: RuleError) -> str:
+def repair_message(config: MultiIssueConfig, state: State, role: str, error: RuleError) -> str:
     n = engine.turn_number(state)
     return (
         f"Your reply was not accepted: {error} "

@@ -182,7 +182,7 @@ def _closing(config: ScorableConfig, state: State) -> State | None:
     return None
 
 
-def exhausted(state: State, role: str) -> State:
+def exhausted(config: ScorableConfig, state: State, role: str) -> State:
     """Repairs ran out: the protocol itself ended the game."""
     return state.model_copy(
         update={"ended": Ended(status=Status.FORMAT_FAILURE, reason="format_failure"), "failed_role": role}

@@ -211,7 +211,7 @@ def reply_schema(config: ScorableConfig) -> dict[str, Any]:
     }
 
 
-def repair_message(config: ScorableConfig, state: State, error: RuleError) -> str:
+def repair_message(config: ScorableConfig, state: State, role: str, error: RuleError) -> str:
     return (
         f"Your reply was not accepted: {error} Nothing was recorded for this turn. "
         "Reply again with EXACTLY ONE fenced JSON object and nothing outside it."
