@@ -6,9 +6,7 @@ seed draws the same seller cost and buyer value in every cell).
 
 from __future__ import annotations
 
-import json
 import random
-import re
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -16,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
 from bargain_ray.games.base import Ended, RuleError, Status
+from bargain_ray.games.replies import check_keys, decimals_of, is_number, json_object
 
 Kind = Literal["offer", "accept", "reject"]
 KEYS = ("stated_valuation", "offer", "action", "message", "reasoning_private")
@@ -152,39 +151,12 @@ def exhausted(config: BargainingConfig, state: State, role: str) -> State:
     )
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
-
-
-def _one_json_object(text: str) -> dict[str, Any]:
-    """The reply's JSON object; a single markdown code fence around it is tolerated."""
-    text = text.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced[1]
-    try:
-        obj = json.loads(text, parse_float=Decimal, parse_int=Decimal)
-    except ValueError:
-        obj = None
-    if not isinstance(obj, dict):
-        raise RuleError("not_one_json_object", "Your reply must be exactly one JSON object and nothing else.")
-    return obj
-
-
-def _is_number(x: object) -> bool:
-    return isinstance(x, Decimal) and x.is_finite()
-
-
-def _decimals(x: Decimal) -> int:
-    exponent = x.normalize().as_tuple().exponent
-    return max(0, -exponent) if isinstance(exponent, int) else 0
-
-
 def _price(config: BargainingConfig, offer: object) -> Decimal:
     if offer is None:
         raise RuleError("offer_missing", 'For action "offer", "offer" must be your price (a number).')
-    if not _is_number(offer):
+    if not is_number(offer):
         raise RuleError("offer_not_number", '"offer" must be a number or null.')
-    if _decimals(offer) > config.decimals:
+    if decimals_of(offer) > config.decimals:
         raise RuleError(
             "offer_too_many_decimals", f'"offer" is {offer}: use at most {config.decimals} decimal places.'
         )
@@ -197,17 +169,12 @@ def _price(config: BargainingConfig, offer: object) -> Decimal:
 
 def parse(config: BargainingConfig, state: State, role: str, text: str) -> Reply:
     """The legal reply in ``text``; raises RuleError naming the broken rule."""
-    obj = _one_json_object(text)
-    missing = [k for k in KEYS if k not in obj]
-    if missing:
-        raise RuleError("missing_key", f"The JSON object must have the key {missing[0]!r}.")
-    extra = [k for k in obj if k not in KEYS]
-    if extra:
-        raise RuleError("unknown_key", f"Unknown key {extra[0]!r}: the keys are {', '.join(KEYS)}.")
+    obj = json_object(text, fence=True, exact=True)
+    check_keys(obj, KEYS)
     action, offer, claim = obj["action"], obj["offer"], obj["stated_valuation"]
     if action not in ("offer", "accept", "reject"):
         raise RuleError("unknown_action", f'Unknown action {action!r}: use "offer", "accept" or "reject".')
-    if claim is not None and not _is_number(claim):
+    if claim is not None and not is_number(claim):
         raise RuleError("stated_valuation_not_number", '"stated_valuation" must be a number or null.')
     if not isinstance(obj["message"], str):
         raise RuleError("message_not_text", '"message" must be a string.')
@@ -220,7 +187,7 @@ def parse(config: BargainingConfig, state: State, role: str, text: str) -> Reply
         raise RuleError("reasoning_not_text", '"reasoning_private" must be a string.')
     if action == "offer":
         offer = _price(config, offer)
-    elif offer is not None and not _is_number(offer):
+    elif offer is not None and not is_number(offer):
         raise RuleError("offer_not_number", '"offer" must be a number or null.')
     n = round_number(state)
     if n == 1 and action != "offer":

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.games.base import Ended, RuleError, Status
 from bargain_ray.games.freetext.config import FreeTextConfig
+from bargain_ray.games.replies import check_keys, json_object
 
 AllocationType = Literal["integrative_full", "integrative_partial", "distributive", "lopsided", "none"]
 ALLOCATION_TYPES: tuple[str, ...] = AllocationType.__args__
@@ -119,25 +120,10 @@ def parse_message(config: FreeTextConfig, state: State, role: str, reply: str) -
     return Said(turn=len(state.transcript) + 1, role=role, text=text, sentences=count)
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.S)
-
-
 def parse_verdict(state: State, reply: str) -> Verdict:
     """A verdict is one JSON object (a lone ```json fence around it is tolerated)."""
-    text = reply.strip()
-    fenced = _FENCE.match(text)
-    try:
-        obj = json.loads(fenced[1] if fenced else text)
-    except ValueError:
-        obj = None
-    if not isinstance(obj, dict):
-        raise RuleError("not_one_json_object", "Your reply must be exactly one JSON object and nothing else.")
-    unknown = [k for k in obj if k not in VERDICT_KEYS]
-    if unknown:
-        raise RuleError("unknown_key", f"Unknown key {unknown[0]!r}: the keys are {', '.join(VERDICT_KEYS)}.")
-    missing = [k for k in VERDICT_KEYS if k not in obj]
-    if missing:
-        raise RuleError("missing_key", f"The JSON object must have the key {missing[0]!r}.")
+    obj = json_object(reply, fence=True)
+    check_keys(obj, VERDICT_KEYS)
     agreed, kind, allocation, rationale, confidence = (obj[k] for k in VERDICT_KEYS)
     if not isinstance(agreed, bool):
         raise RuleError("agreement_not_boolean", '"agreement_reached" must be true or false.')

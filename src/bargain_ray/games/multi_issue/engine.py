@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.games.base import Ended, RuleError, Status
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
+from bargain_ray.games.replies import check_keys, decimals_of, is_number, json_object
 
 Kind = Literal["OFFER", "ACCEPT", "NONE", "END"]
 
@@ -145,12 +146,6 @@ def exhausted(config: MultiIssueConfig, state: State, role: str) -> State:
     )
 
 
-def decimals_of(value: Decimal) -> int:
-    """Decimal places a number really has (64.100 has one)."""
-    exponent = value.normalize().as_tuple().exponent
-    return max(0, -exponent) if isinstance(exponent, int) else 0
-
-
 def in_range(config: MultiIssueConfig, name: str, value: Decimal) -> bool:
     term = next(t for t in config.terms if t.name == name)
     return exact(term.min) <= exact(str(value)) <= exact(term.max)
@@ -161,13 +156,8 @@ _KEYS = ("action", "offer_id", "terms", "message")
 
 def parse(config: MultiIssueConfig, state: State, role: str, reply: str) -> Action:
     """The action in a reply, or RuleError naming the first rule it breaks."""
-    obj = _one_json_object(reply)
-    unknown = [k for k in obj if k not in _KEYS]
-    if unknown:
-        raise RuleError("unknown_key", f"Unknown key {unknown[0]!r}: the keys are {', '.join(_KEYS)}.")
-    missing = [k for k in _KEYS if k not in obj]
-    if missing:
-        raise RuleError("missing_key", f"The JSON object must have the key {missing[0]!r}.")
+    obj = json_object(reply, exact=True)
+    check_keys(obj, _KEYS)
     kind, offer_id, terms, message = (obj[k] for k in _KEYS)
     if kind not in ("OFFER", "ACCEPT", "NONE", "END"):
         raise RuleError("unknown_action", f'Unknown action {kind!r}: use "OFFER", "ACCEPT" or "NONE".')
@@ -195,20 +185,6 @@ def parse(config: MultiIssueConfig, state: State, role: str, reply: str) -> Acti
     return action
 
 
-def _one_json_object(reply: str) -> dict:
-    import json
-
-    try:
-        obj = json.loads(reply.strip(), parse_float=Decimal, parse_int=Decimal)
-    except (json.JSONDecodeError, ValueError):
-        raise RuleError(
-            "not_one_json_object", "Your reply must be exactly one JSON object and nothing else."
-        ) from None
-    if not isinstance(obj, dict):
-        raise RuleError("not_one_json_object", "Your reply must be exactly one JSON object and nothing else.")
-    return obj
-
-
 def _terms(config: MultiIssueConfig, terms: object) -> dict[str, Decimal]:
     names = [t.name for t in config.terms]
     if not isinstance(terms, dict):
@@ -221,7 +197,7 @@ def _terms(config: MultiIssueConfig, terms: object) -> dict[str, Decimal]:
         if term.name not in terms:
             raise RuleError("missing_term", f"The offer is missing the term {term.name!r}.")
         value = terms[term.name]
-        if not isinstance(value, Decimal) or not value.is_finite():
+        if not is_number(value):
             raise RuleError("term_not_number", f"{term.name} must be a number.")
         if decimals_of(value) > config.decimals:
             raise RuleError(

@@ -13,12 +13,12 @@ the game ends there; after the last round it ends without a deal.
 from __future__ import annotations
 
 import json
-import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.games.base import Ended, RuleError, Status
+from bargain_ray.games.replies import json_object
 from bargain_ray.games.scorable.config import ScorableConfig
 
 Kind = Literal["propose", "accept", "reject", "walk", "none"]
@@ -189,29 +189,12 @@ def exhausted(config: ScorableConfig, state: State, role: str) -> State:
     )
 
 
-_FENCED = re.compile(r"```(?:json)?[ \t]*\n(.*?)\n?[ \t]*```", re.S)
-
-
-def _one_json_object(reply: str) -> dict:
-    """The one fenced JSON object of a reply (a bare object is taken too: constrained decoders emit those)."""
-    text = reply.strip()
-    fenced = _FENCED.fullmatch(text)
-    body = fenced[1] if fenced else text
-    try:
-        obj = json.loads(body)
-    except json.JSONDecodeError:
-        obj = None
-    if not isinstance(obj, dict):
-        raise RuleError(
-            "not_one_json_object",
-            "Your reply must be EXACTLY ONE fenced JSON object (```json ... ```) and nothing outside it.",
-        )
-    return obj
+_ONE_FENCED = "Your reply must be EXACTLY ONE fenced JSON object (```json ... ```) and nothing outside it."
 
 
 def parse(config: ScorableConfig, state: State, role: str, reply: str) -> Action:
     """The action in a reply, or RuleError naming the first rule it breaks."""
-    obj = _one_json_object(reply)
+    obj = json_object(reply, fence=True, error=_ONE_FENCED)  # a bare object too: constrained decoders emit those
     unknown = [k for k in obj if k not in KEYS]
     if unknown:
         keys = ", ".join(f'"{k}"' for k in KEYS)

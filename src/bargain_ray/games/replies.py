@@ -1,0 +1,54 @@
+"""Reading a reply as one JSON object: the rules every JSON-speaking family shares."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from bargain_ray.games.base import RuleError
+
+ONE_OBJECT = "Your reply must be exactly one JSON object and nothing else."
+_FENCE = re.compile(r"```(?:json)?[ \t]*\n?(.*?)\n?[ \t]*```", re.S)
+
+
+def json_object(reply: str, *, fence: bool = False, exact: bool = False, error: str = ONE_OBJECT) -> dict[str, Any]:
+    """The reply's one JSON object, or RuleError ``not_one_json_object``.
+
+    ``fence``: one markdown code fence around the object is tolerated. ``exact``:
+    numbers are read as Decimals, so 64.125 keeps its three decimals.
+    """
+    text = reply.strip()
+    if fence and (fenced := _FENCE.fullmatch(text)):
+        text = fenced[1]
+    numbers = {"parse_float": Decimal, "parse_int": Decimal} if exact else {}
+    try:
+        obj = json.loads(text, **numbers)
+    except ValueError:
+        obj = None
+    if not isinstance(obj, dict):
+        raise RuleError("not_one_json_object", error)
+    return obj
+
+
+def check_keys(obj: dict[str, Any], keys: Sequence[str]) -> None:
+    """Every key of ``keys`` and no other, unknown keys named first."""
+    unknown = [k for k in obj if k not in keys]
+    if unknown:
+        raise RuleError("unknown_key", f"Unknown key {unknown[0]!r}: the keys are {', '.join(keys)}.")
+    missing = [k for k in keys if k not in obj]
+    if missing:
+        raise RuleError("missing_key", f"The JSON object must have the key {missing[0]!r}.")
+
+
+def is_number(x: object) -> bool:
+    """A finite number as ``json_object(exact=True)`` reads it (never a bool or a string)."""
+    return isinstance(x, Decimal) and x.is_finite()
+
+
+def decimals_of(value: Decimal) -> int:
+    """Decimal places a number really has (64.100 has one)."""
+    exponent = value.normalize().as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else 0
