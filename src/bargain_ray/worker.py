@@ -58,5 +58,6 @@ class GameRunner:
         await self.clients.close()
 
 
-# Stateless between games: a lost actor restarts anywhere, and the driver re-sends its batches.
-RemoteGameRunner = ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3)(GameRunner)
+# Stateless between games: the driver's WorkerPool replaces a lost actor and re-sends its batches,
+# so Ray itself neither restarts it nor retries its calls.
+RemoteGameRunner = ray.remote(num_cpus=0)(GameRunner)
