@@ -150,7 +150,8 @@ class SweepStore:
             if paths:
                 # Journal order is block order up to games finishing out of turn; no global sort,
                 # so memory stays flat in the number of games.
-                pl.concat([pl.scan_parquet(p) for p in paths], how="diagonal_relaxed").sink_parquet(target)
+                frame = pl.concat([pl.scan_parquet(p) for p in paths], how="diagonal_relaxed")
+                frame.sink_parquet(target, row_group_size=chunk)  # small row groups: the writer buffers one
             else:
                 pl.DataFrame(schema=SCHEMAS.get(name)).write_parquet(target)
             counts[name] = pl.scan_parquet(target).select(pl.len()).collect().item()
