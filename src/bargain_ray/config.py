@@ -20,12 +20,17 @@ class Price(Strict):
     cache_write: float = 0.0
 
 
-class Limits(Strict):
-    """Provider limits for one (provider, key, model); runtime knobs, not in the unit hash."""
+class Rates(Strict):
+    """Requests and tokens per minute; None is unlimited."""
 
     requests_per_minute: float | None = None
     input_tokens_per_minute: float | None = None
     output_tokens_per_minute: float | None = None
+
+
+class Limits(Rates):
+    """Provider limits for one (provider, key, model); runtime knobs, not in the unit hash."""
+
     max_in_flight: int = 64
 
 

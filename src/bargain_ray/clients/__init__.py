@@ -16,7 +16,7 @@ from typing import Any
 from bargain_ray.clients.anthropic_messages import AnthropicClient
 from bargain_ray.clients.base import ModelClient, Reply, TechnicalFailure
 from bargain_ray.clients.openai_chat import OpenAIClient
-from bargain_ray.config import Limits, ModelConfig, Price, ProviderConfig, SweepConfig
+from bargain_ray.config import Limits, ModelConfig, Price, ProviderConfig, Rates, SweepConfig
 from bargain_ray.games.base import Prompt
 
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "openai_compatible": "OPENAI_API_KEY"}
@@ -70,7 +70,7 @@ def make_client(model: ModelConfig, provider: ProviderConfig, keys: Mapping[str,
         base = settings["base_url"]
         key = keys.get(key_env(model, api) or "") or NO_KEY
         # the sim is the provider here: its limits are the ones to pace by, not the real provider's
-        served = {k: v for k, v in settings.get("limits", {}).items() if k in Limits.model_fields}
+        served = {k: v for k, v in settings.get("limits", {}).items() if k in Rates.model_fields}
         model = model.model_copy(update={"limits": Limits(**served, max_in_flight=model.limits.max_in_flight)})
         return _http_client(model, "sim", api, key, base if api == "anthropic" else f"{base}/v1")
     if model.provider == "local":

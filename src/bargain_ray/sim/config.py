@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from pydantic import BaseModel, ConfigDict
-
 from bargain_ray.concession import EXPONENTS
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+from bargain_ray.config import Rates, Strict
 
 
 class Latency(Strict):
@@ -21,16 +16,13 @@ class Latency(Strict):
     max_s: float = 30.0
 
 
-class ServerLimits(Strict):
+class ServerLimits(Rates):
     """What the server enforces with real 429s; None is unlimited.
 
     Each limit is a token bucket refilled continuously (as Anthropic documents
     its limits) that holds ``burst_s`` seconds of refill.
     """
 
-    requests_per_minute: float | None = None
-    input_tokens_per_minute: float | None = None
-    output_tokens_per_minute: float | None = None
     burst_s: float = 1.0
 
 
