@@ -21,20 +21,14 @@ class Usage(BaseModel):
     reasoning_tokens: int = 0
 
 
-class CallRecord(BaseModel):
-    """One agent call: one row of calls.parquet. Never holds a key or an auth header."""
+class CallMeta(BaseModel):
+    """How a reply was obtained, as a client reports it. Never holds a key or an auth header."""
 
     model_config = ConfigDict(extra="forbid")
 
-    call_id: str
-    unit_id: str
-    role: str
-    turn: int
-    repair: int = Field(description="0 for the first ask of a turn, 1.. for each repair")
     provider: str
     model: str
     request: dict[str, Any]
-    response_text: str | None = None
     stop_reason: str | None = None
     usage: Usage = Usage()
     latency_s: float = 0.0
@@ -43,6 +37,17 @@ class CallRecord(BaseModel):
     request_id: str | None = None
     model_version: str | None = None
     cost_usd: float = 0.0
+
+
+class CallRecord(CallMeta):
+    """One agent call: one row of calls.parquet, the client's metadata plus where it sits in the game."""
+
+    call_id: str
+    unit_id: str
+    role: str
+    turn: int
+    repair: int = Field(description="0 for the first ask of a turn, 1.. for each repair")
+    response_text: str | None = None
     status: str = "ok"
     valid: bool | None = None
     rule: str | None = None

@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
-from pydantic import BaseModel
+from typing import Protocol
 
 from bargain_ray.games.base import Prompt
-from bargain_ray.records import Usage
+from bargain_ray.records import CallMeta
 
 
-class Reply(BaseModel):
-    """The raw reply text and how it was obtained (never a key or an auth header)."""
+class Reply(CallMeta):
+    """The raw reply text and how it was obtained."""
 
     text: str
-    provider: str
-    model: str
-    request: dict[str, Any]
-    stop_reason: str | None = None
-    usage: Usage = Usage()
-    latency_s: float = 0.0
-    attempts: int = 1
-    attempt_errors: list[str] = []
-    request_id: str | None = None
-    model_version: str | None = None
-    cost_usd: float = 0.0
 
 
 class TechnicalFailure(Exception):
