@@ -100,15 +100,19 @@ class WorkerPool:
             ray.kill(w)
 
 
-def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, store: SweepStore) -> tuple[Tally, bool]:
-    """Play ``units``, journaling each result as it arrives; returns (tally, interrupted)."""
+def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, store: SweepStore,
+              finished: set[str]) -> tuple[Tally, bool]:
+    """Play ``units``, journaling each result as it arrives; returns (tally, interrupted).
+
+    ``finished`` are the units already done, whose journaled calls are not read back.
+    """
     ensure_ray()
     run = sweep.run
     llm = any(m.is_llm for m in sweep.models.values())
     size = run.batch_size or (1 if llm else 32)
     journaling = run.journal_calls is not False and (run.journal_calls or llm)
     journal = start_journal(store.path) if journaling else None
-    recorded = read_journal(store.path, skip=set(store.finished())) if journaling else {}
+    recorded = read_journal(store.path, skip=finished) if journaling else {}
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), run.workers,
                       max(run.max_in_flight, 16))
     source = batches(units, size, recorded)

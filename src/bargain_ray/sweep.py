@@ -53,15 +53,15 @@ def git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
-def plan(sweep: SweepConfig, store: SweepStore) -> tuple[Callable[[], Iterator[Unit]], int, int]:
-    """(a fresh iterator over the units still to play, how many, how many finished)."""
+def plan(sweep: SweepConfig, store: SweepStore) -> tuple[Callable[[], Iterator[Unit]], int, set[str]]:
+    """(a fresh iterator over the units still to play, how many, the ids already finished)."""
     manifest = store.open(sweep.grid.name, components(sweep), {"git_commit": git_commit()})
     done = set(store.finished())
 
     def todo() -> Iterator[Unit]:
         return (u for u in units(sweep, manifest["created"]) if u.unit_id not in done)
 
-    return todo, sum(1 for _ in todo()), len(done)
+    return todo, sum(1 for _ in todo()), done
 
 
 def summary(tally: Tally, store: SweepStore, finished_before: int, interrupted: bool, counts: dict[str, int]) -> str:
@@ -86,13 +86,14 @@ def run_sweep(sweep: SweepConfig) -> int:
     if not sweep.run.dry_run:
         check_keys(sweep)
     store = SweepStore(sweep_dir(sweep))
-    todo, count, finished = plan(sweep, store)
+    todo, count, done = plan(sweep, store)
+    finished = len(done)
     print(f"grid {sweep.grid.name}: {count + finished} units, {finished} finished, {count} to run")
     if sweep.run.dry_run:
         print(estimate(sweep, list(todo())))
         return 0
     with provider_service(sweep) as served:
-        tally, interrupted = run_units(served, todo(), count, store)
+        tally, interrupted = run_units(served, todo(), count, store, done)
     counts = store.write_tables()
     print(summary(tally, store, finished, interrupted, counts))
     if sweep.run.report and not interrupted:
