@@ -7,6 +7,7 @@ only ever see this interface, so a new family never changes them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from types import ModuleType
 from typing import Any, ClassVar, Protocol
@@ -75,6 +76,14 @@ class Ended(BaseModel):
 
     status: Status
     reason: str
+
+
+def opening_role(roles: Sequence[str], given: str | None, default: str, game: str, what: str = "role") -> str:
+    """Who speaks first: the unit's first speaker, else the game's default; never an unknown role."""
+    speaker = given or default
+    if speaker not in roles:
+        raise ValueError(f"first speaker {speaker!r} is not a {what} of {game}: {', '.join(roles)}")
+    return speaker
 
 
 class Game(Protocol):

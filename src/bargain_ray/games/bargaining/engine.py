@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
-from bargain_ray.games.base import Ended, RuleError, Status
+from bargain_ray.games.base import Ended, RuleError, Status, opening_role
 from bargain_ray.games.replies import check_keys, decimals_of, is_number, json_object
 
 Kind = Literal["offer", "accept", "reject"]
@@ -74,9 +74,7 @@ def draw(config: BargainingConfig, seed: int) -> tuple[int, int]:
 
 
 def start(config: BargainingConfig, seed: int, first_speaker: str | None) -> State:
-    speaker = first_speaker or config.first_speaker
-    if speaker not in ROLES:
-        raise ValueError(f"first speaker {speaker!r} is not a role: {', '.join(ROLES)}")
+    speaker = opening_role(ROLES, first_speaker, config.first_speaker, config.name)
     cost, value = draw(config, seed)
     return State(seller_cost=cost, buyer_value=value, first_speaker=speaker)
 

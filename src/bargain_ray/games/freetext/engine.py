@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bargain_ray.games.base import Ended, RuleError, Status
+from bargain_ray.games.base import Ended, RuleError, Status, opening_role
 from bargain_ray.games.freetext.config import FreeTextConfig
 from bargain_ray.games.replies import check_keys, json_object
 
@@ -57,10 +57,8 @@ class State(BaseModel):
 
 
 def start(config: FreeTextConfig, seed: int, first_speaker: str | None) -> State:
-    speaker = first_speaker or next(iter(config.parties))
-    if speaker not in config.parties:
-        raise ValueError(f"first speaker {speaker!r} is not a party of {config.name}")
-    return State(first_speaker=speaker)
+    parties = tuple(config.parties)
+    return State(first_speaker=opening_role(parties, first_speaker, parties[0], config.name, "party"))
 
 
 def other(config: FreeTextConfig, role: str) -> str:

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bargain_ray.games.base import Ended, RuleError, Status
+from bargain_ray.games.base import Ended, RuleError, Status, opening_role
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
 from bargain_ray.games.replies import check_keys, decimals_of, is_number, json_object
 
@@ -58,10 +58,8 @@ class State(BaseModel):
 
 
 def start(config: MultiIssueConfig, seed: int, first_speaker: str | None) -> State:
-    speaker = first_speaker or next(iter(config.roles))
-    if speaker not in config.roles:
-        raise ValueError(f"first speaker {speaker!r} is not a role of {config.name}")
-    return State(first_speaker=speaker)
+    roles = tuple(config.roles)
+    return State(first_speaker=opening_role(roles, first_speaker, roles[0], config.name))
 
 
 def other(config: MultiIssueConfig, role: str) -> str:
