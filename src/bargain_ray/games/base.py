@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 from types import ModuleType
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -86,56 +86,10 @@ def opening_role(roles: Sequence[str], given: str | None, default: str, game: st
     return speaker
 
 
-class Game(Protocol):
-    """A game family bound to one game config. All methods are pure."""
+class Game:
+    """A game family bound to one config; every method is pure. The loop knows games only by this.
 
-    family: ClassVar[str]
-    roles: tuple[str, ...]
-    max_repairs: int
-
-    def start(self, seed: int, first_speaker: str | None) -> Any:
-        """The initial state; all randomness comes from ``seed``."""
-        ...
-
-    def to_move(self, state: Any) -> str | None:
-        """The role asked next, or None once the game has ended."""
-        ...
-
-    def prompt(self, state: Any, role: str) -> Prompt:
-        """The request for ``role``, rendered from that role's view only."""
-        ...
-
-    def parse(self, state: Any, role: str, reply: str) -> Any:
-        """The action in ``reply``; raises RuleError naming the broken rule."""
-        ...
-
-    def repair_message(self, state: Any, role: str, error: RuleError) -> str:
-        """The user message that answers an invalid reply."""
-        ...
-
-    def apply(self, state: Any, role: str, action: Any) -> Any:
-        """The state after ``role`` plays a legal ``action``."""
-        ...
-
-    def exhausted(self, state: Any, role: str) -> Any:
-        """The state after ``role`` used up its repairs."""
-        ...
-
-    def ended(self, state: Any) -> Ended | None:
-        """How the game ended, once it has."""
-        ...
-
-    def outcome(self, state: Any) -> dict[str, Any]:
-        """The family's scored figures for an ended game."""
-        ...
-
-    def turn_fields(self, state: Any, role: str, action: Any) -> dict[str, Any]:
-        """Family columns of the turn record for a legal action."""
-        ...
-
-
-class Family:
-    """A family bound to one config, delegating to its modules by one convention.
+    It delegates to the family's modules by one convention:
 
     ``engine``: ``start(config, seed, first_speaker)``, ``to_move(config, state)``,
     ``parse(config, state, role, reply)``, ``apply(config, state, role, action)``,
@@ -156,28 +110,41 @@ class Family:
         self.max_repairs = config.max_repairs
 
     def start(self, seed: int, first_speaker: str | None) -> Any:
+        """The initial state; all randomness comes from ``seed``."""
         return self.engine.start(self.config, seed, first_speaker)
 
     def to_move(self, state: Any) -> str | None:
+        """The role asked next, or None once the game has ended."""
         return self.engine.to_move(self.config, state)
 
     def prompt(self, state: Any, role: str) -> Prompt:
+        """The request for ``role``, rendered from that role's view only."""
         return self.prompts.prompt(self.config, state, role)
 
     def parse(self, state: Any, role: str, reply: str) -> Any:
+        """The action in ``reply``; raises RuleError naming the broken rule."""
         return self.engine.parse(self.config, state, role, reply)
 
     def repair_message(self, state: Any, role: str, error: RuleError) -> str:
+        """The user message that answers an invalid reply."""
         return self.prompts.repair_message(self.config, state, role, error)
 
     def apply(self, state: Any, role: str, action: Any) -> Any:
+        """The state after ``role`` plays a legal ``action``."""
         return self.engine.apply(self.config, state, role, action)
 
     def exhausted(self, state: Any, role: str) -> Any:
+        """The state after ``role`` used up its repairs."""
         return self.engine.exhausted(self.config, state, role)
 
     def ended(self, state: Any) -> Ended | None:
+        """How the game ended, once it has."""
         return state.ended
 
     def outcome(self, state: Any) -> dict[str, Any]:
+        """The family's scored figures for an ended game."""
         return self.metrics.outcome(self.config, state)
+
+    def turn_fields(self, state: Any, role: str, action: Any) -> dict[str, Any]:
+        """Family columns of the turn record for a legal action."""
+        raise NotImplementedError

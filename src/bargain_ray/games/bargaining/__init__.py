@@ -7,10 +7,10 @@ from typing import Any, ClassVar
 from bargain_ray.games.bargaining import engine, metrics, prompts, strategy
 from bargain_ray.games.bargaining.config import BargainingConfig
 from bargain_ray.games.bargaining.engine import Reply, State, number
-from bargain_ray.games.base import Family
+from bargain_ray.games.base import Game
 
 
-class BargainingGame(Family):
+class BargainingGame(Game):
     """The family bound to one protocol config."""
 
     family: ClassVar[str] = "bargaining"

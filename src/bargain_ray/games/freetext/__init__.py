@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from bargain_ray.games.base import Family
+from bargain_ray.games.base import Game
 from bargain_ray.games.freetext import engine, metrics, prompts, strategy
 from bargain_ray.games.freetext.config import FreeTextConfig
 from bargain_ray.games.freetext.engine import Said, State, Verdict
 
 
-class FreeTextGame(Family):
+class FreeTextGame(Game):
     """The family bound to one scenario config; the observer is a role like the parties."""
 
     family: ClassVar[str] = "freetext"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from bargain_ray.games.base import Family
+from bargain_ray.games.base import Game
 from bargain_ray.games.multi_issue import engine, metrics, prompts, strategy
 from bargain_ray.games.multi_issue.config import MultiIssueConfig
 from bargain_ray.games.multi_issue.engine import Action, State
 
 
-class MultiIssueGame(Family):
+class MultiIssueGame(Game):
     """The family bound to one scenario config."""
 
     family: ClassVar[str] = "multi_issue"

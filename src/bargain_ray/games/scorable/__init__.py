@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from bargain_ray.games.base import Family
+from bargain_ray.games.base import Game
 from bargain_ray.games.scorable import engine, metrics, prompts, strategy
 from bargain_ray.games.scorable.config import ScorableConfig
 from bargain_ray.games.scorable.engine import Action, State
 
 
-class ScorableGame(Family):
+class ScorableGame(Game):
     """The family bound to one table config."""
 
     family: ClassVar[str] = "scorable"
