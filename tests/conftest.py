@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 import ray
-
-ROOT = Path(__file__).resolve().parents[1]
-SEEDS = ROOT.parent / "shared" / "seeds"
 
 
 @pytest.fixture(scope="session")

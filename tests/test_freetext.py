@@ -25,7 +25,7 @@ from bargain_ray.replay import ReplayFile, replay
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
-SEED = ROOT.parent / "shared" / "seeds" / "004_04dbbd5a0a712dd3.txt"
+SEED = ROOT / "tests" / "data" / "seed004.txt"  # seed 004 as shipped in ../shared/seeds
 MODELS = {p.stem: yaml.safe_load(p.read_text()) for p in (ROOT / "conf" / "model").glob("*.yaml")}
 TALKERS = {"I": "scripted-integrative", "G": "scripted-greedy", "D": "scripted-distributive",
            "H": "scripted-hardline", "R": "rule-observer"}
