@@ -21,10 +21,9 @@ from pathlib import Path
 
 import polars as pl
 
-from bargain_ray.conf import compose_dict
-from bargain_ray.config import SweepConfig
-from bargain_ray.sim import SimServer, SimSettings
-from bargain_ray.sweep import run_sweep
+from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.execution.sweep import run_sweep
+from bargain_ray.providers.sim import SimServer, SimSettings
 
 ASSIGNMENTS_PER_BLOCK = 4
 

@@ -35,13 +35,12 @@ from pathlib import Path
 
 import polars as pl
 
-from bargain_ray.conf import compose_dict
-from bargain_ray.config import SweepConfig
+from bargain_ray.analysis.report import build_report
+from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.design import units
-from bargain_ray.report import build_report
-from bargain_ray.runner import ensure_ray
-from bargain_ray.sweep import run_sweep
-from bargain_ray.worker import GameRunner
+from bargain_ray.execution.cluster import ensure_ray
+from bargain_ray.execution.sweep import run_sweep
+from bargain_ray.execution.worker import GameRunner
 
 GRID = "demo"
 

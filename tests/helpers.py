@@ -11,16 +11,18 @@ from typing import Any
 import yaml
 
 from bargain_ray.agents.replay import ReplayAgent
+from bargain_ray.config import conf_dir
+from bargain_ray.core.records import GameRecord
 from bargain_ray.games import load_game
-from bargain_ray.loop import play
-from bargain_ray.records import GameRecord
+from bargain_ray.play.loop import play
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
+CONF = conf_dir()
 
 
 def game_config(name: str, **overrides: Any) -> dict[str, Any]:
-    return yaml.safe_load((ROOT / "conf" / "game" / f"{name}.yaml").read_text()) | overrides
+    return yaml.safe_load((CONF / "game" / f"{name}.yaml").read_text()) | overrides
 
 
 def play_replies(config: dict[str, Any], replies: list[str], first_speaker: str | None = None, seed: int = 0) -> GameRecord:

@@ -10,10 +10,9 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 from pydantic import ValidationError
 
-from bargain_ray.conf import conf_dir
-from bargain_ray.config import SweepConfig
+from bargain_ray.config import SweepConfig, conf_dir, user_conf
+from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.store import ChangedConfig
-from bargain_ray.sweep import run_sweep
 
 
 def validate(cfg: DictConfig) -> SweepConfig:
@@ -45,4 +44,5 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
+    sys.argv[1:1] = user_conf()
     main()

@@ -1,7 +1,6 @@
 """``python -m bargain_ray.report outputs/<sweep>``: metrics, dataset export and HTML report.
 
-Also called at the end of every sweep through ``build_report``. Writes
-``<sweep>/dataset/`` (seed 002's layout) and ``<sweep>/report.html``.
+Writes ``<sweep>/dataset/`` (seed 002's layout) and ``<sweep>/report.html``.
 """
 
 from __future__ import annotations
@@ -11,27 +10,9 @@ import sys
 from pathlib import Path
 
 from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
-from bargain_ray.analysis.build import DEFAULT_BY, analyse
-from bargain_ray.analysis.export import export
-from bargain_ray.analysis.html import render
-from bargain_ray.analysis.sweep import load
-
-REPORT = "report.html"
-DATASET = "dataset"
-
-
-def build_report(
-    sweep_dir: Path, by: list[str] | None = None, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0
-) -> Path:
-    """Analyse a sweep folder, export its dataset, write its report; returns the report's path."""
-    sweep_dir = Path(sweep_dir)
-    analysis = analyse(load(sweep_dir), by, resamples, level, seed)
-    export(analysis, sweep_dir / DATASET)
-    path = sweep_dir / REPORT
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(render(analysis), encoding="utf-8")
-    tmp.replace(path)
-    return path
+from bargain_ray.analysis.build import DEFAULT_BY
+from bargain_ray.analysis.report import build_report
+from bargain_ray.store import DATASET
 
 
 def main(argv: list[str] | None = None) -> int:

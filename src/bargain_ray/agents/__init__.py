@@ -5,8 +5,8 @@ from __future__ import annotations
 from bargain_ray.agents.base import Agent
 from bargain_ray.agents.llm import LLMAgent
 from bargain_ray.agents.strategy import StrategyAgent
-from bargain_ray.clients import ClientPool
 from bargain_ray.config import ModelConfig
+from bargain_ray.providers import ClientPool
 
 
 def make_agent(model: ModelConfig, clients: ClientPool, game_family: str) -> Agent:

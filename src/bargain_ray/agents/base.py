@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from bargain_ray.clients.base import Reply, TechnicalFailure
-from bargain_ray.games.base import Prompt
+from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.prompt import Prompt
+from bargain_ray.core.records import Reply
 
 __all__ = ["Agent", "Reply", "TechnicalFailure"]
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from bargain_ray.clients.base import ModelClient, Reply
-from bargain_ray.games.base import Prompt
+from bargain_ray.clients.base import ModelClient
+from bargain_ray.core.prompt import Prompt
+from bargain_ray.core.records import Reply
 
 
 class LLMAgent:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections import deque
 
-from bargain_ray.agents.base import Reply, TechnicalFailure
-from bargain_ray.games.base import Prompt
+from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.prompt import Prompt
+from bargain_ray.core.records import Reply
 
 
 class ReplayAgent:

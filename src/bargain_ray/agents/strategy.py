@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bargain_ray.agents.base import Reply
+from bargain_ray.core.prompt import Prompt
+from bargain_ray.core.records import Reply
 from bargain_ray.games import family
-from bargain_ray.games.base import Prompt
 
 
 class StrategyAgent:

@@ -1,7 +1,11 @@
-"""Analysis of a finished sweep: per-game metrics, cells with bootstrap CIs,
-operational figures, the dataset export and the HTML report.
+"""Analysis of a sweep folder, read through the store (it never writes the tables): per-game metrics,
+cells with seed-clustered bootstrap CIs, operational figures, the dataset export and the HTML report.
 
 Families plug in through their ``metrics`` module: ``per_game(record)`` (and
-optionally ``per_turn(record)``) give the family's columns; nothing here names
-a family's figures except the exact agreement space of multi-issue games.
+optionally ``per_turn(record)``) give the family's columns.
 """
+
+from bargain_ray.analysis.report import build_report
+from bargain_ray.analysis.sweep import Sweep, read_sweep
+
+__all__ = ["Sweep", "build_report", "read_sweep"]

@@ -16,9 +16,10 @@ from typing import Any
 
 import polars as pl
 
-from bargain_ray.analysis import frontier, svg
+from bargain_ray.analysis import svg
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.per_game import Spaces, family_metrics
+from bargain_ray.games.multi_issue import frontier
 
 HEADLINE = ("efficiency", "efficiency_all_assigned", "joint_gain", "rounds_to_agreement", "dist_pareto", "dist_nash")
 """Metrics shown by cell for a family whose metrics module sets no ``HEADLINE`` of its own;

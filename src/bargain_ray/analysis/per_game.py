@@ -13,11 +13,11 @@ from typing import Any
 
 import polars as pl
 
-from bargain_ray.analysis import frontier
 from bargain_ray.analysis.sweep import Sweep
-from bargain_ray.design import digest
+from bargain_ray.core.hashing import digest
+from bargain_ray.core.status import Status
 from bargain_ray.games import family, load_game
-from bargain_ray.games.base import Status
+from bargain_ray.games.multi_issue import frontier
 
 IDENTITY = (
     "unit_id", "experiment", "game", "family", "condition", "pairing", "assignment", "cell",

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from bargain_ray.design import digest
+from bargain_ray.core.hashing import digest
 from bargain_ray.games import load_game
 from bargain_ray.games.base import Game
-from bargain_ray.store import MANIFEST, SweepStore
+from bargain_ray.store import MANIFEST, read_manifest, read_records, read_tables
 
 
 @dataclass(frozen=True)
@@ -61,22 +60,13 @@ def sent_system(request: dict[str, Any]) -> str | None:
     return first.get("content") if first.get("role") in ("system", "developer") else None
 
 
-def load(path: Path) -> Sweep:
+def read_sweep(path: Path) -> Sweep:
     """Read a sweep folder; the parquet tables are rebuilt from the journal if absent."""
     path = Path(path)
     if not (path / MANIFEST).exists():
         raise FileNotFoundError(f"{path} is not a sweep folder: no {MANIFEST}")
-    store = SweepStore(path)
     latest: dict[str, dict[str, Any]] = {}
-    for rec in store.records():
+    for rec in read_records(path):
         latest.pop(rec["unit"]["unit_id"], None)
         latest[rec["unit"]["unit_id"]] = rec
-    if not all((path / f"{n}.parquet").exists() for n in ("games", "turns", "calls")):
-        store.write_tables()
-    tables = {n: pl.read_parquet(path / f"{n}.parquet") for n in ("games", "turns", "calls")}
-    return Sweep(
-        path=path,
-        manifest=json.loads((path / MANIFEST).read_text()),
-        records=list(latest.values()),
-        **tables,
-    )
+    return Sweep(path=path, manifest=read_manifest(path), records=list(latest.values()), **read_tables(path))

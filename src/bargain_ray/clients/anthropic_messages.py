@@ -10,8 +10,8 @@ from pydantic import ValidationError
 from bargain_ray.clients.http import HTTPClient, Sent
 from bargain_ray.clients.retry import MalformedReply, rate_headers
 from bargain_ray.config import ModelConfig
-from bargain_ray.games.base import Prompt
-from bargain_ray.records import Usage
+from bargain_ray.core.prompt import Prompt
+from bargain_ray.core.records import Usage
 
 SENT_AS_ARGS = ("model", "messages", "max_tokens")
 

@@ -4,25 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from bargain_ray.games.base import Prompt
-from bargain_ray.records import CallMeta
-
-
-class Reply(CallMeta):
-    """The raw reply text and how it was obtained."""
-
-    text: str
-
-
-class TechnicalFailure(Exception):
-    """A call failed for reasons outside the protocol (after retries).
-
-    The game is unknown, not scored, and run again on resume.
-    """
-
-    def __init__(self, message: str, reply: Reply | None = None) -> None:
-        super().__init__(message)
-        self.reply = reply
+from bargain_ray.core.prompt import Prompt
+from bargain_ray.core.records import Reply
 
 
 class ModelClient(Protocol):

@@ -12,12 +12,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-from bargain_ray.clients.base import Reply, TechnicalFailure
 from bargain_ray.clients.limiter import Feedback, Limiter
 from bargain_ray.clients.retry import describe, headers_of, retrying, status_of
 from bargain_ray.config import ModelConfig, Price
-from bargain_ray.games.base import Prompt
-from bargain_ray.records import Usage
+from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.prompt import Prompt
+from bargain_ray.core.records import Reply, Usage
 
 
 @dataclass

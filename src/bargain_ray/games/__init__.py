@@ -16,10 +16,13 @@ from typing import Any
 
 from bargain_ray.games.base import Game
 
+KIT = "kit"
+"""The one subpackage that is not a family: what every family shares."""
+
 
 def names() -> list[str]:
     """Every family this package holds."""
-    return sorted(info.name for info in pkgutil.iter_modules(__path__) if info.ispkg)
+    return sorted(info.name for info in pkgutil.iter_modules(__path__) if info.ispkg and info.name != KIT)
 
 
 @cache
@@ -39,3 +42,12 @@ def load_game(config: dict[str, Any]) -> Game:
     """Validate a game config and bind its family to it."""
     cls = family(str(config.get("family"))).GAME
     return cls(cls.Config.model_validate(config))
+
+
+def strategy_reply(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+    """Answer a request as the strategy in ``params``, whichever family's prompt it is (the simulated
+    provider answers HTTP requests with this, reading only the request's own text)."""
+    for package in families().values():
+        if package.strategy.recognizes(system):
+            return package.strategy.respond(system, messages, params)
+    raise ValueError("no strategy recognizes this prompt")

@@ -8,57 +8,13 @@ only ever see this interface, so a new family never changes them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
 from types import ModuleType
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
-
-class Status(StrEnum):
-    """How a game ended. Only the first three are known results."""
-
-    AGREEMENT = "AGREEMENT"
-    NO_AGREEMENT = "NO_AGREEMENT"
-    FORMAT_FAILURE = "FORMAT_FAILURE"
-    TECHNICAL_ERROR = "TECHNICAL_ERROR"
-    INTERRUPTED = "INTERRUPTED"
-
-    @property
-    def known(self) -> bool:
-        """A technical failure is not an economic result: unknown, unscored, re-run."""
-        return self in (Status.AGREEMENT, Status.NO_AGREEMENT, Status.FORMAT_FAILURE)
-
-
-class Message(BaseModel):
-    """One chat message as a provider receives it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    role: str
-    content: str
-
-
-class Prompt(BaseModel):
-    """What one call sends: the private system prompt and the conversation."""
-
-    model_config = ConfigDict(frozen=True)
-
-    system: str
-    messages: tuple[Message, ...]
-    json_schema: dict[str, Any] | None = None
-
-    def repaired(self, reply: str, error: str) -> Prompt:
-        """The same turn asked again: the invalid reply and the error appended."""
-        return self.model_copy(
-            update={
-                "messages": (
-                    *self.messages,
-                    Message(role="assistant", content=reply),
-                    Message(role="user", content=error),
-                )
-            }
-        )
+from bargain_ray.core.prompt import Prompt
+from bargain_ray.core.status import Ended
 
 
 class RuleError(ValueError):
@@ -67,15 +23,6 @@ class RuleError(ValueError):
     def __init__(self, rule: str, message: str) -> None:
         super().__init__(message)
         self.rule = rule
-
-
-class Ended(BaseModel):
-    """Why a game stopped, as decided by its engine."""
-
-    model_config = ConfigDict(frozen=True)
-
-    status: Status
-    reason: str
 
 
 def opening_role(roles: Sequence[str], given: str | None, default: str, game: str, what: str = "role") -> str:

@@ -12,9 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from bargain_ray.core.status import Ended, Status
 from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
-from bargain_ray.games.base import Ended, RuleError, Status, opening_role
-from bargain_ray.games.replies import check_keys, decimals_of, is_number, json_object
+from bargain_ray.games.base import RuleError, opening_role
+from bargain_ray.games.kit.replies import check_keys, decimals_of, is_number, json_object
 
 Kind = Literal["offer", "accept", "reject"]
 KEYS = ("stated_valuation", "offer", "action", "message", "reasoning_private")

@@ -12,10 +12,10 @@ import statistics
 from fractions import Fraction
 from typing import Any
 
-from bargain_ray.figures import figure
+from bargain_ray.core.figures import figure
+from bargain_ray.core.status import Status
 from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
 from bargain_ray.games.bargaining.engine import State
-from bargain_ray.games.base import Status
 
 SIGN = {"seller": 1, "buyer": -1}
 """s_i: a claim above the true cost helps a seller, a claim below the true value helps a buyer."""

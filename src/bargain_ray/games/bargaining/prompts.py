@@ -9,10 +9,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.bargaining import engine
 from bargain_ray.games.bargaining.config import BargainingConfig
 from bargain_ray.games.bargaining.engine import State
-from bargain_ray.games.base import Message, Prompt, RuleError
+from bargain_ray.games.base import RuleError
 
 OBJECTIVE = "Your objective is to maximize your own discounted payoff."
 """The one sentence the explicit-objective variant adds (seed 002)."""

@@ -1,6 +1,6 @@
 """The offline strategy of the bargaining family, reading only its own prompt text.
 
-It concedes over price with a time-dependent tactic (``bargain_ray.concession``)
+It concedes over price with a time-dependent tactic (``bargain_ray.games.kit.concession``)
 and states its valuation truthfully, inflated by ``bluff``, or not at all
 (``params["claim"]``: ``truthful``, ``inflated`` or ``silent``).
 """
@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any
 
-from bargain_ray.concession import exponent, target
+from bargain_ray.games.kit.concession import exponent, target
 
 _NUM = r"\d+(?:\.\d+)?"
 _ROLE = re.compile(r"You are the (seller|buyer) in a bargaining game over")

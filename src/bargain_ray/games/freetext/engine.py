@@ -13,9 +13,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bargain_ray.games.base import Ended, RuleError, Status, opening_role
+from bargain_ray.core.status import Ended, Status
+from bargain_ray.games.base import RuleError, opening_role
 from bargain_ray.games.freetext.config import FreeTextConfig
-from bargain_ray.games.replies import check_keys, json_object
+from bargain_ray.games.kit.replies import check_keys, json_object
 
 AllocationType = Literal["integrative_full", "integrative_partial", "distributive", "lopsided", "none"]
 ALLOCATION_TYPES: tuple[str, ...] = AllocationType.__args__

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bargain_ray.games.base import Status
+from bargain_ray.core.status import Status
 from bargain_ray.games.freetext.config import FreeTextConfig
 from bargain_ray.games.freetext.engine import ALLOCATION_TYPES, State
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bargain_ray.games.base import Message, Prompt, RuleError
+from bargain_ray.core.prompt import Message, Prompt
+from bargain_ray.games.base import RuleError
 from bargain_ray.games.freetext.config import FreeTextConfig
 from bargain_ray.games.freetext.engine import ALLOCATION_TYPES, VERDICT_KEYS, State
 

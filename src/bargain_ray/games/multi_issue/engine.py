@@ -7,9 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bargain_ray.games.base import Ended, RuleError, Status, opening_role
+from bargain_ray.core.status import Ended, Status
+from bargain_ray.games.base import RuleError, opening_role
+from bargain_ray.games.kit.replies import check_keys, decimals_of, is_number, json_object
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
-from bargain_ray.games.replies import check_keys, decimals_of, is_number, json_object
 
 Kind = Literal["OFFER", "ACCEPT", "NONE", "END"]
 

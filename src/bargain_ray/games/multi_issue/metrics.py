@@ -6,8 +6,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from bargain_ray.figures import figure
-from bargain_ray.games.base import Status
+from bargain_ray.core.figures import figure
+from bargain_ray.core.status import Status
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
 from bargain_ray.games.multi_issue.engine import State
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from bargain_ray.games.base import Message, Prompt, RuleError
+from bargain_ray.core.prompt import Message, Prompt
+from bargain_ray.games.base import RuleError
 from bargain_ray.games.multi_issue import engine
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, Term
 from bargain_ray.games.multi_issue.engine import State

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from bargain_ray.concession import exponent, target
+from bargain_ray.games.kit.concession import exponent, target
 
 _NUM = r"-?\d+(?:\.\d+)?"
 _TERM = re.compile(rf"^- (\w+): .*?, any value from ({_NUM}) to ({_NUM})", re.M)

@@ -17,8 +17,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from bargain_ray.games.base import Ended, RuleError, Status
-from bargain_ray.games.replies import json_object
+from bargain_ray.core.status import Ended, Status
+from bargain_ray.games.base import RuleError
+from bargain_ray.games.kit.replies import json_object
 from bargain_ray.games.scorable.config import ScorableConfig
 
 Kind = Literal["propose", "accept", "reject", "walk", "none"]

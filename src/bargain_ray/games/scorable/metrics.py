@@ -19,8 +19,8 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
-from bargain_ray.figures import figure
-from bargain_ray.games.base import Status
+from bargain_ray.core.figures import figure
+from bargain_ray.core.status import Status
 from bargain_ray.games.scorable.config import ScorableConfig, exact
 from bargain_ray.games.scorable.engine import State
 

@@ -12,7 +12,8 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from bargain_ray.games.base import Message, Prompt, RuleError
+from bargain_ray.core.prompt import Message, Prompt
+from bargain_ray.games.base import RuleError
 from bargain_ray.games.scorable import engine
 from bargain_ray.games.scorable.config import ScorableConfig
 from bargain_ray.games.scorable.engine import Entry, Offer, State

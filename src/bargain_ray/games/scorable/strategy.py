@@ -3,7 +3,7 @@
 It knows its own sheet and threshold, the other sheets only when the prompt
 prints them as common knowledge, and the live offers from the public record.
 Its aim falls from its best package to its threshold over the rounds
-(``bargain_ray.concession``); it accepts a live offer that meets its aim and
+(``bargain_ray.games.kit.concession``); it accepts a live offer that meets its aim and
 otherwise tables the package at its aim that suits the table best.
 """
 
@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bargain_ray.concession import exponent, target
+from bargain_ray.games.kit.concession import exponent, target
 
 _NUM = r"-?\d+(?:\.\d+)?"
 _ME = re.compile(r"^You are (.+)\.$", re.M)

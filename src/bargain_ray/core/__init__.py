@@ -1,0 +1,13 @@
+"""The types every layer shares and nothing else: prompts, records, statuses, exact figures, hashing."""
+
+from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.figures import figure
+from bargain_ray.core.hashing import digest
+from bargain_ray.core.prompt import Message, Prompt
+from bargain_ray.core.records import CallMeta, CallRecord, GameRecord, Reply, TurnRecord, Usage
+from bargain_ray.core.status import Ended, Status
+
+__all__ = [
+    "CallMeta", "CallRecord", "Ended", "GameRecord", "Message", "Prompt", "Reply", "Status",
+    "TechnicalFailure", "TurnRecord", "Usage", "digest", "figure",
+]

@@ -1,0 +1,86 @@
+"""The records a game leaves: its calls, its turns, and the game itself.
+
+These are the rows of ``calls.parquet``, ``turns.parquet`` and
+``games.parquet``; a finished game is journaled as one ``GameRecord``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Usage(BaseModel):
+    """Tokens as the provider reported them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+class CallMeta(BaseModel):
+    """How a reply was obtained, as a client reports it. Never holds a key or an auth header."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str
+    model: str
+    request: dict[str, Any]
+    stop_reason: str | None = None
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    attempts: int = 1
+    attempt_errors: list[str] = []
+    request_id: str | None = None
+    model_version: str | None = None
+    cost_usd: float = 0.0
+
+
+class Reply(CallMeta):
+    """The raw reply text and how it was obtained: what an agent returns to the loop."""
+
+    text: str
+
+
+class CallRecord(CallMeta):
+    """One agent call: one row of calls.parquet, the client's metadata plus where it sits in the game."""
+
+    call_id: str
+    unit_id: str
+    role: str
+    turn: int
+    repair: int = Field(description="0 for the first ask of a turn, 1.. for each repair")
+    response_text: str | None = None
+    status: str = "ok"
+    valid: bool | None = None
+    rule: str | None = None
+    error: str | None = None
+    resumed: bool = False
+
+
+class TurnRecord(BaseModel):
+    """One accepted move (or the move that exhausted its repairs)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    unit_id: str
+    turn: int
+    role: str
+    call_ids: list[str]
+    attempts: int
+    valid: bool
+    fields: dict[str, Any] = {}
+
+
+class GameRecord(BaseModel):
+    """A game as journaled: its unit, its outcome record, its turns and calls."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    unit: dict[str, Any]
+    outcome: dict[str, Any]
+    turns: list[TurnRecord]
+    calls: list[CallRecord]

@@ -1,0 +1,66 @@
+"""The design grid expanded into units: one unit is one game."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from bargain_ray.config import SweepConfig
+from bargain_ray.core.hashing import digest
+from bargain_ray.core.unit import Unit
+from bargain_ray.design.fingerprint import components
+from bargain_ray.providers.routing import effective_model
+
+
+def units(sweep: SweepConfig, created: str) -> Iterator[Unit]:
+    """Every unit of the grid, block by block, each block in a seeded shuffled order."""
+    grid = sweep.grid
+    parts = {name: digest(part) for name, part in components(sweep).items()}
+    model_parts = {letter: next(v for k, v in parts.items() if k.startswith(f"model {letter} ")) for letter in sweep.models}
+    for block in range(1, grid.blocks + 1):
+        cells = []
+        for d in grid.designs:
+            for cond in d.conditions:
+                key = f"game {d.game} under condition {cond}"
+                for pairing in d.pairings:
+                    for a in d.assignments:
+                        speakers = [a.first_speaker] if a.first_speaker else d.first_speakers
+                        for speaker in speakers:
+                            cells.append((d, cond, key, pairing, a, speaker))
+        random.Random(f"{grid.seed}-{block}").shuffle(cells)
+        seed = grid.block_seed(block)
+        for position, (d, cond, key, pairing, a, speaker) in enumerate(cells, start=1):
+            agent_of_role = dict(a.roles)
+            letters = {role: pairing[ord(agent) - ord("A")] for role, agent in agent_of_role.items()}
+            models = {role: effective_model(sweep, letter).name for role, letter in letters.items()}
+            varied = len(d.first_speakers) > 1 and not a.first_speaker
+            suffix = f"-f{speaker}" if varied and speaker else ""
+            cell = f"{cond}|{pairing}|a{a.id}" + (f"|{speaker}" if varied and speaker else "")
+            unit_id = (
+                f"{grid.prefix}-{grid.experiment}-{created}-b{block:02d}-p{position:02d}"
+                f"-{pairing.lower()}-a{a.id}{suffix}"
+            )
+            determined = {
+                "game": parts[key],
+                "models": {role: model_parts[letter] for role, letter in letters.items()},
+                "seed": seed,
+                "first_speaker": speaker,
+            }
+            yield Unit(
+                unit_id=unit_id,
+                experiment=grid.experiment,
+                game=d.game,
+                family=sweep.games[d.game]["family"],
+                block=block,
+                position=position,
+                condition=cond,
+                pairing=pairing,
+                assignment=a.id,
+                cell=cell,
+                seed=seed,
+                first_speaker=speaker,
+                models_by_role=models,
+                model_of_role=letters,
+                agent_of_role=agent_of_role,
+                hash=digest(determined),
+            )

@@ -1,0 +1,63 @@
+"""The GameRunner actors of one sweep and the batches in flight on each."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import ray
+from tqdm import tqdm
+
+from bargain_ray.core.unit import Unit
+from bargain_ray.execution.worker import RemoteGameRunner
+
+
+def batches(units: Iterator[Unit], size: int, recorded: dict[str, list[dict[str, Any]]]) -> Iterator[list[dict[str, Any]]]:
+    """Units as actor arguments, each with the replies it already paid for."""
+    while chunk := list(itertools.islice(units, size)):
+        yield [u.model_dump(mode="json") | {"recorded_calls": recorded.get(u.unit_id, [])} for u in chunk]
+
+
+class WorkerPool:
+    """GameRunner actors and the batches in flight on each; a batch lost with its actor is sent again."""
+
+    def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int, concurrency: int) -> None:
+        self._args = (spec, journal, keys)
+        self._options = {"max_concurrency": concurrency, "scheduling_strategy": "SPREAD"}
+        self.workers = [self._start() for _ in range(count)]
+        self.pending: dict[ray.ObjectRef, tuple[int, list[dict[str, Any]]]] = {}
+        self._turn = itertools.count()
+
+    def _start(self) -> Any:
+        return RemoteGameRunner.options(**self._options).remote(*self._args)
+
+    def submit(self, batch: list[dict[str, Any]], index: int | None = None) -> None:
+        index = next(self._turn) % len(self.workers) if index is None else index
+        self.pending[self.workers[index].play_batch.remote(batch)] = (index, batch)
+
+    def games_in_flight(self) -> int:
+        return sum(len(batch) for _, batch in self.pending.values())
+
+    def finished(self, timeout: float = 0.5) -> Iterator[list[dict[str, Any]]]:
+        """Record batches as they finish: wait for one, then take every other one already done."""
+        done, rest = ray.wait(list(self.pending), num_returns=1, timeout=timeout)
+        if rest and done:
+            done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
+        for ref in done:
+            index, batch = self.pending.pop(ref)
+            try:
+                yield ray.get(ref)
+            except ray.exceptions.RayActorError:
+                tqdm.write(f"a worker was lost with {len(batch)} games in flight; they run again on a new one")
+                self.workers[index] = self._start()
+                self.submit(batch, index)
+
+    def close(self, clean: bool) -> None:
+        if clean:
+            try:
+                ray.get([w.close.remote() for w in self.workers], timeout=30)
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                pass  # connections of a lost worker went with it
+        for w in self.workers:
+            ray.kill(w)

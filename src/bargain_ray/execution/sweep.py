@@ -1,0 +1,52 @@
+"""One sweep from a validated config: plan, resume, run, tables, summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bargain_ray.analysis.report import build_report
+from bargain_ray.config import SweepConfig
+from bargain_ray.design import estimate
+from bargain_ray.execution.driver import run_units
+from bargain_ray.execution.plan import plan
+from bargain_ray.execution.progress import summary
+from bargain_ray.providers import missing_keys, provider_service
+from bargain_ray.store import GameJournal, write_tables
+
+
+def sweep_dir(sweep: SweepConfig) -> Path:
+    return Path(sweep.run.dir) if sweep.run.dir else Path("outputs") / sweep.grid.name
+
+
+def check_keys(sweep: SweepConfig) -> None:
+    """Stop before the first call, naming the missing key and the offline way."""
+    missing = missing_keys(sweep)
+    if missing:
+        raise SystemExit(
+            f"error: {', '.join(missing)} is not set, and grid {sweep.grid.name!r} calls real providers. "
+            f"Set it in the environment, or rehearse offline with "
+            f"`python -m bargain_ray +grid={sweep.grid.name} provider=sim` "
+            "(simulated provider) or `+grid=demo` (strategy agents)."
+        )
+
+
+def run_sweep(sweep: SweepConfig) -> int:
+    """Run (or resume) a sweep; returns a process exit code."""
+    if not sweep.run.dry_run:
+        check_keys(sweep)
+    path = sweep_dir(sweep)
+    todo, count, done = plan(sweep, path)
+    finished = len(done)
+    print(f"grid {sweep.grid.name}: {count + finished} units, {finished} finished, {count} to run")
+    if sweep.run.dry_run:
+        print(estimate(sweep, list(todo())))
+        return 0
+    with provider_service(sweep) as served:
+        tally, interrupted = run_units(served, todo(), count, GameJournal(path), path, done)
+    counts = write_tables(path)
+    print(summary(tally, path, finished, interrupted, counts))
+    if sweep.run.report and not interrupted:
+        print(f"report: {build_report(path)}")
+    return 130 if interrupted else 0
+
+

@@ -1,0 +1,63 @@
+"""The Ray actor that plays games: stateless per game, many games in flight."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import ray
+
+from bargain_ray.agents import make_agent
+from bargain_ray.agents.base import Agent
+from bargain_ray.config import SweepConfig
+from bargain_ray.design import game_config
+from bargain_ray.execution.calljournal import JournaledAgent
+from bargain_ray.games import Game, load_game
+from bargain_ray.play.loop import play
+from bargain_ray.providers import ClientPool, effective_model
+
+
+class GameRunner:
+    """Holds the games and clients of one sweep; each call plays a batch of units."""
+
+    def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None) -> None:
+        self.sweep = SweepConfig.model_validate(sweep)
+        self.clients = ClientPool(self.sweep.provider, keys)
+        self.journal = journal
+        self._games: dict[tuple[str, str], Game] = {}
+
+    def _game(self, name: str, condition: str) -> Game:
+        key = (name, condition)
+        if key not in self._games:
+            self._games[key] = load_game(game_config(self.sweep, name, condition))
+        return self._games[key]
+
+    def _journaled(self, letter: str) -> bool:
+        wanted = self.sweep.run.journal_calls
+        return self.journal is not None and (wanted or (wanted is None and self.sweep.models[letter].is_llm))
+
+    async def play(self, unit: dict[str, Any]) -> dict[str, Any]:
+        recorded = {e["call_id"]: e for e in unit.pop("recorded_calls", [])}
+        resumed: set[str] = set()
+        game = self._game(unit["game"], unit["condition"])
+        agents: dict[str, Agent] = {}
+        for role, letter in unit["model_of_role"].items():
+            agent = make_agent(effective_model(self.sweep, letter), self.clients, unit["family"])
+            if self._journaled(letter):
+                agent = JournaledAgent(agent, unit["unit_id"], recorded, self.journal, resumed)
+            agents[role] = agent
+        record = await play(game, agents, unit)
+        for call in record.calls:
+            call.resumed = call.call_id in resumed
+        return record.model_dump(mode="json")
+
+    async def play_batch(self, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return list(await asyncio.gather(*(self.play(u) for u in units)))
+
+    async def close(self) -> None:
+        await self.clients.close()
+
+
+# Stateless between games: the driver's WorkerPool replaces a lost actor and re-sends its batches,
+# so Ray itself neither restarts it nor retries its calls.
+RemoteGameRunner = ray.remote(num_cpus=0)(GameRunner)

@@ -1,0 +1,6 @@
+"""Playing one game: the loop shared by every family, and re-scoring a recorded transcript."""
+
+from bargain_ray.play.loop import play
+from bargain_ray.play.rescore import ReplayFile, rescore
+
+__all__ = ["ReplayFile", "play", "rescore"]

@@ -1,0 +1,106 @@
+"""The game loop shared by every family: ask, check, repair, apply, record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from bargain_ray.agents.base import Agent
+from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.records import CallRecord, GameRecord, Reply, TurnRecord
+from bargain_ray.core.status import Status
+from bargain_ray.games.base import Game, RuleError
+
+_IDENTITY = (
+    "unit_id", "block", "position", "phase", "condition", "pairing", "assignment", "cell",
+    "models_by_role", "agent_of_role", "first_speaker",
+)
+
+
+@dataclass
+class _Log:
+    """What a game leaves behind as it is played."""
+
+    unit_id: str
+    calls: list[CallRecord] = field(default_factory=list)
+    turns: list[TurnRecord] = field(default_factory=list)
+    invalid: list[dict[str, Any]] = field(default_factory=list)
+    repairs: int = 0
+
+    def next_call_id(self) -> str:
+        return f"{self.unit_id}-k{len(self.calls) + 1:02d}"
+
+    def call(self, call_id: str, role: str, turn: int, repair: int, reply: Reply, **extra: Any) -> None:
+        fields = reply.model_dump(exclude={"text"})
+        self.calls.append(CallRecord(
+            call_id=call_id, unit_id=self.unit_id, role=role, turn=turn, repair=repair,
+            response_text=reply.text, **fields, **extra,
+        ))
+
+
+async def _turn(game: Game, agent: Agent, state: Any, role: str, turn: int, log: _Log) -> Any:
+    """One turn: ask, and on a broken rule ask again with the error, up to ``max_repairs`` times."""
+    prompt = game.prompt(state, role)
+    call_ids: list[str] = []
+    for repair in range(game.max_repairs + 1):
+        call_id = log.next_call_id()
+        call_ids.append(call_id)
+        try:
+            reply = await agent.act(prompt, call_id)
+        except TechnicalFailure as exc:
+            if exc.reply is not None:
+                log.call(call_id, role, turn, repair, exc.reply, status="error", error=str(exc))
+            raise
+        try:
+            action = game.parse(state, role, reply.text)
+        except RuleError as err:
+            log.call(call_id, role, turn, repair, reply, valid=False, rule=err.rule, error=str(err))
+            log.invalid.append({"call_id": call_id, "role": role, "turn": turn, "rule": err.rule, "error": str(err)})
+            if repair < game.max_repairs:
+                log.repairs += 1
+                prompt = prompt.repaired(reply.text, game.repair_message(state, role, err))
+            continue
+        log.call(call_id, role, turn, repair, reply, valid=True)
+        state = game.apply(state, role, action)
+        log.turns.append(TurnRecord(
+            unit_id=log.unit_id, turn=turn, role=role, call_ids=call_ids, attempts=repair + 1, valid=True,
+            fields=game.turn_fields(state, role, action),
+        ))
+        return state
+    log.turns.append(TurnRecord(
+        unit_id=log.unit_id, turn=turn, role=role, call_ids=call_ids, attempts=len(call_ids), valid=False,
+    ))
+    return game.exhausted(state, role)
+
+
+async def play(game: Game, agents: dict[str, Agent], unit: dict[str, Any]) -> GameRecord:
+    """Run one game to its end; a technical failure ends it unknown, never raises."""
+    log = _Log(unit["unit_id"])
+    state = game.start(unit.get("seed", 0), unit.get("first_speaker"))
+    failure: str | None = None
+    turn = 0
+    try:
+        while (role := game.to_move(state)) is not None:
+            turn += 1
+            state = await _turn(game, agents[role], state, role, turn, log)
+    except TechnicalFailure as exc:
+        failure = str(exc)
+    ended = game.ended(state)
+    if failure is not None or ended is None:
+        status, reason, scored = Status.TECHNICAL_ERROR, failure or "unfinished", {}
+    else:
+        status, reason, scored = ended.status, ended.reason, game.outcome(state)
+    outcome = {
+        **{k: unit[k] for k in _IDENTITY if k in unit},
+        "calls_attempted": len(log.calls),
+        "repairs_used": log.repairs,
+        "invalid_attempts": log.invalid,
+        **({"bounds": scored.pop("bounds")} if "bounds" in scored else {}),
+        "status": status.value,
+        "known": status.known,
+        "reason": reason,
+        "agreement": status == Status.AGREEMENT,
+        **scored,
+        "technical_pass": status in (Status.AGREEMENT, Status.NO_AGREEMENT),
+    }
+    return GameRecord(unit=unit, outcome=outcome, turns=log.turns, calls=log.calls)

@@ -1,0 +1,81 @@
+"""A model as this run calls it, resolved once into a client: real API, simulated provider or local model."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from bargain_ray.clients import ModelClient, http_client
+from bargain_ray.config import Limits, ModelConfig, Price, ProviderConfig, Rates
+from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.prompt import Prompt
+from bargain_ray.core.records import Reply
+from bargain_ray.providers.routing import key_env
+
+NO_KEY = "no-key"
+"""What is sent to the simulated provider or the local model when no key is set."""
+
+
+class MissingKey:
+    """Stands in for a client whose key is not in this worker's environment: every call fails technically."""
+
+    def __init__(self, model: ModelConfig, env: str | None) -> None:
+        self.model = model
+        self.env = env
+
+    async def complete(self, prompt: Prompt, call_id: str) -> Reply:
+        raise TechnicalFailure(f"{self.env or 'an API key'} is not set in this worker's environment "
+                               f"({self.model.provider} {self.model.name})")
+
+    async def close(self) -> None:
+        return None
+
+
+def make_client(model: ModelConfig, provider: ProviderConfig, keys: Mapping[str, str] | None = None) -> ModelClient:
+    """The client for one model as this run calls it (``provider`` holds the sim's or local model's address).
+
+    ``keys`` are the key variables the driver handed this worker; by default this process's environment.
+    """
+    settings: dict[str, Any] = provider.settings
+    keys = os.environ if keys is None else keys
+    if model.provider == "sim":
+        api = settings.get("apis", {}).get(model.name, "anthropic")
+        base = settings["base_url"]
+        key = keys.get(key_env(model, api) or "") or NO_KEY
+        # the sim is the provider here: its limits are the ones to pace by, not the real provider's
+        served = {k: v for k, v in settings.get("limits", {}).items() if k in Rates.model_fields}
+        model = model.model_copy(update={"limits": Limits(**served, max_in_flight=model.limits.max_in_flight)})
+        return http_client(model, "sim", api, key, base if api == "anthropic" else f"{base}/v1")
+    if model.provider == "local":
+        # the local model is free and knows none of the real provider's parameters; it always
+        # gets the game's reply schema, without which a 135M model almost never writes valid JSON
+        served = model.model_copy(update={"name": settings["name"], "params": {}, "price": Price(),
+                                          "structured_output": True})
+        return http_client(served, "local", "openai_compatible", NO_KEY, settings["base_url"])
+    env = key_env(model, model.provider)
+    key = keys.get(env or "")
+    if not key:
+        return MissingKey(model, env)
+    return http_client(model, model.provider, model.provider, key, model.base_url)
+
+
+class ClientPool:
+    """Creates each model's client once per worker process."""
+
+    def __init__(self, provider: ProviderConfig, keys: Mapping[str, str] | None = None) -> None:
+        self.provider = provider
+        self.keys = keys
+        self._clients: dict[str, ModelClient] = {}
+
+    def get(self, model: ModelConfig) -> ModelClient:
+        key = model.model_dump_json()
+        if key not in self._clients:
+            self._clients[key] = make_client(model, self.provider, self.keys)
+        return self._clients[key]
+
+    async def close(self) -> None:
+        """Close every client's HTTP connections."""
+        for client in self._clients.values():
+            await client.close()
+        self._clients.clear()

@@ -1,0 +1,255 @@
+"""The simulated provider's HTTP server: Anthropic ``/v1/messages`` and OpenAI ``/v1/chat/completions``.
+
+Each request is answered by a strategy agent reading the request's own text,
+after a drawn latency, unless a rate limit or an injected fault answers first.
+Every request that arrives is logged (``GET /sim/log``), so tests can compare
+what was served with what the sweep recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import json
+import random
+import socket
+import threading
+import time
+from typing import Any
+
+from aiohttp import web
+
+from bargain_ray.games import strategy_reply
+from bargain_ray.providers.sim.config import SimSettings
+from bargain_ray.providers.sim.limits import ModelLimits
+
+FAULTS = ("error_5xx", "overloaded", "timeout", "drop", "malformed", "refusal", "overlong")
+ERROR_TYPES = {429: "rate_limit_error", 500: "api_error", 503: "api_error", 529: "overloaded_error"}
+REFUSAL = "I can't help with that request."
+
+
+def tokens(text: str) -> int:
+    """A rough token count (four characters a token), as the sim bills them."""
+    return max(1, len(text) // 4)
+
+
+def _text(content: Any) -> str:
+    """A message's text, whether a string or a list of content blocks."""
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+
+
+def _key_sha(request: web.Request) -> str | None:
+    """A short hash of the credential sent (never the credential), so tests can see that keys arrive."""
+    key = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
+    return hashlib.sha256(key.encode()).hexdigest()[:12] if key else None
+
+
+def _overlong(reply: str) -> str:
+    """The reply with a message that breaks an 80-word limit."""
+    padding = " ".join(["indeed"] * 120)
+    try:
+        data = json.loads(reply)
+    except ValueError:
+        return f"{reply} {padding}"
+    if isinstance(data, dict) and "message" in data:
+        data["message"] = f"{data['message']} {padding}"
+        return json.dumps(data)
+    return f"{reply} {padding}"
+
+
+class SimServer:
+    """Runs the aiohttp app on its own thread and event loop; ``with SimServer(s) as url:``."""
+
+    def __init__(self, settings: SimSettings) -> None:
+        self.settings = settings
+        self._faults = random.Random(f"{settings.seed}-faults")
+        self._latency = random.Random(f"{settings.seed}-latency")
+        self._ids = itertools.count(1)
+        self._limits: dict[str, ModelLimits] = {}
+        self._log: list[dict[str, Any]] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self.base_url = ""
+
+    # lifecycle -----------------------------------------------------------------
+    def start(self) -> str:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.settings.host, self.settings.port))
+        host, port = sock.getsockname()[:2]
+        self.base_url = f"http://{host}:{port}"
+        self._loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        async def serve() -> None:
+            app = web.Application(client_max_size=64 * 2**20)
+            app.router.add_post("/v1/messages", self._anthropic)
+            app.router.add_post("/v1/chat/completions", self._openai)
+            app.router.add_get("/sim/log", self._get_log)
+            self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.1)
+            await self._runner.setup()
+            await web.SockSite(self._runner, sock).start()
+            ready.set()
+
+        def run() -> None:
+            asyncio.set_event_loop(self._loop)
+            self._loop.run_until_complete(serve())
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="bargain-ray-sim", daemon=True)
+        self._thread.start()
+        if not ready.wait(10):
+            raise RuntimeError("the simulated provider did not start")
+        return self.base_url
+
+    def stop(self) -> None:
+        if self._loop is None or self._thread is None:
+            return
+        loop = self._loop
+
+        async def shutdown() -> None:
+            await self._runner.cleanup()
+            rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in rest:
+                task.cancel()
+            await asyncio.gather(*rest, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        self._thread.join(10)
+        loop.close()
+        self._loop = None
+
+    def __enter__(self) -> str:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def log(self) -> list[dict[str, Any]]:
+        """Every request that arrived, in arrival order (a copy)."""
+        return [dict(e) for e in self._log]
+
+    async def _get_log(self, request: web.Request) -> web.Response:
+        return web.json_response(self.log)
+
+    # requests ------------------------------------------------------------------
+    async def _anthropic(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        messages = [{"role": m["role"], "content": _text(m["content"])} for m in body.get("messages", [])]
+        return await self._serve(request, "anthropic", body, _text(body.get("system", "")), messages)
+
+    async def _openai(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        messages = [{"role": m["role"], "content": _text(m.get("content"))} for m in body.get("messages", [])]
+        system = "\n\n".join(m["content"] for m in messages if m["role"] in ("system", "developer"))
+        messages = [m for m in messages if m["role"] not in ("system", "developer")]
+        return await self._serve(request, "openai", body, system, messages)
+
+    async def _serve(
+        self, request: web.Request, api: str, body: dict[str, Any], system: str, messages: list[dict[str, str]]
+    ) -> web.StreamResponse:
+        model = str(body.get("model", ""))
+        n = next(self._ids)
+        rid = f"req_sim_{n:08d}" if api == "anthropic" else f"chatcmpl-sim{n:08d}"
+        input_tokens = tokens(system + "".join(m["content"] for m in messages))
+        entry: dict[str, Any] = {
+            "request_id": rid, "api": api, "model": model, "arrived": time.time(), "status": None,
+            "fault": None, "input_tokens": input_tokens, "output_tokens": 0, "key_sha": _key_sha(request),
+        }
+        self._log.append(entry)
+        limits = self._limits.setdefault(f"{api}:{model}", ModelLimits(self.settings.limits))
+        wait = limits.admit(input_tokens)
+        if wait:
+            entry["status"] = 429
+            return self._error(api, 429, rid, limits, retry_after=wait)
+        fault = self._draw()
+        entry["fault"] = fault
+        await asyncio.sleep(self._delay())
+        if fault == "timeout":
+            entry["status"] = "timeout"
+            await asyncio.sleep(self.settings.timeout_sleep_s)
+            return self._error(api, 500, rid, limits)
+        if fault == "drop":
+            entry["status"] = "dropped"
+            request.transport.close()
+            return web.Response(status=500)
+        if fault in ("error_5xx", "overloaded"):
+            status = 529 if fault == "overloaded" else self._faults.choice((500, 503))
+            entry["status"] = status
+            return self._error(api, status, rid, limits)
+        stop = "refusal" if fault == "refusal" else "end_turn"
+        text = "" if fault == "refusal" else strategy_reply(system, messages, {"kind": self.settings.strategy(model)})
+        if fault == "overlong":
+            text = _overlong(text)
+        max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 1 << 30)
+        if tokens(text) > max_tokens:
+            text, stop = text[: max_tokens * 4], "max_tokens"
+        out_tokens = tokens(text or REFUSAL)
+        limits.spend_output(out_tokens)
+        entry |= {"status": 200, "output_tokens": out_tokens, "done": time.time()}
+        payload = (self._anthropic_body if api == "anthropic" else self._openai_body)(
+            rid, model, text, stop, input_tokens, out_tokens
+        )
+        data = json.dumps(payload).encode()
+        if fault == "malformed":
+            data = data[: len(data) // 2]
+        if request.transport is None or request.transport.is_closing():
+            entry["status"] = "client_gone"  # the client timed out first: served, never received
+        headers = {"request-id" if api == "anthropic" else "x-request-id": rid, **limits.headers(api)}
+        return web.Response(body=data, status=200, headers=headers, content_type="application/json")
+
+    def _draw(self) -> str | None:
+        """At most one fault per request, from the seeded stream."""
+        x = self._faults.random()
+        for name in FAULTS:
+            x -= getattr(self.settings.faults, name)
+            if x < 0:
+                return name
+        return None
+
+    def _delay(self) -> float:
+        lat = self.settings.latency
+        if lat.median_s <= 0:
+            return 0.0
+        return min(lat.median_s * self._latency.lognormvariate(0.0, lat.sigma), lat.max_s)
+
+    @staticmethod
+    def _error(api: str, status: int, rid: str, limits: ModelLimits, retry_after: float | None = None) -> web.Response:
+        headers = {"request-id" if api == "anthropic" else "x-request-id": rid, **limits.headers(api)}
+        if retry_after is not None:
+            headers["retry-after"] = f"{max(retry_after, 0.001):.3f}"
+        message = f"simulated {status}"
+        if api == "anthropic":
+            body = {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message}}
+        else:
+            body = {"error": {"message": message, "type": ERROR_TYPES.get(status, "server_error"), "code": None}}
+        return web.json_response(body, status=status, headers=headers)
+
+    @staticmethod
+    def _anthropic_body(rid: str, model: str, text: str, stop: str, n_in: int, n_out: int) -> dict[str, Any]:
+        return {
+            "id": f"msg_{rid}", "type": "message", "role": "assistant", "model": model,
+            "content": [{"type": "text", "text": text}] if text else [],
+            "stop_reason": stop, "stop_sequence": None,
+            "usage": {"input_tokens": n_in, "output_tokens": n_out,
+                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        }
+
+    @staticmethod
+    def _openai_body(rid: str, model: str, text: str, stop: str, n_in: int, n_out: int) -> dict[str, Any]:
+        refused = stop == "refusal"
+        finish = {"end_turn": "stop", "max_tokens": "length"}.get(stop, "stop")
+        return {
+            "id": rid, "object": "chat.completion", "created": int(time.time()), "model": model,
+            "system_fingerprint": "fp_sim",
+            "choices": [{"index": 0, "finish_reason": finish, "logprobs": None, "message": {
+                "role": "assistant", "content": None if refused else text, "refusal": REFUSAL if refused else None,
+            }}],
+            "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
+        }

@@ -1,0 +1,81 @@
+"""The parquet tables of a sweep folder, rebuilt from the game journal."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from bargain_ray.store.journal import read_records
+from bargain_ray.store.rows import SCHEMAS, call_row, game_row, turn_row
+
+TABLES = ("games", "turns", "calls")
+
+
+def write_tables(path: Path, chunk: int = 2000) -> dict[str, int]:
+    """games/turns/calls parquet from the journal, the latest record of each unit.
+
+    Streams the journal in chunks of ``chunk`` games so the driver's memory
+    stays flat however long the sweep is.
+    """
+    latest: dict[str, int] = {}
+    for i, rec in enumerate(read_records(path)):
+        latest[rec["unit"]["unit_id"]] = i
+    keep = set(latest.values())
+    parts = path / ".parts"
+    shutil.rmtree(parts, ignore_errors=True)
+    parts.mkdir()
+    rows: dict[str, list[dict[str, Any]]] = {"games": [], "turns": [], "calls": []}
+    written: dict[str, list[Path]] = {name: [] for name in rows}
+
+    def flush() -> None:
+        for name, batch in rows.items():
+            if batch:
+                frame = pl.DataFrame(batch, schema=SCHEMAS.get(name), infer_schema_length=None)
+                path = parts / f"{name}-{len(written[name]):05d}.parquet"
+                frame.write_parquet(path)
+                written[name].append(path)
+                batch.clear()
+
+    for i, rec in enumerate(read_records(path)):
+        if i not in keep:
+            continue
+        rows["games"].append(game_row(rec))
+        rows["turns"].extend(turn_row(t) for t in rec["turns"])
+        rows["calls"].extend(call_row(c) for c in rec["calls"])
+        if len(rows["games"]) >= chunk:
+            flush()
+    flush()
+    counts = {}
+    for name, paths in written.items():
+        target = path / f"{name}.parquet"
+        if paths:
+            # Journal order is block order up to games finishing out of turn; no global sort,
+            # so memory stays flat in the number of games.
+            frame = pl.concat([pl.scan_parquet(p) for p in paths], how="diagonal_relaxed")
+            frame.sink_parquet(target, row_group_size=chunk)  # small row groups: the writer buffers one
+        else:
+            pl.DataFrame(schema=SCHEMAS.get(name)).write_parquet(target)
+        counts[name] = pl.scan_parquet(target).select(pl.len()).collect().item()
+    shutil.rmtree(parts)
+    return counts
+
+
+
+
+def read_tables(path: Path) -> dict[str, pl.DataFrame]:
+    """The tables of the sweep folder ``path``: the parquet files, or (before they are written) the same
+    rows built in memory from the journal, so a reader never writes the folder."""
+    if all((path / f"{name}.parquet").exists() for name in TABLES):
+        return {name: pl.read_parquet(path / f"{name}.parquet") for name in TABLES}
+    latest: dict[str, dict[str, Any]] = {}
+    for rec in read_records(path):
+        latest[rec["unit"]["unit_id"]] = rec
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+    for rec in latest.values():
+        rows["games"].append(game_row(rec))
+        rows["turns"].extend(turn_row(t) for t in rec["turns"])
+        rows["calls"].extend(call_row(c) for c in rec["calls"])
+    return {name: pl.DataFrame(r, schema=SCHEMAS.get(name), infer_schema_length=None) for name, r in rows.items()}

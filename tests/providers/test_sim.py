@@ -1,0 +1,85 @@
+"""The simulated provider over raw HTTP: limits with real 429s and headers, faults, strategies."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+from helpers import game_config
+
+from bargain_ray.games import load_game
+from bargain_ray.providers.sim import SimServer, SimSettings
+
+
+def opening(role: str = "seller") -> tuple[str, str]:
+    game = load_game(game_config("tickets"))
+    prompt = game.prompt(game.start(0, role), role)
+    return prompt.system, prompt.messages[0].content
+
+
+def post(url: str, body: dict) -> tuple[int, dict[str, str], bytes]:
+    req = urllib.request.Request(url, json.dumps(body).encode(), {"content-type": "application/json", "x-api-key": "k"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, dict(resp.headers), resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, dict(err.headers), err.read()
+
+
+def anthropic_body(model: str = "claude-opus-5-5") -> dict:
+    system, user = opening()
+    return {"model": model, "system": system, "messages": [{"role": "user", "content": user}], "max_tokens": 4096}
+
+
+def openai_body(model: str = "gpt-x") -> dict:
+    system, user = opening()
+    return {"model": model, "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+
+
+def test_answers_both_apis_as_the_configured_strategy() -> None:
+    server = SimServer(SimSettings(strategies={"claude-opus-5-5": "boulware"}))
+    with server as url:
+        status, headers, data = post(f"{url}/v1/messages", anthropic_body())
+        assert status == 200 and headers["request-id"].startswith("req_sim_")
+        reply = json.loads(json.loads(data)["content"][0]["text"])
+        assert reply["action"] == "OFFER"
+        status, headers, data = post(f"{url}/v1/chat/completions", openai_body())
+        body = json.loads(data)
+        assert status == 200 and body["id"] == headers["x-request-id"]
+        assert json.loads(body["choices"][0]["message"]["content"])["action"] == "OFFER"
+    assert [e["status"] for e in server.log] == [200, 200]
+    assert SimSettings().strategy("any-model") == SimSettings().strategy("any-model")
+
+
+@pytest.mark.parametrize(("path", "body", "prefix"), [
+    ("/v1/messages", anthropic_body(), "anthropic-ratelimit-requests-"),
+    ("/v1/chat/completions", openai_body(), "x-ratelimit-"),
+])
+def test_request_limit_answers_429_with_retry_after_and_headers(path: str, body: dict, prefix: str) -> None:
+    with SimServer(SimSettings(limits={"requests_per_minute": 60, "burst_s": 1.0})) as url:
+        first = post(url + path, body)
+        second = post(url + path, body)
+    assert first[0] == 200 and second[0] == 429
+    assert 0 < float(second[1]["retry-after"]) <= 1.0
+    assert any(k.lower().startswith(prefix) for k in first[1])
+
+
+def test_faults_are_what_they_say() -> None:
+    with SimServer(SimSettings(faults={"overlong": 1.0})) as url:
+        _, _, data = post(f"{url}/v1/messages", anthropic_body())
+    message = json.loads(json.loads(data)["content"][0]["text"])["message"]
+    assert len(message.split()) > 80
+    with SimServer(SimSettings(faults={"malformed": 1.0})) as url:
+        status, _, data = post(f"{url}/v1/chat/completions", openai_body())
+    assert status == 200
+    with pytest.raises(ValueError):
+        json.loads(data)
+    server = SimServer(SimSettings(faults={"overloaded": 0.5, "error_5xx": 0.5}, seed=5))
+    with server as url:
+        statuses = [post(f"{url}/v1/messages", anthropic_body())[0] for _ in range(8)]
+    assert set(statuses) <= {500, 503, 529} and 529 in statuses
+    again = SimServer(SimSettings(faults={"overloaded": 0.5, "error_5xx": 0.5}, seed=5))
+    with again as url:
+        assert [post(f"{url}/v1/messages", anthropic_body())[0] for _ in range(8)] == statuses  # seeded
