@@ -24,12 +24,14 @@ from helpers import game_config
 from bargain_ray.analysis.bootstrap import Bootstrap, by_cell, paired
 from bargain_ray.analysis.build import analyse
 from bargain_ray.analysis.sweep import read_sweep
+from bargain_ray.config import GridConfig, ModelConfig
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.records import Reply, Usage
 from bargain_ray.games import load_game
 from bargain_ray.games.multi_issue import frontier
 from bargain_ray.play.loop import play
 from bargain_ray.store import GameJournal, open_manifest, write_tables
+from bargain_ray.store.manifest import Determinants, Manifest
 
 TICKETS = game_config("tickets")
 MODELS = {"X": ("anthropic", "model-x", "model-x-2026-01-01"), "Y": ("openai", "model-y", "model-y-0613")}
@@ -115,7 +117,10 @@ def make_sweep(path: Path) -> Path:
     """A real sweep folder of the scripted games above."""
     components = {"game tickets under condition C3": {"config": TICKETS, "prompts": "f2cb6b083cd2fa8e"}}
     components |= {f"model {k} ({v[1]})": {"name": v[1], "provider": v[0]} for k, v in MODELS.items()}
-    open_manifest(path, "test", components)
+    config = Determinants(grid=GridConfig(name="test", experiment="test", designs=[]), provider="default",
+                          games={"tickets": TICKETS}, conditions={},
+                          models={k: ModelConfig(name=v[1], provider=v[0]) for k, v in MODELS.items()})
+    open_manifest(path, Manifest(grid="test", created="20261129", config=config, components=components))
     journal = GameJournal(path)
     game = load_game(TICKETS)
     for position, ((seed, pairing, first), replies) in enumerate(sorted(scripts().items()), start=1):

@@ -55,3 +55,23 @@ def test_seed_is_shared_by_a_block_and_hash_ignores_runtime_knobs():
 def test_c3_smoke_is_one_block_of_the_same_design():
     smoke = list(units(sweep("c3_smoke"), "d"))
     assert len(smoke) == 16 and {u.block for u in smoke} == {1}
+
+
+def test_every_unit_of_a_grid_has_its_own_hash():
+    """Two assignments of one pairing (BB a1, a2) play alike; the hash still tells their cells apart,
+    so a result is never kept under another cell's labels."""
+    demo = list(units(sweep("demo"), "d"))
+    assert len({u.hash for u in demo}) == len(demo)
+    c3 = list(units(sweep("c3_full"), "d"))
+    assert len({u.hash for u in c3}) == len(c3)
+
+
+def test_the_unit_hash_covers_the_seed_and_each_roles_model():
+    def hashes(*overrides):
+        return {(u.block, u.cell): u.hash for u in units(sweep("c3_smoke", *overrides), "d")}
+
+    base = hashes()
+    reseeded = hashes("grid.seed=8")
+    assert base.keys() == reseeded.keys() and all(base[k] != reseeded[k] for k in base)
+    effort = hashes("models.O.params.output_config.effort=high")
+    assert all((effort[k] == base[k]) == (k[1].split("|")[1] == "HH") for k in base)  # only games O plays

@@ -73,7 +73,7 @@ def test_changed_game_config_is_refused_on_resume(tmp_path, sweep_env):
     assert run(base, sweep_env).returncode == 0
     out = run([*base, "games.tickets.max_turns=10"], sweep_env)
     assert out.returncode != 0
-    assert "changed game tickets under condition C3" in out.stderr and "run.dir=" in out.stderr
+    assert "games.tickets.max_turns 12 → 10" in out.stderr and "run.dir=" in out.stderr
     out = run([*base, "run.workers=1"], sweep_env)
     assert out.returncode == 0, "runtime knobs never block a resume"
 

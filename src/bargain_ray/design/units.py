@@ -13,7 +13,11 @@ from bargain_ray.providers.routing import effective_model
 
 
 def units(sweep: SweepConfig, created: str) -> Iterator[Unit]:
-    """Every unit of the grid, block by block, each block in a seeded shuffled order."""
+    """Every unit of the grid, block by block, each block in a seeded shuffled order.
+
+    A unit's hash covers what determines its game (game config and texts, each role's model, seed, first
+    speaker) and the labels its result is tabled under (game, cell), so a result is never kept under another
+    cell's labels, e.g. two assignments of one model pairing (``BB`` a1 and a2), which play alike."""
     grid = sweep.grid
     parts = {name: digest(part) for name, part in components(sweep).items()}
     model_parts = {letter: next(v for k, v in parts.items() if k.startswith(f"model {letter} ")) for letter in sweep.models}
@@ -41,6 +45,7 @@ def units(sweep: SweepConfig, created: str) -> Iterator[Unit]:
                 f"-{pairing.lower()}-a{a.id}{suffix}"
             )
             determined = {
+                "labels": [d.game, cell],
                 "game": parts[key],
                 "models": {role: model_parts[letter] for role, letter in letters.items()},
                 "seed": seed,

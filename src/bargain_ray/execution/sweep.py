@@ -15,7 +15,12 @@ from bargain_ray.store import GameJournal, write_tables
 
 
 def sweep_dir(sweep: SweepConfig) -> Path:
-    return Path(sweep.run.dir) if sweep.run.dir else Path("outputs") / sweep.grid.name
+    """``run.dir``, else ``outputs/<grid name>/`` for real providers and ``outputs/<grid name>-sim/`` (``-local/``)
+    for a rehearsal, so a rehearsal and the real run of one grid never share a folder by default."""
+    if sweep.run.dir:
+        return Path(sweep.run.dir)
+    suffix = "" if sweep.provider.name == "default" else f"-{sweep.provider.name}"
+    return Path("outputs") / f"{sweep.grid.name}{suffix}"
 
 
 def check_keys(sweep: SweepConfig) -> None:

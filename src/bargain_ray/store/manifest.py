@@ -1,4 +1,4 @@
-"""``manifest.json``: the sweep's creation date and everything that determines its games."""
+"""``manifest.json``: what names and determines the sweep's units, checked field by field on every resume."""
 
 from __future__ import annotations
 
@@ -8,40 +8,155 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bargain_ray.core.hashing import digest
-from bargain_ray.store.paths import MANIFEST
+from pydantic import BaseModel, ConfigDict, ValidationError, field_serializer
+
+from bargain_ray.config import RUNTIME_KEYS, Condition, GridConfig, ModelConfig
+from bargain_ray.store.paths import CALLS_JOURNAL, JOURNAL, MANIFEST
+
+SHOWN = 3
+"""How many changed fields a refusal names before it gives only their count."""
+NEW_FOLDER = "start a new sweep folder with run.dir=<new path>"
 
 
 class ChangedConfig(RuntimeError):
-    """The sweep folder holds games made under another config."""
+    """The sweep folder cannot be resumed under the current config (it would mix results or rename units)."""
+
+
+class Determinants(BaseModel):
+    """The config as far as it names or determines units, in the config's own shape, so a difference is
+    named by the path of the override that restores it (``grid.seed``, ``games.tickets.max_turns``).
+
+    Runtime knobs are not here: ``run.*``, provider settings, and each model's ``limits`` and ``retry``.
+    A condition's ``description`` is left out too: it is a label no model reads (our choice)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    grid: GridConfig
+    provider: str
+    """``default``, ``sim`` or ``local``: a rehearsal never resumes as a real run, nor the reverse."""
+    games: dict[str, dict[str, Any]]
+    conditions: dict[str, Condition]
+    models: dict[str, ModelConfig]
+    """Each model as this run calls it (``provider=sim|local`` reroutes every LLM)."""
+
+    @field_serializer("conditions")
+    def _conditions(self, conditions: dict[str, Condition]) -> dict[str, Any]:
+        return {k: c.model_dump(mode="json", exclude={"description"}) for k, c in conditions.items()}
+
+    @field_serializer("models")
+    def _models(self, models: dict[str, ModelConfig]) -> dict[str, Any]:
+        return {k: m.model_dump(mode="json", exclude=set(RUNTIME_KEYS)) for k, m in models.items()}
+
+
+class Manifest(BaseModel):
+    """The sweep's creation date (part of every unit id), what determines its units, and provenance."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    grid: str
+    """The grid's name, as readers of the folder (analysis, the dataset card) show it."""
+    created: str
+    """YYYYMMDD of the first run: unit ids carry it, so it is kept for the life of the folder."""
+    config: Determinants
+    components: dict[str, Any]
+    """The fingerprint of every game and model (``design.fingerprint.components``): opaque JSON,
+    compared as a backstop for what the config fields cannot show (the text a model reads)."""
+    git_commit: str | None = None
+    """Provenance only, never compared: a code change that matters shows in ``components`` or the unit hashes."""
+
+
+def today() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d")
 
 
 def read_manifest(path: Path) -> dict[str, Any]:
+    """The manifest as the JSON the folder holds: readers (analysis, the dataset) take any folder, old ones too."""
     return json.loads((path / MANIFEST).read_text())
 
 
-def open_manifest(path: Path, grid: str, components: dict[str, Any],
-                  provenance: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Create the folder and its manifest, or check that the manifest matches; returns the manifest."""
-    path.mkdir(parents=True, exist_ok=True)
+def open_manifest(path: Path, current: Manifest) -> Manifest:
+    """Create the folder and write ``current``, or check the recorded manifest against it; returns the recorded one.
+
+    A journal without its manifest is refused, not rebuilt: the journal's records carry unit ids and
+    hashes but not the config fields that gave them, so a rebuilt manifest could not name what changed,
+    and a new one dated today would rename every unit (ids carry the creation date) and pay every call again.
+    """
     target = path / MANIFEST
-    if target.exists():
-        manifest = read_manifest(path)
-        changed = [k for k in sorted(set(manifest["components"]) | set(components))
-                   if digest(manifest["components"].get(k)) != digest(components.get(k))]
-        if changed:
+    if not target.exists():
+        journals = [name for name in (JOURNAL, CALLS_JOURNAL) if (path / name).exists()]
+        if journals:
             raise ChangedConfig(
-                f"{path} holds games of a different config: changed {', '.join(changed)}. "
-                "Results are never mixed: restore the config to resume, or start a new sweep "
-                f"folder with run.dir=<new path>."
+                f"{path} holds {' and '.join(journals)} but no {MANIFEST}: its games cannot be checked against "
+                f"this config, and a new manifest would rename every unit. Restore {target} (e.g. from a backup) "
+                f"to resume, or {NEW_FOLDER}."
             )
-        return manifest
-    manifest = {
-        "grid": grid,
-        "created": datetime.now(UTC).strftime("%Y%m%d"),
-        "components": components,
-    } | (provenance or {})
+        path.mkdir(parents=True, exist_ok=True)
+        write_manifest(path, current)
+        return current
+    try:
+        recorded = Manifest.model_validate_json(target.read_bytes())
+    except ValidationError:
+        raise ChangedConfig(
+            f"{target} is unreadable or does not record what determines its games (grid seed, designs, games, "
+            f"models; folders before this check did not): it cannot be resumed safely. Finish it with the code "
+            f"that started it, or {NEW_FOLDER}."
+        ) from None
+    changes = changed_fields(recorded, current)
+    if changes:
+        raise ChangedConfig(refusal(path, changes))
+    return recorded
+
+
+def write_manifest(path: Path, manifest: Manifest) -> None:
+    """Atomic and durable: a kill leaves the old manifest or the new one, never half of one."""
+    target = path / MANIFEST
     tmp = target.with_suffix(".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1, default=str))
+    with tmp.open("w") as f:
+        f.write(manifest.model_dump_json(indent=1))
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, target)
-    return manifest
+
+
+def changed_fields(recorded: Manifest, current: Manifest) -> list[tuple[str, Any, Any]]:
+    """(path, recorded, current) of every determining field that differs; the fingerprint is compared
+    only when the config fields agree, so one change is not named twice (once as a field, once as a digest)."""
+    changes = differences(recorded.config.model_dump(mode="json"), current.config.model_dump(mode="json"))
+    return changes or differences(recorded.components, current.components, "components")
+
+
+ABSENT = object()
+"""A key one side lacks (distinct from a null value)."""
+
+
+def differences(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, Any]]:
+    """Every leaf where two JSON values differ, as (dotted path, old, new), in the order of ``old``'s keys.
+
+    Lists of equal length are compared item by item (``grid.designs.0.pairings``); otherwise a list is one
+    value. Hand-written: twelve lines of recursion, where a diff library's paths would need rewriting."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = [*old, *(k for k in new if k not in old)]
+        return [c for k in keys for c in differences(old.get(k, ABSENT), new.get(k, ABSENT), _join(path, k))]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [c for i, (a, b) in enumerate(zip(old, new, strict=True)) for c in differences(a, b, _join(path, i))]
+    return [] if old == new and type(old) is type(new) else [(path, old, new)]
+
+
+def _join(path: str, key: object) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def refusal(path: Path, changes: list[tuple[str, Any, Any]]) -> str:
+    """One line: the first few changed fields with both values, how many changed, and what to do."""
+    named = "; ".join(f"{p} {show(a)} → {show(b)}" for p, a, b in changes[:SHOWN])
+    more = f" (and {len(changes) - SHOWN} more: {len(changes)} fields differ)" if len(changes) > SHOWN else ""
+    return (
+        f"{path} holds games of another config: {named}{more}. Results are never mixed: restore the config "
+        f"to resume, or {NEW_FOLDER}."
+    )
+
+
+def show(value: Any, width: int = 60) -> str:
+    """A value as a refusal prints it: strings bare, the rest as JSON, long ones cut."""
+    text = "(absent)" if value is ABSENT else value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,127 @@
+"""The manifest: what names and determines units, compared field by field on resume (no Ray)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bargain_ray.config import load_config
+from bargain_ray.execution.plan import describe
+from bargain_ray.store import ChangedConfig, open_manifest, read_manifest
+from bargain_ray.store.manifest import ABSENT, Manifest, differences, refusal
+
+
+def start(path, grid="c3_full", *overrides, created="20261027"):
+    """A sweep folder whose manifest the config of ``grid`` with ``overrides`` gave."""
+    return open_manifest(path, describe(load_config(grid, overrides), created))
+
+
+def resume(path, grid="c3_full", *overrides):
+    return open_manifest(path, describe(load_config(grid, overrides), "20991231"))
+
+
+def refused(path, grid, *overrides) -> str:
+    with pytest.raises(ChangedConfig) as exc:
+        resume(path, grid, *overrides)
+    return str(exc.value)
+
+
+def test_the_manifest_records_everything_that_names_or_determines_units(tmp_path):
+    start(tmp_path, "c3_full", "provider=sim")
+    data = read_manifest(tmp_path)
+    assert data["grid"] == "c3_full" and data["created"] == "20261027" and "git_commit" in data
+    grid = data["config"]["grid"]
+    assert (grid["experiment"], grid["prefix"], grid["seed"], grid["blocks"], grid["seeds"]) == (
+        "c3rep40", "negotiation", 20261027, 40, None)
+    design = grid["designs"][0]
+    assert design["pairings"] == ["OO", "OH", "HO", "HH"] and design["assignments"][2]["first_speaker"] == "seller"
+    assert design["conditions"] == ["C3"] and "first_speakers" in design
+    assert data["config"]["provider"] == "sim"
+    assert data["config"]["games"]["tickets"]["max_turns"] == 12
+    assert data["config"]["models"]["O"]["params"]["output_config"] == {"effort": "low"}
+    assert data["config"]["models"]["O"]["provider"] == "sim"  # as this run calls it
+    assert "limits" not in data["config"]["models"]["O"] and "retry" not in data["config"]["models"]["O"]
+    assert "description" not in data["config"]["conditions"]["C3"]
+    assert any(k.startswith("game tickets") for k in data["components"])
+    assert Manifest.model_validate(data).config.grid.seed == 20261027  # a pydantic model, read back whole
+
+
+def test_a_seed_change_is_refused_naming_the_field_and_both_values(tmp_path):
+    start(tmp_path)
+    message = refused(tmp_path, "c3_full", "grid.seed=8")
+    assert "grid.seed 20261027 → 8" in message and "run.dir=" in message and "\n" not in message
+
+
+def test_game_and_model_changes_are_refused_naming_the_field(tmp_path):
+    start(tmp_path)
+    assert "games.tickets.max_turns 12 → 6" in refused(tmp_path, "c3_full", "games.tickets.max_turns=6")
+    message = refused(tmp_path, "c3_full", "models.O.params.output_config.effort=high")
+    assert "models.O.params.output_config.effort low → high" in message
+    assert "conditions.C3.game.max_turns (absent) → 4" in refused(tmp_path, "c3_full", "+conditions.C3.game.max_turns=4")
+    assert "grid.blocks 40 → 3" in refused(tmp_path, "c3_full", "grid.blocks=3")
+    assert "grid.experiment c3rep40 → other" in refused(tmp_path, "c3_full", "grid.experiment=other")
+    assert "grid.designs.0.pairings" in refused(tmp_path, "c3_full", "grid.designs.0.pairings=[OO]")
+
+
+def test_a_rehearsal_never_resumes_as_a_real_run(tmp_path):
+    start(tmp_path)
+    assert "provider default → sim" in refused(tmp_path, "c3_full", "provider=sim")
+
+
+def test_runtime_knobs_never_block_a_resume(tmp_path):
+    recorded = start(tmp_path, "c3_full", "provider=sim")
+    again = resume(tmp_path, "c3_full", "provider=sim", "run.workers=7", "run.max_in_flight=3", "run.max_cost_usd=1",
+                   "models.O.limits.max_in_flight=2", "models.H.limits.requests_per_minute=10",
+                   "models.O.retry.max_attempts=2", "provider.settings.latency.median_s=1.0",
+                   "provider.settings.faults.error_5xx=0.5")
+    assert again.model_dump_json() == recorded.model_dump_json() and again.created == "20261027"  # never today
+
+
+def test_many_changes_name_the_first_few_and_the_count(tmp_path):
+    start(tmp_path)
+    message = refused(tmp_path, "c3_full", "grid.seed=8", "grid.blocks=2", "games.tickets.max_turns=6",
+                      "models.O.max_tokens=5", "models.H.max_tokens=6")
+    assert "grid.seed 20261027 → 8; grid.blocks 40 → 2; games.tickets.max_turns 12 → 6" in message
+    assert "(and 2 more: 5 fields differ)" in message
+
+
+def test_the_fingerprint_is_compared_when_the_config_fields_agree(tmp_path):
+    """What no config field shows (the text a model reads) still refuses, through the components."""
+    recorded = start(tmp_path)
+    part = next(k for k in recorded.components if k.startswith("game "))
+    tampered = json.loads((tmp_path / "manifest.json").read_text())
+    tampered["components"][part]["prompts"] = "0000000000000000"
+    (tmp_path / "manifest.json").write_text(json.dumps(tampered))
+    message = refused(tmp_path, "c3_full")
+    assert f"components.{part}.prompts 0000000000000000 → " in message
+
+
+def test_a_journal_without_its_manifest_is_refused_not_recreated(tmp_path):
+    (tmp_path / "journal.jsonl").write_text("")
+    message = refused(tmp_path, "c3_full")
+    assert "journal.jsonl" in message and "manifest.json" in message and "run.dir=" in message
+    assert not (tmp_path / "manifest.json").exists()
+
+
+def test_a_manifest_that_does_not_record_the_design_is_refused(tmp_path):
+    """A folder from before the check (grid, date and components only) cannot be compared field by field."""
+    (tmp_path / "manifest.json").write_text(json.dumps({"grid": "c3_full", "created": "20261027", "components": {}}))
+    message = refused(tmp_path, "c3_full")
+    assert "does not record what determines its games" in message and "run.dir=" in message
+    (tmp_path / "manifest.json").write_text('{"grid": "c3_')
+    assert "run.dir=" in refused(tmp_path, "c3_full")
+
+
+def test_differences_walk_nested_json_by_path():
+    old = {"a": {"b": 1, "c": [1, 2], "d": None}, "e": [1], "f": 1}
+    new = {"a": {"b": 2, "c": [1, 3]}, "e": [1, 2], "f": 1.0, "g": "x"}
+    assert differences(old, new) == [
+        ("a.b", 1, 2), ("a.c.1", 2, 3), ("a.d", None, ABSENT), ("e", [1], [1, 2]), ("f", 1, 1.0), ("g", ABSENT, "x"),
+    ]
+    assert differences(old, json.loads(json.dumps(old))) == []
+
+
+def test_a_refusal_is_one_line_and_cuts_long_values(tmp_path):
+    message = refusal(tmp_path, [("games.x.situation", "a" * 500, "b\nc")])
+    assert len(message) < 400 and "…" in message
