@@ -27,3 +27,5 @@ class Unit(BaseModel):
     model_of_role: dict[str, str]
     agent_of_role: dict[str, str]
     hash: str
+    """Digest of what determines the game and the labels it is tabled under; a resume skips a finished
+    unit only when its journaled hash equals this one."""
