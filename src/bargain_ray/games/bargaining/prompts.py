@@ -142,7 +142,6 @@ def reply_schema(config: BargainingConfig) -> dict[str, Any]:
 
 
 RULES: dict[str, str] = {
-    **wording.RULES,
     "unknown_action": 'Unknown action {action!r}: use "offer", "accept" or "reject".',
     "stated_valuation_not_number": '"stated_valuation" must be a number or null.',
     "message_not_text": '"message" must be a string.',
@@ -155,7 +154,7 @@ RULES: dict[str, str] = {
     "first_round_offer": 'Round 1 must be an offer; "{action}" is not allowed yet.',
     "no_standing_offer": "There is no standing offer from the {other} to {action}: make an offer instead.",
 }
-"""Rule code -> the sentence the model reads (``kit.wording`` templates; the config's fields fill the rest)."""
+"""Rule code -> the sentence the model reads, beside the kit's shared ones (``kit.wording`` templates; the config's fields fill the rest)."""
 
 
 def rule_sentence(config: BargainingConfig, error: RuleError) -> str:

@@ -126,7 +126,6 @@ def prompt(config: FreeTextConfig, state: State, role: str) -> Prompt:
 
 
 RULES: dict[str, str] = {
-    **wording.RULES,
     "empty_message": "Your message is empty: write {min_sentences} to {max_sentences} sentences to the other party.",
     "message_too_long": "Your message has {words} words; it must have at most {max_words}.",
     "agreement_not_boolean": '"agreement_reached" must be true or false.',
@@ -137,7 +136,7 @@ RULES: dict[str, str] = {
         'With "agreement_reached": true, "allocation_type" must name the kind of division agreed, not "none".',
     "inconsistent_verdict/not_agreed": 'With "agreement_reached": false, "allocation_type" must be "none".',
 }
-"""Rule code -> the sentence the model reads (ours; ``kit.wording`` templates; the config fills the rest)."""
+"""Rule code -> the sentence the model reads, beside the kit's shared ones (ours; ``kit.wording`` templates; the config fills the rest)."""
 
 
 def rule_sentence(config: FreeTextConfig, error: RuleError) -> str:

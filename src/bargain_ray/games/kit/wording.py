@@ -124,11 +124,17 @@ def placeholders(template: str) -> str:
     return _PLACEHOLDERS.vformat(template, (), {})
 
 
+def rule_table(rules: Mapping[str, str]) -> dict[str, str]:
+    """A family's whole rule table: the kit's shared sentences, then the family's own (which may reword them)."""
+    return {**RULES, **rules}
+
+
 def rule_sentence(rules: Mapping[str, str], error: RuleError, **extra: Any) -> str:
     """The sentence the model reads for ``error``: its rule's template filled with its facts (and ``extra``)."""
-    return render(rules[error.template], {**extra, **error.facts})
+    return render(rule_table(rules)[error.template], {**extra, **error.facts})
 
 
 def rule_texts(rules: Mapping[str, str], source: str = OURS) -> dict[str, Text]:
     """Every rule sentence of a family, rendered from placeholder facts, named ``rule:<code>``."""
-    return {f"rule:{code}": Text(text=placeholders(template), source=source) for code, template in rules.items()}
+    table = rule_table(rules)
+    return {f"rule:{code}": Text(text=placeholders(template), source=source) for code, template in table.items()}

@@ -91,7 +91,7 @@ def check(config: MultiIssueConfig, state: State, role: str, action: Action) -> 
         if action.kind not in ("ACCEPT", "END"):
             raise RuleError("final_reply", offer_id=state.standing.offer_id, action=action.kind)
     elif action.kind == "END":
-        raise RuleError("unknown_action", action="END")
+        raise RuleError("unknown_action", case="end")
     if action.kind == "ACCEPT":
         standing = state.standing
         if standing is None:

@@ -193,9 +193,9 @@ def prompt(config: MultiIssueConfig, state: State, role: str) -> Prompt:
 
 
 RULES: dict[str, str] = {
-    **wording.RULES,
     "final_reply": 'This is the final reply: the only actions are ACCEPT {offer_id} or END; got "{action}".',
     "unknown_action": 'Unknown action {action!r}: use "OFFER", "ACCEPT" or "NONE".',
+    "unknown_action/end": 'Unknown action "END": use "OFFER", "ACCEPT" or "NONE".',
     "accept_without_offer": "There is no standing offer to accept.",
     "accept_own_offer": "{offer_id} is your own offer: you cannot accept your own offer.",
     "accept_stale_offer": "ACCEPT must name the other side's current standing offer, {standing}; {offer_id} is not it.",
@@ -212,7 +212,7 @@ RULES: dict[str, str] = {
     "too_many_decimals": "{term} is {value}: use at most {decimals_word} decimal places.",
     "term_out_of_range": "{term} is {value}: it must be from {low:.{decimals}f} to {high:.{decimals}f}.",
 }
-"""Rule code -> the sentence the model reads (``kit.wording`` templates; the config fills the rest)."""
+"""Rule code -> the sentence the model reads, beside the kit's shared ones (``kit.wording`` templates; the config fills the rest)."""
 
 
 def rule_sentence(config: MultiIssueConfig, error: RuleError) -> str:

@@ -211,7 +211,6 @@ def reply_schema(config: ScorableConfig) -> dict[str, Any]:
 
 
 RULES: dict[str, str] = {
-    **wording.RULES,
     "not_one_json_object": "Your reply must be EXACTLY ONE fenced JSON object (```json ... ```) and nothing outside it.",
     "unknown_key": 'Unknown key "{key}": the keys are {keys:quoted}.',
     "not_a_string": '"{key}" must be a string.',
@@ -227,7 +226,7 @@ RULES: dict[str, str] = {
     "missing_issue": 'The deal must choose an option for every issue; "{issue}" is missing.',
     "unknown_option": "Unknown option {option!j} for {issue}: the options are {options:list}.",
 }
-"""Rule code -> the sentence the model reads (ours; ``kit.wording`` templates)."""
+"""Rule code -> the sentence the model reads, beside the kit's shared ones (ours; ``kit.wording`` templates)."""
 
 
 def rule_sentence(config: ScorableConfig, error: RuleError) -> str:
