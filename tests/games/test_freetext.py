@@ -118,13 +118,11 @@ def test_party_a_first_then_strict_alternation_with_a_verdict_after_every_messag
     ("reply", "rule", "seen"),
     [
         ("   \n ", "empty_message", "Your message is empty: write 2 to 4 sentences to the other party."),
-        ("One. Two! Three? Four. Five.", "too_many_sentences", "Your message has 5 sentences; it must have at most 4."),
-        ("I want it.\nReally.\nAll of it.\nNow.\nPlease", "too_many_sentences", "has 5 sentences"),
         ("So " + "very " * 119 + "much.", "message_too_long", "Your message has 121 words; it must have at most 120."),
     ],
 )
 def test_party_message_rules(reply, rule, seen):
-    g = game()
+    g = game("orange", "game.max_words=120")  # the hard word limit, off by default, set here
     s = g.start(0, None)
     with pytest.raises(RuleError) as err:
         g.parse(s, "party_a", reply)
@@ -132,6 +130,23 @@ def test_party_message_rules(reply, rule, seen):
     repair = g.prompt(s, "party_a").repaired(reply, g.repair_message(s, "party_a", err.value))
     assert repair.messages[-1].content.startswith(f"Your message was not accepted: {err.value}")
     assert "2 to 4 sentences" in repair.messages[-1].content
+
+
+def test_sentence_count_is_measured_not_enforced_and_recorded_per_message():
+    g = game()
+    assert g.config.max_words is None  # the hard limit is off by default
+    s = g.start(0, None)
+    six = "One. Two! Three? Four. Five. " + "very " * 150 + "six."
+    said = g.parse(s, "party_a", six)
+    assert (said.sentences, said.words) == (6, 156)
+    s = g.apply(s, "party_a", said)
+    fields = g.turn_fields(s, "party_a", said)
+    assert (fields["sentences"], fields["words"], fields["message"]) == (6, 156, six.strip())
+    capped = game("orange", "game.max_words=155")
+    with pytest.raises(RuleError) as err:
+        capped.parse(capped.start(0, None), "party_a", six)
+    assert err.value.rule == "message_too_long"
+    assert str(err.value) == "Your message has 156 words; it must have at most 155."
 
 
 def test_short_messages_and_numbers_are_kept():
@@ -210,8 +225,8 @@ def test_observer_failure_is_a_technical_error_after_bounded_retries():
 
 def test_a_party_breaking_the_format_is_a_format_failure():
     g = game()
-    long = "One. Two. Three. Four. Five."
-    record = run(g, dict.fromkeys(g.roles, ReplayAgent(deque([long] * 3))))
+    empty = "   "  # the only party rule with the hard word limit off
+    record = run(g, dict.fromkeys(g.roles, ReplayAgent(deque([empty] * 3))))
     out = record.outcome
     assert (out["status"], out["known"], out["failed_role"], out["calls_attempted"]) == (
         "FORMAT_FAILURE", True, "party_a", 3)
@@ -279,8 +294,9 @@ def test_the_talker_reads_a_repaired_prompt_as_the_turn_it_repairs():
     s = g.start(0, None)
     s = g.apply(s, "party_a", g.parse(s, "party_a", "What I need is the orange juice, for tonight. What do you need?"))
     p = g.prompt(s, "party_b")
-    err = RuleError("too_many_sentences", "Your message has 5 sentences; it must have at most 4.")
-    fixed = p.repaired("One. Two. Three. Four. Five.", g.repair_message(s, "party_b", err))
+    with pytest.raises(RuleError) as err:
+        g.parse(s, "party_b", "  ")
+    fixed = p.repaired("  ", g.repair_message(s, "party_b", err.value))
     as_dicts = [[m.model_dump() for m in q.messages] for q in (p, fixed)]
     replies = {strategy.respond(p.system, m, {}) for m in as_dicts}
     assert replies == {"Then we can both get what we need. Here is my proposal: you take all of the orange juice "
@@ -325,7 +341,7 @@ def test_per_turn_pairs_each_message_with_its_verdict():
     assert [(r["party_turn"], r["role"], r["question"], r["allocation_type"]) for r in rows] == [
         (1, "party_a", True, "none"), (2, "party_b", True, "none"),
         (3, "party_a", True, "none"), (4, "party_b", False, "integrative_full")]
-    assert [r["sentences"] for r in rows] == [4, 3, 3, 2]
+    assert [r["sentences"] for r in rows] == [4, 6, 3, 2]  # party B's six sentences were taken, not repaired
     figures = metrics.per_game(record.model_dump(mode="json"))
     assert (figures["party_a_questions"], figures["party_b_questions"], figures["is_integrative_full"]) == (2, 1, 1.0)
 
@@ -341,9 +357,8 @@ def test_replay_rescores_a_recorded_orange_game():
     assert (out["status"], out["reason"]) == ("AGREEMENT", "observer_agreement")
     assert out["allocation_type"] == "integrative_full"
     assert (out["party_turns"], out["turns_to_agreement"], out["verdicts"]) == (4, 4, 4)
-    assert (out["calls_attempted"], out["repairs_used"], out["observer_confidence"]) == (10, 2, 0.97)
-    assert [(i["role"], i["rule"]) for i in out["invalid_attempts"]] == [
-        ("party_b", "too_many_sentences"), ("observer", "not_one_json_object")]
+    assert (out["calls_attempted"], out["repairs_used"], out["observer_confidence"]) == (9, 1, 0.97)
+    assert [(i["role"], i["rule"]) for i in out["invalid_attempts"]] == [("observer", "not_one_json_object")]
     assert "unused_replies" not in out
 
 
@@ -372,7 +387,7 @@ def test_freetext_demo_sweep(sweep_env, tmp_path):
 def test_the_rule_observer_reads_the_recorded_game_as_its_observer_did():
     g = game()
     spec = json.loads((DATA / "freetext_replay.json").read_text())
-    party = deque(spec["replies"][i] for i in (0, 3, 5, 7))  # the accepted party messages
+    party = deque(spec["replies"][i] for i in (0, 2, 4, 6))  # the party messages
     agents = dict.fromkeys(g.config.parties, ReplayAgent(party)) | {
         "observer": StrategyAgent("rule-observer", {}, "freetext")}
     out = run(g, agents).outcome

@@ -10,7 +10,7 @@ import pytest
 from helpers import DATA, ROOT, game_config, play_replies, reply
 
 from bargain_ray.games import load_game
-from bargain_ray.games.multi_issue import metrics
+from bargain_ray.games.multi_issue import engine, metrics, prompts
 
 CHEAP = {"unit_price_usd": 60, "cancellation_fee_pct": 0, "name_change_notice_hours": 0}
 MID = {"unit_price_usd": 70.5, "cancellation_fee_pct": 20, "name_change_notice_hours": 48}
@@ -158,6 +158,19 @@ def test_end_is_not_an_action_before_the_final_reply(tickets):
     with pytest.raises(Exception) as info:
         tickets.parse(tickets.start(0, "buyer"), "buyer", reply("END"))
     assert info.value.rule == "unknown_action"
+    assert str(info.value) == 'Unknown action "END": use "OFFER", "ACCEPT" or "NONE".'
+
+
+def test_the_engine_raises_a_rule_and_its_facts_and_prompts_words_it(tickets):
+    """No sentence is written in the engine: it names the rule and the facts; prompts renders the words."""
+    bad = reply("OFFER", terms=MID | {"unit_price_usd": 59})
+    with pytest.raises(Exception) as info:
+        engine.parse(tickets.config, tickets.start(0, "buyer"), "buyer", bad)
+    err = info.value
+    assert (err.rule, err.sentence) == ("term_out_of_range", None)
+    assert {k: str(v) for k, v in err.facts.items()} == {
+        "term": "unit_price_usd", "value": "59", "low": "60.0", "high": "100.0"}
+    assert prompts.rule_sentence(tickets.config, err) == "unit_price_usd is 59: it must be from 60.00 to 100.00."
 
 
 def test_no_agreement_after_12_turns_scores_fallbacks():

@@ -119,7 +119,7 @@ def test_the_turn_message_holds_the_public_record(table):
         (r("propose", deal=P2, offer_id="P1"), "offer_id_without_vote", '"offer_id" goes only with "accept" or "reject"; leave it out for "propose".'),
         (r("walk", offer_id="P1"), "offer_id_without_vote", 'leave it out for "walk"'),
         (r("accept", offer_id="P1", deal=P1), "deal_without_propose", '"deal" goes only with "propose"; leave it out for "accept".'),
-        (r("accept"), "missing_offer_id", '"accept" MUST name a live offer id: give "offer_id", for example "P1".'),
+        (r("accept", offer_id=1), "missing_offer_id", '"accept" MUST name a live offer id: give "offer_id", for example "P1".'),
         (r("reject", offer_id=1), "missing_offer_id", '"reject" MUST name a live offer id'),
         (r("accept", offer_id="P9"), "unknown_offer", '"P9" is not a live offer; the live offers are P1.'),
     ],
@@ -160,6 +160,41 @@ def test_the_opener_rotates_each_round_over_a_fixed_rotation():
     out = record.outcome
     assert out["status"] == "NO_AGREEMENT" and out["reason"] == "rounds_exhausted" and out["calls_attempted"] == 24
     assert [t.fields["round"] for t in record.turns] == [1] * 6 + [2] * 6 + [3] * 6 + [4] * 6
+
+
+def test_an_accept_without_an_id_does_nothing(table):
+    """Seed 003: '"I accept" with no id does nothing': a turn with no formal move, not an invalid reply."""
+    state = play(table, "Avery", [r("propose", deal=P1)])
+    for bare in (r("accept", message="I accept."), json.dumps({"action": "accept", "offer_id": None})):
+        move = table.parse(state, "Blake", bare)
+        assert move.kind == "none" and move.offer_id is None
+    after = table.apply(state, "Blake", table.parse(state, "Blake", r("accept", message="I accept.")))
+    assert after.offers[0].supporters == ("Avery",) and after.ended is None
+    assert table.to_move(after) == "Casey" and after.record[-1].action.message == "I accept."
+    record = play_replies(game_config("scorable6", rounds=1), [r("propose", deal=P1)] + [r("accept")] * 5,
+                          first_speaker="Avery")
+    assert record.outcome["invalid_attempts"] == [] and record.outcome["repairs_used"] == 0
+    assert [t.fields["action"] for t in record.turns] == ["propose"] + ["none"] * 5
+    assert record.outcome["reason"] == "rounds_exhausted"
+
+
+def test_the_opener_rotates_every_round_also_after_a_walk():
+    """Casey walks in round 1; round 2 would open at Casey's seat, so Devon opens it, and round 3
+    opens at the next party after Devon (Ember), never Devon twice."""
+    replies = [r("none"), r("walk")] + [r("none")] * 30
+    record = play_replies(game_config("scorable6", rounds=4), replies, first_speaker="Blake")
+    rounds: dict[int, list[str]] = {}
+    for t in record.turns:
+        rounds.setdefault(t.fields["round"], []).append(t.role)
+    assert rounds == {
+        1: ["Blake", "Casey", "Devon", "Ember", "Flynn", "Avery"],
+        2: ["Devon", "Ember", "Flynn", "Avery", "Blake"],
+        3: ["Ember", "Flynn", "Avery", "Blake", "Devon"],
+        4: ["Flynn", "Avery", "Blake", "Devon", "Ember"],
+    }
+    openers = [order[0] for order in rounds.values()]
+    assert all(a != b for a, b in zip(openers, openers[1:], strict=False))
+    assert "(Devon opens)" in record.calls[6].request["messages"][0]["content"]
 
 
 def test_a_walk_is_final_and_the_rotation_skips_the_walker():

@@ -7,7 +7,6 @@ only ever see this interface, so a new family never changes them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, ClassVar
 
@@ -18,19 +17,28 @@ from bargain_ray.core.status import Ended
 
 
 class RuleError(ValueError):
-    """A reply broke a rule; ``rule`` names it, the message is what the model sees."""
+    """A reply broke a rule: ``rule`` is its code, ``facts`` what the sentence needs; never words.
+    ``case`` picks one of a rule's sentences when a rule has several (its template is ``rule/case``).
 
-    def __init__(self, rule: str, message: str) -> None:
-        super().__init__(message)
+    An engine raises it without a sentence; ``Game.parse`` has the family's prompts render
+    ``sentence``, so every word the model reads comes from ``prompts``. ``str()`` is the sentence
+    (what the repair message quotes and the call record keeps) once rendered.
+    """
+
+    def __init__(self, rule: str, case: str | None = None, **facts: Any) -> None:
+        super().__init__(rule)
         self.rule = rule
+        self.case = case
+        self.facts = facts
+        self.sentence: str | None = None
 
+    @property
+    def template(self) -> str:
+        """The name of the sentence template in a family's rule table."""
+        return self.rule if self.case is None else f"{self.rule}/{self.case}"
 
-def opening_role(roles: Sequence[str], given: str | None, default: str, game: str, what: str = "role") -> str:
-    """Who speaks first: the unit's first speaker, else the game's default; never an unknown role."""
-    speaker = given or default
-    if speaker not in roles:
-        raise ValueError(f"first speaker {speaker!r} is not a {what} of {game}: {', '.join(roles)}")
-    return speaker
+    def __str__(self) -> str:
+        return self.sentence if self.sentence is not None else f"{self.template} {self.facts}"
 
 
 class Game:
@@ -41,11 +49,11 @@ class Game:
     ``engine``: ``start(config, seed, first_speaker)``, ``to_move(config, state)``,
     ``parse(config, state, role, reply)``, ``apply(config, state, role, action)``,
     ``exhausted(config, state, role)``; ``prompts``: ``prompt(config, state, role)``,
-    ``repair_message(config, state, role, error)``; ``metrics``: ``outcome(config, state)``.
-    States carry ``ended``. A family adds only ``turn_fields``.
+    ``rule_sentence(config, error)``, ``repair_message(config, state, role, error)``,
+    ``texts(config)``; ``metrics``: ``outcome(config, state)``. States carry ``ended``.
+    A family adds only ``turn_fields``; it is named once, by its config's ``family`` key.
     """
 
-    family: ClassVar[str]
     Config: ClassVar[type[BaseModel]]
     engine: ClassVar[ModuleType]
     prompts: ClassVar[ModuleType]
@@ -69,12 +77,21 @@ class Game:
         return self.prompts.prompt(self.config, state, role)
 
     def parse(self, state: Any, role: str, reply: str) -> Any:
-        """The action in ``reply``; raises RuleError naming the broken rule."""
-        return self.engine.parse(self.config, state, role, reply)
+        """The action in ``reply``; raises RuleError naming the broken rule, its sentence rendered by prompts."""
+        try:
+            return self.engine.parse(self.config, state, role, reply)
+        except RuleError as error:
+            error.sentence = self.prompts.rule_sentence(self.config, error)
+            raise
 
     def repair_message(self, state: Any, role: str, error: RuleError) -> str:
         """The user message that answers an invalid reply."""
         return self.prompts.repair_message(self.config, state, role, error)
+
+    def texts(self) -> dict[str, Any]:
+        """Every text a model can read under this config, rendered, by name (``kit.wording.Text``:
+        the text and its provenance). The resume fingerprint digests these, not source code."""
+        return self.prompts.texts(self.config)
 
     def apply(self, state: Any, role: str, action: Any) -> Any:
         """The state after ``role`` plays a legal ``action``."""

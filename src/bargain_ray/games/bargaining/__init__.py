@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from bargain_ray.games.bargaining import engine, metrics, prompts, strategy
 from bargain_ray.games.bargaining.config import BargainingConfig
@@ -13,7 +13,6 @@ from bargain_ray.games.base import Game
 class BargainingGame(Game):
     """The family bound to one protocol config."""
 
-    family: ClassVar[str] = "bargaining"
     Config = BargainingConfig
     engine = engine
     prompts = prompts

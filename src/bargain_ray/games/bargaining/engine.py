@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.status import Ended, Status
 from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
-from bargain_ray.games.base import RuleError, opening_role
+from bargain_ray.games.base import RuleError
+from bargain_ray.games.kit import turns
 from bargain_ray.games.kit.replies import check_keys, decimals_of, is_number, json_object
 
 Kind = Literal["offer", "accept", "reject"]
@@ -75,13 +76,13 @@ def draw(config: BargainingConfig, seed: int) -> tuple[int, int]:
 
 
 def start(config: BargainingConfig, seed: int, first_speaker: str | None) -> State:
-    speaker = opening_role(ROLES, first_speaker, config.first_speaker, config.name)
+    speaker = turns.opening_role(ROLES, first_speaker, config.first_speaker, config.name)
     cost, value = draw(config, seed)
     return State(seller_cost=cost, buyer_value=value, first_speaker=speaker)
 
 
 def other(role: str) -> str:
-    return ROLES[1] if role == ROLES[0] else ROLES[0]
+    return turns.other(ROLES, role)
 
 
 def valuation(state: State, role: str) -> int:
@@ -96,7 +97,7 @@ def round_number(state: State) -> int:
 def to_move(config: BargainingConfig, state: State) -> str | None:
     if state.ended is not None:
         return None
-    return state.first_speaker if round_number(state) % 2 == 1 else other(state.first_speaker)
+    return turns.alternating(ROLES, state.first_speaker, len(state.record))
 
 
 def public(entry: Entry) -> dict[str, Any]:
@@ -145,24 +146,18 @@ def apply(config: BargainingConfig, state: State, role: str, reply: Reply) -> St
 
 def exhausted(config: BargainingConfig, state: State, role: str) -> State:
     """Repairs ran out: the protocol ended the game."""
-    return state.model_copy(
-        update={"ended": Ended(status=Status.FORMAT_FAILURE, reason="format_failure"), "failed_role": role}
-    )
+    return turns.format_failure(state, role)
 
 
 def _price(config: BargainingConfig, offer: object) -> Decimal:
     if offer is None:
-        raise RuleError("offer_missing", 'For action "offer", "offer" must be your price (a number).')
+        raise RuleError("offer_missing")
     if not is_number(offer):
-        raise RuleError("offer_not_number", '"offer" must be a number or null.')
+        raise RuleError("offer_not_number")
     if decimals_of(offer) > config.decimals:
-        raise RuleError(
-            "offer_too_many_decimals", f'"offer" is {offer}: use at most {config.decimals} decimal places.'
-        )
+        raise RuleError("offer_too_many_decimals", offer=offer)
     if not config.price_min <= offer <= config.price_max:
-        raise RuleError(
-            "offer_out_of_range", f'"offer" is {offer}: a price must be from {config.price_min} to {config.price_max}.'
-        )
+        raise RuleError("offer_out_of_range", offer=offer)
     return offer
 
 
@@ -172,30 +167,24 @@ def parse(config: BargainingConfig, state: State, role: str, text: str) -> Reply
     check_keys(obj, KEYS)
     action, offer, claim = obj["action"], obj["offer"], obj["stated_valuation"]
     if action not in ("offer", "accept", "reject"):
-        raise RuleError("unknown_action", f'Unknown action {action!r}: use "offer", "accept" or "reject".')
+        raise RuleError("unknown_action", action=action)
     if claim is not None and not is_number(claim):
-        raise RuleError("stated_valuation_not_number", '"stated_valuation" must be a number or null.')
+        raise RuleError("stated_valuation_not_number")
     if not isinstance(obj["message"], str):
-        raise RuleError("message_not_text", '"message" must be a string.')
+        raise RuleError("message_not_text")
     if len(obj["message"]) > config.max_message_chars:
-        raise RuleError(
-            "message_too_long",
-            f'"message" has {len(obj["message"])} characters; it must be at most {config.max_message_chars}.',
-        )
+        raise RuleError("message_too_long", chars=len(obj["message"]))
     if not isinstance(obj["reasoning_private"], str):
-        raise RuleError("reasoning_not_text", '"reasoning_private" must be a string.')
+        raise RuleError("reasoning_not_text")
     if action == "offer":
         offer = _price(config, offer)
     elif offer is not None and not is_number(offer):
-        raise RuleError("offer_not_number", '"offer" must be a number or null.')
+        raise RuleError("offer_not_number")
     n = round_number(state)
     if n == 1 and action != "offer":
-        raise RuleError("first_round_offer", f'Round 1 must be an offer; "{action}" is not allowed yet.')
+        raise RuleError("first_round_offer", action=action)
     if action != "offer" and state.standing is None:
-        raise RuleError(
-            "no_standing_offer",
-            f'There is no standing offer from the {other(role)} to {action}: make an offer instead.',
-        )
+        raise RuleError("no_standing_offer", other=other(role), action=action)
     return Reply(
         stated_valuation=claim, offer=offer, action=action,
         message=obj["message"], reasoning_private=obj["reasoning_private"],

@@ -1,30 +1,30 @@
-"""The wording of the price bargaining game: the private brief, the per-round message, repairs.
+"""The wording of the price bargaining game: the private brief, the per-round message, rule sentences, repairs.
 
 Everything a model reads is rendered here from the config and one role's view
 (its own valuation and the public record); no other module writes prompt text.
+Seed 002 records its prompts only by hash, so every text here is ours except
+the explicit-objective sentence, which the seed quotes.
 """
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from typing import Any
 
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.bargaining import engine
 from bargain_ray.games.bargaining.config import BargainingConfig
-from bargain_ray.games.bargaining.engine import State
+from bargain_ray.games.bargaining.engine import Reply, State
 from bargain_ray.games.base import RuleError
+from bargain_ray.games.kit import wording
+from bargain_ray.games.kit.wording import OURS, Text, num, seed
 
 OBJECTIVE = "Your objective is to maximize your own discounted payoff."
 """The one sentence the explicit-objective variant adds (seed 002)."""
 
 _VALUATION = {"seller": "cost", "buyer": "value"}
 _EARNS = {"seller": "p - cost", "buyer": "value - p"}
-
-
-def num(x: Decimal | float | int) -> str:
-    """A number as a person writes it: 45, 45.5, never 45.50 or 4.55E+1."""
-    return f"{Decimal(str(x)).normalize():f}"
 
 
 def label(role: str) -> str:
@@ -141,8 +141,66 @@ def reply_schema(config: BargainingConfig) -> dict[str, Any]:
     }
 
 
+RULES: dict[str, str] = {
+    "unknown_action": 'Unknown action {action!r}: use "offer", "accept" or "reject".',
+    "stated_valuation_not_number": '"stated_valuation" must be a number or null.',
+    "message_not_text": '"message" must be a string.',
+    "message_too_long": '"message" has {chars} characters; it must be at most {max_message_chars}.',
+    "reasoning_not_text": '"reasoning_private" must be a string.',
+    "offer_missing": 'For action "offer", "offer" must be your price (a number).',
+    "offer_not_number": '"offer" must be a number or null.',
+    "offer_too_many_decimals": '"offer" is {offer}: use at most {decimals} decimal places.',
+    "offer_out_of_range": '"offer" is {offer}: a price must be from {price_min} to {price_max}.',
+    "first_round_offer": 'Round 1 must be an offer; "{action}" is not allowed yet.',
+    "no_standing_offer": "There is no standing offer from the {other} to {action}: make an offer instead.",
+}
+"""Rule code -> the sentence the model reads, beside the kit's shared ones (``kit.wording`` templates; the config's fields fill the rest)."""
+
+
+def rule_sentence(config: BargainingConfig, error: RuleError) -> str:
+    return wording.rule_sentence(RULES, error, **dict(config))
+
+
 def repair_message(config: BargainingConfig, state: State, role: str, error: RuleError) -> str:
-    return (
-        f"Your reply was not accepted: {error} Nothing was recorded for this round. "
-        f"Reply again for round {engine.round_number(state)} with exactly one JSON object and nothing else."
+    n = engine.round_number(state)
+    return wording.repair(
+        str(error), recorded=wording.NOTHING_RECORDED.format(step="round"),
+        again=wording.REPLY_AGAIN.format(when=f" for round {n}"),
     )
+
+
+def _user(config: BargainingConfig, state: State, role: str) -> str:
+    return prompt(config, state, role).messages[-1].content
+
+
+def _sample(config: BargainingConfig) -> list[State]:
+    """Representative states: the opening, an offer standing, a reject that carried an offer, the last round."""
+    state = engine.start(config, 0, None)
+    offer = Reply(stated_valuation=Decimal(config.valuation_max), offer=Decimal(config.price_max), action="offer",
+                  message="<message>", reasoning_private="<reasoning>")
+    reject = offer.model_copy(update={"action": "reject", "stated_valuation": None, "offer": Decimal(config.price_min)})
+    states = [state]
+    for reply in (offer, reject):
+        if state.ended is None:
+            state = engine.apply(config, state, engine.to_move(config, state), reply)
+            states.append(state)
+    while state.ended is None and engine.round_number(state) < config.max_rounds:
+        state = engine.apply(config, state, engine.to_move(config, state), offer)
+    return [*states, state]
+
+
+def texts(config: BargainingConfig) -> dict[str, Text]:
+    """Every text a model can read under ``config``, rendered from representative states, with its provenance."""
+    start, *later = _sample(config)
+    out = {f"brief:{role}": Text(text=brief(config, start, role), source=OURS) for role in config.roles}
+    if config.prompt_variant == "explicit_objective":
+        out["sentence:objective"] = Text(text=OBJECTIVE, source=seed("002"))
+    for name, state in zip(("opening", "offer_standing", "after_reject", "last_round"), [start, *later], strict=False):
+        role = engine.to_move(config, state)
+        if role is not None:
+            out[f"turn:{name}"] = Text(text=_user(config, state, role), source=OURS)
+    out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), source=OURS)
+    error = RuleError("<rule>")
+    error.sentence = "<rule sentence>"
+    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), source=OURS)
+    return out | wording.rule_texts(RULES)

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from bargain_ray.games.kit.concession import exponent, target
+from bargain_ray.games.kit.reading import public_record
 
 _NUM = r"\d+(?:\.\d+)?"
 _ROLE = re.compile(r"You are the (seller|buyer) in a bargaining game over")
@@ -42,7 +43,7 @@ def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any])
     seller = _ROLE.search(system)[1] == "seller"
     value = float(_VALUE.search(system)[1])
     lo, hi = (float(x) for x in _RANGE.search(system).groups())
-    user = next(m["content"] for m in reversed(messages) if m["role"] == "user" and "Public record" in m["content"])
+    user = public_record(messages)
     n, total = (int(x) for x in _ROUND.search(user).groups())
     standing = _STANDING.search(user)
     margin = float(params.get("margin", 1.0))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from bargain_ray.games.base import Game
 from bargain_ray.games.freetext import engine, metrics, prompts, strategy
@@ -13,7 +13,6 @@ from bargain_ray.games.freetext.engine import Said, State, Verdict
 class FreeTextGame(Game):
     """The family bound to one scenario config; the observer is a role like the parties."""
 
-    family: ClassVar[str] = "freetext"
     Config = FreeTextConfig
     engine = engine
     prompts = prompts
@@ -22,7 +21,7 @@ class FreeTextGame(Game):
     def turn_fields(self, state: State, role: str, action: Said | Verdict) -> dict[str, Any]:
         if isinstance(action, Said):
             return {"action": "MESSAGE", "party_turn": action.turn, "message": action.text,
-                    "sentences": action.sentences}
+                    "sentences": action.sentences, "words": action.words}
         return {"action": "VERDICT", "party_turn": action.turn, **action.model_dump(exclude={"turn"})}
 
 

@@ -42,9 +42,13 @@ class FreeTextConfig(Strict):
     observer: Observer
     max_turns: int = 12
     max_repairs: int = 2
+    source: str = "ours"
+    """Where the briefs' and the observer's wording comes from: "seed 004" or "ours"."""
     min_sentences: int = 2
     max_sentences: int = 4
-    max_words: int = 120
+    """The brief asks for min to max sentences; the engine measures it, never enforces it."""
+    max_words: int | None = None
+    """A hard limit against runaway output (a message over it is repaired); None: off."""
 
     @model_validator(mode="after")
     def _check(self) -> FreeTextConfig:
@@ -54,7 +58,7 @@ class FreeTextConfig(Strict):
             raise ValueError(f"observer role {self.observer.role!r} is also a party")
         if not 1 <= self.min_sentences <= self.max_sentences:
             raise ValueError("need 1 <= min_sentences <= max_sentences")
-        if self.max_turns < 1 or self.max_repairs < 0 or self.max_words < 1:
+        if self.max_turns < 1 or self.max_repairs < 0 or (self.max_words is not None and self.max_words < 1):
             raise ValueError("max_turns and max_words must be positive, max_repairs not negative")
         return self
 

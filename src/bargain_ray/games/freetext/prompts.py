@@ -1,22 +1,27 @@
-"""The wording of free-text negotiation: the briefs, the observer's instructions, repairs.
+"""The wording of free-text negotiation: the briefs, the observer's instructions, rule sentences, repairs.
 
 The orange renders seed 004's texts byte for byte; another scenario fills the
-same frame with its own object, situations and parts. A party sees only its
-own brief and the conversation; the observer sees only its instructions and the
-transcript. No prompt ever names a model.
+same frame with its own object, situations and parts. Ours, not the seed's:
+the opening line, the observer's transcript request, the rule sentences and
+the repair messages. A party sees only its own brief and the conversation; the
+observer sees only its instructions and the transcript. No prompt ever names a model.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
+from bargain_ray.games.freetext import engine
 from bargain_ray.games.freetext.config import FreeTextConfig
-from bargain_ray.games.freetext.engine import ALLOCATION_TYPES, VERDICT_KEYS, State
+from bargain_ray.games.freetext.engine import ALLOCATION_TYPES, VERDICT_KEYS, Said, State
+from bargain_ray.games.kit import wording
+from bargain_ray.games.kit.wording import OURS, Text
 
 OPENING = "The conversation begins now. Send your first message to the other party."
-REPAIR_HEAD = "Your message was not accepted:"
+REPAIR_HEAD = wording.NOT_ACCEPTED.format(what="message", error="").rstrip()
 
 _BRIEF = (
     "You are negotiating with another party over a single {object}. There is exactly one {object}, "
@@ -120,11 +125,55 @@ def prompt(config: FreeTextConfig, state: State, role: str) -> Prompt:
     return Prompt(system=brief(config, role), messages=(*opening, *said))
 
 
+RULES: dict[str, str] = {
+    "empty_message": "Your message is empty: write {min_sentences} to {max_sentences} sentences to the other party.",
+    "message_too_long": "Your message has {words} words; it must have at most {max_words}.",
+    "agreement_not_boolean": '"agreement_reached" must be true or false.',
+    "unknown_allocation_type": '"allocation_type" must be one of {types:list}; got {kind!j}.',
+    "empty_text": '"{key}" must be a non-empty string.',
+    "confidence_out_of_range": '"confidence" must be a number between 0 and 1.',
+    "inconsistent_verdict/agreed":
+        'With "agreement_reached": true, "allocation_type" must name the kind of division agreed, not "none".',
+    "inconsistent_verdict/not_agreed": 'With "agreement_reached": false, "allocation_type" must be "none".',
+}
+"""Rule code -> the sentence the model reads, beside the kit's shared ones (ours; ``kit.wording`` templates; the config fills the rest)."""
+
+
+def rule_sentence(config: FreeTextConfig, error: RuleError) -> str:
+    return wording.rule_sentence(
+        RULES, error, min_sentences=config.min_sentences, max_sentences=config.max_sentences,
+        max_words=config.max_words, types=ALLOCATION_TYPES,
+    )
+
+
 def repair_message(config: FreeTextConfig, state: State, role: str, error: RuleError) -> str:
     """The answer to an invalid reply; nothing of it reaches the other roles."""
     if role == config.observer.role:
-        return f"Your verdict was not accepted: {error} Reply again with exactly one JSON object and nothing else."
-    return (
-        f"{REPAIR_HEAD} {error} Nothing was passed to the other party. Send your message "
-        f"again: {config.min_sentences} to {config.max_sentences} sentences, plain conversational text."
+        return wording.repair(str(error), what="verdict")
+    return wording.repair(
+        str(error), what="message", recorded="Nothing was passed to the other party.",
+        again=f"Send your message again: {config.min_sentences} to {config.max_sentences} sentences, "
+        "plain conversational text.",
     )
+
+
+def texts(config: FreeTextConfig) -> dict[str, Text]:
+    """Every text a model can read under ``config``, with its provenance; the conversation's own
+    messages are the parties' words, shown here as placeholders."""
+    start = engine.start(config, 0, None)
+    first, second = start.first_speaker, engine.other(config, start.first_speaker)
+    said = State(first_speaker=first, transcript=(
+        Said(turn=1, role=first, text="<message>", sentences=1, words=1),
+        Said(turn=2, role=second, text="<message>", sentences=1, words=1),
+    ))
+    observer = config.observer.role
+    out = {f"brief:{role}": Text(text=brief(config, role), source=config.source) for role in config.parties}
+    out["observer:instructions"] = Text(text=observer_instructions(config), source=config.source)
+    out["observer:request"] = Text(text=prompt(config, said, observer).messages[-1].content, source=OURS)
+    out["observer:verdict_schema"] = Text(text=json.dumps(VERDICT_SCHEMA, sort_keys=True), source=OURS)
+    out["turn:opening"] = Text(text=OPENING, source=OURS)
+    error = RuleError("<rule>")
+    error.sentence = "<rule sentence>"
+    out["repair:party"] = Text(text=repair_message(config, start, first, error), source=OURS)
+    out["repair:observer"] = Text(text=repair_message(config, said, observer, error), source=OURS)
+    return out | wording.rule_texts(RULES)

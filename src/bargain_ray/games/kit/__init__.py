@@ -1,1 +1,2 @@
-"""What every family would otherwise write for itself: reading JSON replies, concession tactics."""
+"""What every family would otherwise write for itself: reading JSON replies, rendering rule sentences and
+repairs, turn order and failed turns, reading a strategy's request, concession tactics."""

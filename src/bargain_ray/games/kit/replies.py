@@ -1,4 +1,4 @@
-"""Reading a reply as one JSON object: the rules every JSON-speaking family shares."""
+"""Reading a reply as one JSON object: the rules every JSON-speaking family shares (their sentences: ``wording``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ from typing import Any
 
 from bargain_ray.games.base import RuleError
 
-ONE_OBJECT = "Your reply must be exactly one JSON object and nothing else."
 _FENCE = re.compile(r"```(?:json)?[ \t]*\n?(.*?)\n?[ \t]*```", re.S)
 
 
-def json_object(reply: str, *, fence: bool = False, exact: bool = False, error: str = ONE_OBJECT) -> dict[str, Any]:
+def json_object(reply: str, *, fence: bool = False, exact: bool = False) -> dict[str, Any]:
     """The reply's one JSON object, or RuleError ``not_one_json_object``.
 
     ``fence``: one markdown code fence around the object is tolerated. ``exact``:
@@ -29,18 +28,23 @@ def json_object(reply: str, *, fence: bool = False, exact: bool = False, error: 
     except ValueError:
         obj = None
     if not isinstance(obj, dict):
-        raise RuleError("not_one_json_object", error)
+        raise RuleError("not_one_json_object")
     return obj
+
+
+def check_unknown_keys(obj: dict[str, Any], keys: Sequence[str]) -> None:
+    """No key outside ``keys`` (the first unknown one is named)."""
+    unknown = [k for k in obj if k not in keys]
+    if unknown:
+        raise RuleError("unknown_key", key=unknown[0], keys=tuple(keys))
 
 
 def check_keys(obj: dict[str, Any], keys: Sequence[str]) -> None:
     """Every key of ``keys`` and no other, unknown keys named first."""
-    unknown = [k for k in obj if k not in keys]
-    if unknown:
-        raise RuleError("unknown_key", f"Unknown key {unknown[0]!r}: the keys are {', '.join(keys)}.")
+    check_unknown_keys(obj, keys)
     missing = [k for k in keys if k not in obj]
     if missing:
-        raise RuleError("missing_key", f"The JSON object must have the key {missing[0]!r}.")
+        raise RuleError("missing_key", key=missing[0])
 
 
 def is_number(x: object) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from bargain_ray.games.base import Game
 from bargain_ray.games.multi_issue import engine, metrics, prompts, strategy
@@ -13,7 +13,6 @@ from bargain_ray.games.multi_issue.engine import Action, State
 class MultiIssueGame(Game):
     """The family bound to one scenario config."""
 
-    family: ClassVar[str] = "multi_issue"
     Config = MultiIssueConfig
     engine = engine
     prompts = prompts

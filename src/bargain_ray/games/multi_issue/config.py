@@ -6,10 +6,11 @@ these fields, so the two cannot disagree.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
+
+from bargain_ray.games.kit.turns import exact as exact  # re-exported: metrics and the frontier read it here
 
 
 class Term(BaseModel):
@@ -64,6 +65,8 @@ class MultiIssueConfig(BaseModel):
     max_repairs: int = 2
     max_message_words: int = 80
     decimals: int = 2
+    source: str = "ours"
+    """Where the briefs' and turn messages' wording comes from: a seed ("seed 000") or "ours"."""
 
     @model_validator(mode="after")
     def _check(self) -> MultiIssueConfig:
@@ -79,8 +82,3 @@ class MultiIssueConfig(BaseModel):
             if not t.min < t.max:
                 raise ValueError(f"term {t.name!r}: min must be below max")
         return self
-
-
-def exact(x: float | str) -> Fraction:
-    """A config or offer number as an exact fraction (via its decimal text)."""
-    return Fraction(str(x))

@@ -8,9 +8,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.status import Ended, Status
-from bargain_ray.games.base import RuleError, opening_role
+from bargain_ray.games.base import RuleError
+from bargain_ray.games.kit import turns
 from bargain_ray.games.kit.replies import check_keys, decimals_of, is_number, json_object
-from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
+from bargain_ray.games.kit.turns import exact
+from bargain_ray.games.multi_issue.config import MultiIssueConfig
 
 Kind = Literal["OFFER", "ACCEPT", "NONE", "END"]
 
@@ -60,11 +62,11 @@ class State(BaseModel):
 
 def start(config: MultiIssueConfig, seed: int, first_speaker: str | None) -> State:
     roles = tuple(config.roles)
-    return State(first_speaker=opening_role(roles, first_speaker, roles[0], config.name))
+    return State(first_speaker=turns.opening_role(roles, first_speaker, roles[0], config.name))
 
 
 def other(config: MultiIssueConfig, role: str) -> str:
-    return next(r for r in config.roles if r != role)
+    return turns.other(tuple(config.roles), role)
 
 
 def turn_number(state: State) -> int:
@@ -79,8 +81,7 @@ def in_final_reply(config: MultiIssueConfig, state: State) -> bool:
 def to_move(config: MultiIssueConfig, state: State) -> str | None:
     if state.ended is not None:
         return None
-    n = turn_number(state)
-    return state.first_speaker if n % 2 == 1 else other(config, state.first_speaker)
+    return turns.alternating(tuple(config.roles), state.first_speaker, len(state.record))
 
 
 def check(config: MultiIssueConfig, state: State, role: str, action: Action) -> None:
@@ -88,28 +89,17 @@ def check(config: MultiIssueConfig, state: State, role: str, action: Action) -> 
     final = in_final_reply(config, state)
     if final:
         if action.kind not in ("ACCEPT", "END"):
-            raise RuleError(
-                "final_reply",
-                f"This is the final reply: the only actions are ACCEPT {state.standing.offer_id} "
-                f'or END; got "{action.kind}".',
-            )
+            raise RuleError("final_reply", offer_id=state.standing.offer_id, action=action.kind)
     elif action.kind == "END":
-        raise RuleError("unknown_action", 'Unknown action "END": use "OFFER", "ACCEPT" or "NONE".')
+        raise RuleError("unknown_action", case="end")
     if action.kind == "ACCEPT":
         standing = state.standing
         if standing is None:
-            raise RuleError("accept_without_offer", "There is no standing offer to accept.")
+            raise RuleError("accept_without_offer")
         if action.offer_id == standing.offer_id and standing.proposer == role:
-            raise RuleError(
-                "accept_own_offer",
-                f"{standing.offer_id} is your own offer: you cannot accept your own offer.",
-            )
+            raise RuleError("accept_own_offer", offer_id=standing.offer_id)
         if action.offer_id != standing.offer_id:
-            raise RuleError(
-                "accept_stale_offer",
-                f"ACCEPT must name the other side's current standing offer, "
-                f"{standing.offer_id}; {action.offer_id} is not it.",
-            )
+            raise RuleError("accept_stale_offer", standing=standing.offer_id, offer_id=action.offer_id)
 
 
 def apply(config: MultiIssueConfig, state: State, role: str, action: Action) -> State:
@@ -140,9 +130,7 @@ def apply(config: MultiIssueConfig, state: State, role: str, action: Action) -> 
 
 def exhausted(config: MultiIssueConfig, state: State, role: str) -> State:
     """Repairs ran out: the protocol itself ended the game."""
-    return state.model_copy(
-        update={"ended": Ended(status=Status.FORMAT_FAILURE, reason="format_failure"), "failed_role": role}
-    )
+    return turns.format_failure(state, role)
 
 
 def in_range(config: MultiIssueConfig, name: str, value: Decimal) -> bool:
@@ -159,26 +147,23 @@ def parse(config: MultiIssueConfig, state: State, role: str, reply: str) -> Acti
     check_keys(obj, _KEYS)
     kind, offer_id, terms, message = (obj[k] for k in _KEYS)
     if kind not in ("OFFER", "ACCEPT", "NONE", "END"):
-        raise RuleError("unknown_action", f'Unknown action {kind!r}: use "OFFER", "ACCEPT" or "NONE".')
+        raise RuleError("unknown_action", action=kind)
     if not isinstance(message, str):
-        raise RuleError("message_type", '"message" must be a string.')
+        raise RuleError("message_type")
     words = len(message.split())
     if words > config.max_message_words:
-        raise RuleError(
-            "message_too_long",
-            f'"message" has {words} words; it must be at most {config.max_message_words} words.',
-        )
+        raise RuleError("message_too_long", words=words)
     if kind == "OFFER":
         if offer_id is not None:
-            raise RuleError("offer_id_on_offer", 'For OFFER, "offer_id" must be null.')
+            raise RuleError("offer_id_on_offer")
         action = Action(kind=kind, terms=_terms(config, terms), message=message)
     else:
         if terms is not None:
-            raise RuleError("terms_without_offer", f'For {kind}, "terms" must be null.')
+            raise RuleError("terms_without_offer", action=kind)
         if kind == "ACCEPT" and not isinstance(offer_id, str):
-            raise RuleError("accept_without_id", 'For ACCEPT, "offer_id" must name the offer you accept.')
+            raise RuleError("accept_without_id")
         if kind in ("NONE", "END") and offer_id is not None:
-            raise RuleError("offer_id_without_accept", f'For {kind}, "offer_id" must be null.')
+            raise RuleError("offer_id_without_accept", action=kind)
         action = Action(kind=kind, offer_id=offer_id, message=message)
     check(config, state, role, action)
     return action
@@ -187,31 +172,20 @@ def parse(config: MultiIssueConfig, state: State, role: str, reply: str) -> Acti
 def _terms(config: MultiIssueConfig, terms: object) -> dict[str, Decimal]:
     names = [t.name for t in config.terms]
     if not isinstance(terms, dict):
-        raise RuleError("terms_missing", f'For OFFER, "terms" must give every term: {", ".join(names)}.')
+        raise RuleError("terms_missing", terms=tuple(names))
     for key in terms:
         if key not in names:
-            raise RuleError("unknown_term", f"Unknown term {key!r}: the terms are {', '.join(names)}.")
+            raise RuleError("unknown_term", term=key, terms=tuple(names))
     out: dict[str, Decimal] = {}
     for term in config.terms:
         if term.name not in terms:
-            raise RuleError("missing_term", f"The offer is missing the term {term.name!r}.")
+            raise RuleError("missing_term", term=term.name)
         value = terms[term.name]
         if not is_number(value):
-            raise RuleError("term_not_number", f"{term.name} must be a number.")
+            raise RuleError("term_not_number", term=term.name)
         if decimals_of(value) > config.decimals:
-            raise RuleError(
-                "too_many_decimals",
-                f"{term.name} is {value}: use at most {_word(config.decimals)} decimal places.",
-            )
+            raise RuleError("too_many_decimals", term=term.name, value=value)
         if not in_range(config, term.name, value):
-            raise RuleError(
-                "term_out_of_range",
-                f"{term.name} is {value}: it must be from {term.min:.{config.decimals}f} "
-                f"to {term.max:.{config.decimals}f}.",
-            )
+            raise RuleError("term_out_of_range", term=term.name, value=value, low=term.min, high=term.max)
         out[term.name] = value
     return out
-
-
-def _word(n: int) -> str:
-    return {1: "one", 2: "two", 3: "three", 4: "four"}.get(n, str(n))

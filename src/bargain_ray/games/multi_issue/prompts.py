@@ -1,26 +1,25 @@
-"""The wording of the multi-issue game: briefs, the per-turn message, repairs.
+"""The wording of the multi-issue game: briefs, the per-turn message, rule sentences, repairs.
 
 Everything a model reads is rendered here from the config and from one role's
-view; no other module writes prompt text.
+view; no other module writes prompt text. The briefs and the per-turn message
+are seed 000's frame (its scenario renders byte for byte); the own-offer and
+final-reply turn lines, the rule sentences and the repair message are ours.
 """
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
+from bargain_ray.games.kit import wording
+from bargain_ray.games.kit.wording import OURS, Text, num
 from bargain_ray.games.multi_issue import engine
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, Term
-from bargain_ray.games.multi_issue.engine import State
+from bargain_ray.games.multi_issue.engine import Action, State
 
 _COUNT = {1: "ONE", 2: "TWO", 3: "THREE", 4: "FOUR", 5: "FIVE", 6: "SIX", 7: "SEVEN", 8: "EIGHT"}
-
-
-def num(x: float | Decimal) -> str:
-    """A config number as the brief writes it: 50, 0.5, never 50.0."""
-    d = Decimal(str(x)).normalize()
-    return f"{d:f}"
 
 
 def fixed(config: MultiIssueConfig, x: float | Decimal) -> str:
@@ -193,10 +192,76 @@ def prompt(config: MultiIssueConfig, state: State, role: str) -> Prompt:
     )
 
 
+RULES: dict[str, str] = {
+    "final_reply": 'This is the final reply: the only actions are ACCEPT {offer_id} or END; got "{action}".',
+    "unknown_action": 'Unknown action {action!r}: use "OFFER", "ACCEPT" or "NONE".',
+    "unknown_action/end": 'Unknown action "END": use "OFFER", "ACCEPT" or "NONE".',
+    "accept_without_offer": "There is no standing offer to accept.",
+    "accept_own_offer": "{offer_id} is your own offer: you cannot accept your own offer.",
+    "accept_stale_offer": "ACCEPT must name the other side's current standing offer, {standing}; {offer_id} is not it.",
+    "message_type": '"message" must be a string.',
+    "message_too_long": '"message" has {words} words; it must be at most {max_message_words} words.',
+    "offer_id_on_offer": 'For OFFER, "offer_id" must be null.',
+    "terms_without_offer": 'For {action}, "terms" must be null.',
+    "accept_without_id": 'For ACCEPT, "offer_id" must name the offer you accept.',
+    "offer_id_without_accept": 'For {action}, "offer_id" must be null.',
+    "terms_missing": 'For OFFER, "terms" must give every term: {terms:list}.',
+    "unknown_term": "Unknown term {term!r}: the terms are {terms:list}.",
+    "missing_term": "The offer is missing the term {term!r}.",
+    "term_not_number": "{term} must be a number.",
+    "too_many_decimals": "{term} is {value}: use at most {decimals_word} decimal places.",
+    "term_out_of_range": "{term} is {value}: it must be from {low:.{decimals}f} to {high:.{decimals}f}.",
+}
+"""Rule code -> the sentence the model reads, beside the kit's shared ones (``kit.wording`` templates; the config fills the rest)."""
+
+
+def rule_sentence(config: MultiIssueConfig, error: RuleError) -> str:
+    return wording.rule_sentence(
+        RULES, error, decimals=config.decimals, decimals_word=_words(config.decimals),
+        max_message_words=config.max_message_words,
+    )
+
+
 def repair_message(config: MultiIssueConfig, state: State, role: str, error: RuleError) -> str:
     n = engine.turn_number(state)
-    return (
-        f"Your reply was not accepted: {error} "
-        f"Nothing was recorded for this turn. Reply again for turn {n} with exactly one JSON object "
-        "and nothing else."
+    return wording.repair(
+        str(error), recorded=wording.NOTHING_RECORDED.format(step="turn"),
+        again=wording.REPLY_AGAIN.format(when=f" for turn {n}"),
     )
+
+
+def _sample(config: MultiIssueConfig) -> dict[str, State]:
+    """Representative states: the opening, an offer standing, one's own offer standing, the final reply."""
+    offer = Action(kind="OFFER", terms={t.name: Decimal(str(t.min)) for t in config.terms}, message="<message>")
+    none = Action(kind="NONE", message="<message>")
+
+    def after(actions: list[Action]) -> State:
+        state = engine.start(config, 0, None)
+        for action in actions:
+            state = engine.apply(config, state, engine.to_move(config, state), action)
+        return state
+
+    samples = {"opening": after([]), "offer_standing": after([offer])}
+    if config.max_turns >= 3:
+        samples["own_offer_standing"] = after([offer, none])
+    samples["final_reply"] = after([none] * (config.max_turns - 1) + [offer])
+    return samples
+
+
+def texts(config: MultiIssueConfig) -> dict[str, Text]:
+    """Every text a model can read under ``config``, rendered from representative states, with its provenance."""
+    samples = _sample(config)
+    start = samples["opening"]
+    frame = config.source
+    out = {f"brief:{role}": Text(text=brief(config, role), source=frame) for role in config.roles}
+    for name, state in samples.items():
+        role = engine.to_move(config, state)
+        user = prompt(config, state, role).messages[-1].content
+        out[f"turn:{name}"] = Text(text=user, source=frame if name in ("opening", "offer_standing") else OURS)
+    for final in (False, True):
+        out[f"reply_schema:{'final' if final else 'turn'}"] = Text(
+            text=json.dumps(reply_schema(config, final), sort_keys=True), source=OURS)
+    error = RuleError("<rule>")
+    error.sentence = "<rule sentence>"
+    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), source=OURS)
+    return out | wording.rule_texts(RULES)

@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from bargain_ray.games.kit.concession import exponent, target
+from bargain_ray.games.kit.reading import public_record
 
 _NUM = r"-?\d+(?:\.\d+)?"
 _TERM = re.compile(rf"^- (\w+): .*?, any value from ({_NUM}) to ({_NUM})", re.M)
@@ -72,7 +73,7 @@ def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any])
     """One reply in the game's JSON protocol."""
     issues, reserve = _brief(system)
     places = {"one": 1, "two": 2, "three": 3}.get((_DECIMALS.search(system) or [None, "two"])[1], 2)
-    user = next(m["content"] for m in reversed(messages) if m["role"] == "user" and "Public record" in m["content"])
+    user = public_record(messages)
     standing = _STANDING.search(user)
     theirs = None
     if standing and standing[3].startswith("You may"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from bargain_ray.games.base import Game
 from bargain_ray.games.scorable import engine, metrics, prompts, strategy
@@ -13,7 +13,6 @@ from bargain_ray.games.scorable.engine import Action, State
 class ScorableGame(Game):
     """The family bound to one table config."""
 
-    family: ClassVar[str] = "scorable"
     Config = ScorableConfig
     engine = engine
     prompts = prompts

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bargain_ray.games.kit.turns import exact
+
 
 class Issue(BaseModel):
     """One issue and its options; a deal picks exactly one option per issue."""
@@ -44,6 +46,7 @@ class ScorableConfig(BaseModel):
     public_score_sheets: bool = True
     max_repairs: int = 2
     max_enumerated_deals: int = Field(100_000, description="larger deal spaces are not enumerated for metrics")
+    source: str = Field("ours", description='where the table and its wording come from: "seed 003" or "ours"')
 
     @model_validator(mode="after")
     def _check(self) -> ScorableConfig:
@@ -77,8 +80,3 @@ class ScorableConfig(BaseModel):
 
     def threshold(self, party: str) -> Fraction:
         return exact(self.parties[party].threshold)
-
-
-def exact(x: float | str) -> Fraction:
-    """A config number as an exact fraction of its decimal text (121.188 stays 121.188)."""
-    return Fraction(str(x))

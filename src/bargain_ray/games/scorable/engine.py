@@ -1,8 +1,9 @@
 """Pure rules of the multi-party scorable negotiation: state in, action in, state out.
 
-Rotation: the parties move in their fixed order; round r starts at the seat
-after round r-1's opener (round 1's opener is the unit's first speaker, else
-seat ``seed mod parties``), skipping parties who walked. Offers P1, P2, ... stay
+Rotation: the parties move in their fixed order; round r opens at the first
+party still at the table after round r-1's opener (round 1's opener is the
+unit's first speaker, else seat ``seed mod parties``), so no party opens two
+rounds in a row while others remain, walks included. Offers P1, P2, ... stay
 live for the whole game; a party supports an offer by tabling or accepting it
 and withdraws by rejecting it. A deal closes as soon as every party still at
 the table supports one live offer (the earliest, should a walk complete two).
@@ -12,14 +13,14 @@ the game ends there; after the last round it ends without a deal.
 
 from __future__ import annotations
 
-import json
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.status import Ended, Status
 from bargain_ray.games.base import RuleError
-from bargain_ray.games.kit.replies import json_object
+from bargain_ray.games.kit import turns
+from bargain_ray.games.kit.replies import check_unknown_keys, json_object
 from bargain_ray.games.scorable.config import ScorableConfig
 
 Kind = Literal["propose", "accept", "reject", "walk", "none"]
@@ -66,6 +67,9 @@ class State(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     opener: int
+    """Seat of round 1's opener."""
+    round_opener: int
+    """Seat of this round's opener."""
     round: int = 1
     pos: int = 0
     record: tuple[Entry, ...] = ()
@@ -78,16 +82,22 @@ class State(BaseModel):
 
 def start(config: ScorableConfig, seed: int, first_speaker: str | None) -> State:
     roles = config.roles
-    if first_speaker is not None and first_speaker not in roles:
-        raise ValueError(f"first speaker {first_speaker!r} is not a party of {config.name}")
-    return _settle(config, State(opener=roles.index(first_speaker) if first_speaker else seed % len(roles)))
+    seat = roles.index(turns.opening_role(roles, first_speaker, roles[seed % len(roles)], config.name, "party"))
+    return _settle(config, State(opener=seat, round_opener=seat))
 
 
-def rotation(config: ScorableConfig, state: State, round_: int | None = None) -> list[str]:
-    """Every seat of a round, opener first: the opener moves one seat on each round."""
+def rotation(config: ScorableConfig, state: State) -> list[str]:
+    """Every seat of this round, its opener first."""
     roles = config.roles
-    first = (state.opener + (round_ or state.round) - 1) % len(roles)
+    first = state.round_opener
     return list(roles[first:] + roles[:first])
+
+
+def _next_opener(config: ScorableConfig, state: State) -> int:
+    """The first seat after this round's opener whose party is still at the table."""
+    n = len(config.roles)
+    seats = ((state.round_opener + k) % n for k in range(1, n + 1))
+    return next(s for s in seats if config.roles[s] not in state.walked)
 
 
 def order(config: ScorableConfig, state: State) -> list[str]:
@@ -107,18 +117,18 @@ def to_move(config: ScorableConfig, state: State) -> str | None:
 
 def _settle(config: ScorableConfig, state: State) -> State:
     """Move the pointer to the next party at the table, ending the game after the last round."""
-    round_, pos = state.round, state.pos
     while True:
-        if pos >= len(config.roles):
-            round_, pos = round_ + 1, 0
-        if round_ > config.rounds:
-            return state.model_copy(
-                update={"round": config.rounds, "pos": 0,
-                        "ended": Ended(status=Status.NO_AGREEMENT, reason="rounds_exhausted")}
+        if state.pos >= len(config.roles):
+            if state.round == config.rounds:
+                return state.model_copy(
+                    update={"pos": 0, "ended": Ended(status=Status.NO_AGREEMENT, reason="rounds_exhausted")}
+                )
+            state = state.model_copy(
+                update={"round": state.round + 1, "pos": 0, "round_opener": _next_opener(config, state)}
             )
-        if rotation(config, state, round_)[pos] not in state.walked:
-            return state.model_copy(update={"round": round_, "pos": pos})
-        pos += 1
+        if rotation(config, state)[state.pos] not in state.walked:
+            return state
+        state = state.model_copy(update={"pos": state.pos + 1})
 
 
 def live(state: State, offer_id: str) -> Offer | None:
@@ -130,16 +140,12 @@ def check(config: ScorableConfig, state: State, role: str, action: Action) -> No
     if action.kind in ("accept", "reject"):
         if live(state, action.offer_id or "") is None:
             if not state.offers:
-                raise RuleError("unknown_offer", "There is no live offer yet: nothing can be accepted or rejected.")
-            ids = ", ".join(o.offer_id for o in state.offers)
-            raise RuleError("unknown_offer", f'"{action.offer_id}" is not a live offer; the live offers are {ids}.')
+                raise RuleError("unknown_offer", case="none_live")
+            raise RuleError("unknown_offer", offer_id=action.offer_id, live=tuple(o.offer_id for o in state.offers))
     if action.kind == "propose":
         same = next((o for o in state.offers if o.deal == action.deal), None)
         if same is not None:
-            raise RuleError(
-                "duplicate_offer",
-                f"That package is already live as {same.offer_id}: accept {same.offer_id} instead of tabling it again.",
-            )
+            raise RuleError("duplicate_offer", offer_id=same.offer_id)
 
 
 def apply(config: ScorableConfig, state: State, role: str, action: Action) -> State:
@@ -185,41 +191,35 @@ def _closing(config: ScorableConfig, state: State) -> State | None:
 
 def exhausted(config: ScorableConfig, state: State, role: str) -> State:
     """Repairs ran out: the protocol itself ended the game."""
-    return state.model_copy(
-        update={"ended": Ended(status=Status.FORMAT_FAILURE, reason="format_failure"), "failed_role": role}
-    )
-
-
-_ONE_FENCED = "Your reply must be EXACTLY ONE fenced JSON object (```json ... ```) and nothing outside it."
+    return turns.format_failure(state, role)
 
 
 def parse(config: ScorableConfig, state: State, role: str, reply: str) -> Action:
-    """The action in a reply, or RuleError naming the first rule it breaks."""
-    obj = json_object(reply, fence=True, error=_ONE_FENCED)  # a bare object too: constrained decoders emit those
-    unknown = [k for k in obj if k not in KEYS]
-    if unknown:
-        keys = ", ".join(f'"{k}"' for k in KEYS)
-        raise RuleError("unknown_key", f'Unknown key "{unknown[0]}": the keys are {keys}.')
+    """The action in a reply, or RuleError naming the first rule it breaks.
+
+    An accept without an offer id (absent or null) is a turn with no formal move, as seed 003 says
+    ('"I accept" with no id does nothing'); an id that is not a string, or a reject without one,
+    is still a broken rule (the seed is silent there; we keep the rule).
+    """
+    obj = json_object(reply, fence=True)  # a bare object too: constrained decoders emit those
+    check_unknown_keys(obj, KEYS)
     for key in ("scratchpad", "message"):
         if obj.get(key) is not None and not isinstance(obj[key], str):
-            raise RuleError("not_a_string", f'"{key}" must be a string.')
+            raise RuleError("not_a_string", key=key)
     kind = obj.get("action")
     kind = "none" if kind is None else kind
     if kind not in KINDS:
-        names = ", ".join(f'"{k}"' for k in KINDS)
-        raise RuleError("unknown_action", f'Unknown action {json.dumps(kind)}: "action" must be one of {names}.')
+        raise RuleError("unknown_action", action=kind)
     if "deal" in obj and kind != "propose":
-        raise RuleError("deal_without_propose", f'"deal" goes only with "propose"; leave it out for "{kind}".')
+        raise RuleError("deal_without_propose", action=kind)
     if "offer_id" in obj and kind not in ("accept", "reject"):
-        raise RuleError(
-            "offer_id_without_vote", f'"offer_id" goes only with "accept" or "reject"; leave it out for "{kind}".'
-        )
+        raise RuleError("offer_id_without_vote", action=kind)
     deal = _deal(config, obj.get("deal")) if kind == "propose" else None
     offer_id = obj.get("offer_id")
-    if kind in ("accept", "reject") and not isinstance(offer_id, str):
-        raise RuleError(
-            "missing_offer_id", f'"{kind}" MUST name a live offer id: give "offer_id", for example "P1".'
-        )
+    if kind == "accept" and offer_id is None:
+        kind = "none"  # "I accept" with no id does nothing
+    elif kind in ("accept", "reject") and not isinstance(offer_id, str):
+        raise RuleError("missing_offer_id", action=kind)
     action = Action(kind=kind, deal=deal, offer_id=offer_id if kind in ("accept", "reject") else None,
                     message=obj.get("message") or "", scratchpad=obj.get("scratchpad") or "")
     check(config, state, role, action)
@@ -229,21 +229,16 @@ def parse(config: ScorableConfig, state: State, role: str, reply: str) -> Action
 def _deal(config: ScorableConfig, deal: object) -> dict[str, str]:
     names = [i.name for i in config.issues]
     if not isinstance(deal, dict):
-        raise RuleError(
-            "missing_deal", f'"propose" needs "deal": an object choosing one option for every issue ({", ".join(names)}).'
-        )
+        raise RuleError("missing_deal", issues=tuple(names))
     for key in deal:
         if key not in names:
-            raise RuleError("unknown_issue", f'Unknown issue "{key}": the issues are {", ".join(names)}.')
+            raise RuleError("unknown_issue", issue=key, issues=tuple(names))
     out = {}
     for issue in config.issues:
         if issue.name not in deal:
-            raise RuleError("missing_issue", f'The deal must choose an option for every issue; "{issue.name}" is missing.')
+            raise RuleError("missing_issue", issue=issue.name)
         option = deal[issue.name]
         if option not in issue.options:
-            raise RuleError(
-                "unknown_option",
-                f"Unknown option {json.dumps(option)} for {issue.name}: the options are {', '.join(issue.options)}.",
-            )
+            raise RuleError("unknown_option", option=option, issue=issue.name, options=issue.options)
         out[issue.name] = option
     return out

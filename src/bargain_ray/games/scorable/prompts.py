@@ -1,22 +1,25 @@
 """The wording of the scorable negotiation: seed 003's private prompt, the per-turn record, repairs.
 
 The system prompt is seed 003's word for word (its quirks included: the veto
-mark and the "hold a veto" line are the seed's). Seed 003 does not show the
-per-turn user message; it is written here in the style of seed 000's public
-record. A party's scratchpad is never rendered, not even back to itself.
+mark and the "hold a veto" line are the seed's). Ours, not the seed's: the
+private-information sentence (the seed shows public score sheets only), the
+per-turn user message (seed 003 does not show one; it is written in the style
+of seed 000's public record), the rule sentences and the repair message.
+A party's scratchpad is never rendered, not even back to itself.
 """
 
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from typing import Any
 
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
+from bargain_ray.games.kit import wording
+from bargain_ray.games.kit.wording import OURS, Text, num, seed
 from bargain_ray.games.scorable import engine
 from bargain_ray.games.scorable.config import ScorableConfig
-from bargain_ray.games.scorable.engine import Entry, Offer, State
+from bargain_ray.games.scorable.engine import Action, Entry, Offer, State
 
 VETO_MARK = " (veto party — no deal passes without you)"
 
@@ -56,11 +59,6 @@ Rules of the road:
 - Your acceptance threshold is private. A deal scoring below it is worse for you than no deal — never propose or accept a package below your threshold.
 - Accepts MUST name a live offer id; "I accept" with no id does nothing.
 - Reply with ONLY the fenced JSON object."""
-
-
-def num(x: float | str) -> str:
-    """A config number as the seed prints it: 82, 121.188, never 82.0."""
-    return f"{Decimal(str(x)).normalize():f}"
 
 
 def sheet(config: ScorableConfig, party: str) -> str:
@@ -212,8 +210,70 @@ def reply_schema(config: ScorableConfig) -> dict[str, Any]:
     }
 
 
+RULES: dict[str, str] = {
+    "not_one_json_object": "Your reply must be EXACTLY ONE fenced JSON object (```json ... ```) and nothing outside it.",
+    "unknown_key": 'Unknown key "{key}": the keys are {keys:quoted}.',
+    "not_a_string": '"{key}" must be a string.',
+    "unknown_action": 'Unknown action {action!j}: "action" must be one of {kinds:quoted}.',
+    "deal_without_propose": '"deal" goes only with "propose"; leave it out for "{action}".',
+    "offer_id_without_vote": '"offer_id" goes only with "accept" or "reject"; leave it out for "{action}".',
+    "missing_offer_id": '"{action}" MUST name a live offer id: give "offer_id", for example "P1".',
+    "unknown_offer/none_live": "There is no live offer yet: nothing can be accepted or rejected.",
+    "unknown_offer": '"{offer_id}" is not a live offer; the live offers are {live:list}.',
+    "duplicate_offer": "That package is already live as {offer_id}: accept {offer_id} instead of tabling it again.",
+    "missing_deal": '"propose" needs "deal": an object choosing one option for every issue ({issues:list}).',
+    "unknown_issue": 'Unknown issue "{issue}": the issues are {issues:list}.',
+    "missing_issue": 'The deal must choose an option for every issue; "{issue}" is missing.',
+    "unknown_option": "Unknown option {option!j} for {issue}: the options are {options:list}.",
+}
+"""Rule code -> the sentence the model reads, beside the kit's shared ones (ours; ``kit.wording`` templates)."""
+
+
+def rule_sentence(config: ScorableConfig, error: RuleError) -> str:
+    return wording.rule_sentence(RULES, error, kinds=engine.KINDS)
+
+
 def repair_message(config: ScorableConfig, state: State, role: str, error: RuleError) -> str:
-    return (
-        f"Your reply was not accepted: {error} Nothing was recorded for this turn. "
-        "Reply again with EXACTLY ONE fenced JSON object and nothing outside it."
+    return wording.repair(
+        str(error), recorded=wording.NOTHING_RECORDED.format(step="turn"),
+        again="Reply again with EXACTLY ONE fenced JSON object and nothing outside it.",
     )
+
+
+def _sample(config: ScorableConfig) -> dict[str, State]:
+    """Representative states: the opening, an offer with votes of every kind, a walk, the last round."""
+    state = engine.start(config, 0, None)
+    deal = {i.name: i.options[0] for i in config.issues}
+    moves = [Action(kind="propose", deal=deal, message="<message>"), Action(kind="accept", offer_id="P1"),
+             Action(kind="reject", offer_id="P1", message="<message>"), Action(kind="walk")]
+    samples = {"opening": state}
+    for move in moves:
+        role = engine.to_move(config, state)
+        if state.ended is not None or (move.kind == "walk" and (role in config.veto or len(config.roles) < 4)):
+            break
+        state = engine.apply(config, state, role, move)
+    if state.ended is None:
+        samples["offers_and_votes"] = state
+    while state.ended is None and state.round < config.rounds:
+        state = engine.apply(config, state, engine.to_move(config, state), Action(kind="none"))
+    if state.ended is None:
+        samples["last_round"] = state
+    return samples
+
+
+def texts(config: ScorableConfig) -> dict[str, Text]:
+    """Every text a model can read under ``config``, rendered from representative states, with its provenance."""
+    samples = _sample(config)
+    information = PUBLIC_INFORMATION if config.public_score_sheets else PRIVATE_INFORMATION
+    frame = config.source if config.public_score_sheets else wording.mixed(config.source, OURS)
+    out = {f"brief:{role}": Text(text=system(config, role), source=frame) for role in config.roles}
+    out["sentence:information"] = Text(
+        text=information, source=seed("003") if config.public_score_sheets else OURS)
+    for name, state in samples.items():
+        out[f"turn:{name}"] = Text(text=user(config, state, engine.to_move(config, state)), source=OURS)
+    out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), source=OURS)
+    error = RuleError("<rule>")
+    error.sentence = "<rule sentence>"
+    start = samples["opening"]
+    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), source=OURS)
+    return out | wording.rule_texts(RULES)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bargain_ray.games.kit.concession import exponent, target
+from bargain_ray.games.kit.reading import public_record
 
 _NUM = r"-?\d+(?:\.\d+)?"
 _ME = re.compile(r"^You are (.+)\.$", re.M)
@@ -71,7 +72,7 @@ def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any])
     threshold = float(_THRESHOLD.search(system)[1])
     public = system.split("=== PRIVATE", 1)[0]
     others = {name: (float(t), _sheet(block)) for name, t, block in _PUBLIC.findall(public) if name != me}
-    user = next(m["content"] for m in reversed(messages) if m["role"] == "user" and "Public record" in m["content"])
+    user = public_record(messages)
     round_, rounds = (int(x) for x in _ROUND.search(user).groups())
     table = set(_TABLE.search(user)[1].split(", "))
     offers = _live(user)

@@ -1,0 +1,11 @@
+"""How an offline strategy reads the request it answers: only the text a model would read."""
+
+from __future__ import annotations
+
+RECORD_MARK = "Public record"
+"""Every per-turn user message of the record-carrying families starts its record with this."""
+
+
+def public_record(messages: list[dict[str, str]]) -> str:
+    """The latest user message that carries the public record (a repair message does not)."""
+    return next(m["content"] for m in reversed(messages) if m["role"] == "user" and RECORD_MARK in m["content"])

@@ -1,0 +1,140 @@
+"""Words every family shares, and the one way rule sentences are rendered from code and facts.
+
+Engines raise ``RuleError(code, **facts)`` and never write a sentence; a family's
+``prompts`` holds one table code -> template and renders the sentence with
+``rule_sentence``. Templates are ``str.format`` text with two additions: the
+conversion ``!j`` writes a value as JSON (``"none"``, ``7``, ``null``), and a
+list field takes the spec ``list`` (``a, b, c``) or ``quoted`` (``"a", "b"``).
+``placeholders`` renders any template with ``<field>`` in every slot (``<key!r>``,
+``<keys:list>`` where it converts), which is how ``texts()`` shows a rule's
+sentence without a case.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from bargain_ray.games.base import RuleError
+
+OURS = "ours"
+"""Provenance of a text this project wrote (no seed gives it): never cite it as seed material."""
+
+
+def seed(number: str) -> str:
+    """Provenance of a text a seed gives word for word, e.g. ``seed("003")``."""
+    return f"seed {number}"
+
+
+def mixed(*sources: str) -> str:
+    """The provenance of a text whose words come from several sources, e.g. ``seed 003 + ours``."""
+    return " + ".join(dict.fromkeys(sources))
+
+
+class Text(BaseModel):
+    """One text a model can read, rendered for a config, and where its wording comes from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    source: str
+
+
+ONE_OBJECT = "Your reply must be exactly one JSON object and nothing else."
+RULES: dict[str, str] = {
+    "not_one_json_object": ONE_OBJECT,
+    "unknown_key": "Unknown key {key!r}: the keys are {keys:list}.",
+    "missing_key": "The JSON object must have the key {key!r}.",
+}
+"""The sentences of the rules ``kit.replies`` checks; a family's table may reword any of them."""
+
+NOT_ACCEPTED = "Your {what} was not accepted: {error}"
+NOTHING_RECORDED = "Nothing was recorded for this {step}."
+REPLY_AGAIN = "Reply again{when} with exactly one JSON object and nothing else."
+
+
+def repair(error: str, *, what: str = "reply", recorded: str | None = None, again: str | None = None) -> str:
+    """The message answering an invalid reply (ours: no seed words it): what was wrong, what was kept, what to do.
+
+    Families pass only what differs: ``recorded`` (None: nothing said about it) and ``again``.
+    """
+    head = NOT_ACCEPTED.format(what=what, error=error)
+    return " ".join(part for part in (head, recorded, again or REPLY_AGAIN.format(when="")) if part)
+
+
+def num(x: Decimal | float | int | str) -> str:
+    """A number as a person writes it: 45, 45.5, 121.188, never 45.50, 82.0 or 4.55E+1."""
+    return f"{Decimal(str(x)).normalize():f}"
+
+
+class _Formatter(string.Formatter):
+    def convert_field(self, value: Any, conversion: str | None) -> Any:
+        if conversion == "j":
+            return json.dumps(value)
+        return super().convert_field(value, conversion)
+
+    def format_field(self, value: Any, spec: str) -> str:
+        if spec == "list":
+            return ", ".join(str(v) for v in value)
+        if spec == "quoted":
+            return ", ".join(f'"{v}"' for v in value)
+        return super().format_field(value, spec)
+
+
+class _Slot:
+    """A placeholder that renders as ``<name>`` whatever conversion or spec its field asks for."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+    __str__ = __repr__
+
+
+class _Placeholders(_Formatter):
+    """Renders each field as ``<name!conversion:spec>``, so a change of conversion or spec shows too."""
+
+    def get_value(self, key: int | str, args: Any, kwargs: Any) -> _Slot:
+        return _Slot(str(key))
+
+    def convert_field(self, value: Any, conversion: str | None) -> Any:
+        return _Slot(f"{value.name}!{conversion}") if conversion else value
+
+    def format_field(self, value: Any, spec: str) -> str:
+        return f"<{value.name}:{spec}>" if spec else str(value)
+
+
+_RENDER, _PLACEHOLDERS = _Formatter(), _Placeholders()
+
+
+def render(template: str, facts: Mapping[str, Any]) -> str:
+    """``template`` filled with ``facts``."""
+    return _RENDER.vformat(template, (), facts)
+
+
+def placeholders(template: str) -> str:
+    """``template`` with ``<field>`` in every slot: the sentence's words, without a case."""
+    return _PLACEHOLDERS.vformat(template, (), {})
+
+
+def rule_table(rules: Mapping[str, str]) -> dict[str, str]:
+    """A family's whole rule table: the kit's shared sentences, then the family's own (which may reword them)."""
+    return {**RULES, **rules}
+
+
+def rule_sentence(rules: Mapping[str, str], error: RuleError, **extra: Any) -> str:
+    """The sentence the model reads for ``error``: its rule's template filled with its facts (and ``extra``)."""
+    return render(rule_table(rules)[error.template], {**extra, **error.facts})
+
+
+def rule_texts(rules: Mapping[str, str], source: str = OURS) -> dict[str, Text]:
+    """Every rule sentence of a family, rendered from placeholder facts, named ``rule:<code>``."""
+    table = rule_table(rules)
+    return {f"rule:{code}": Text(text=placeholders(template), source=source) for code, template in table.items()}
