@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import signal
 import sys
-from types import FrameType
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
@@ -26,16 +24,10 @@ def validate(cfg: DictConfig) -> SweepConfig:
         raise SystemExit(f"error: invalid config, nothing was run:\n{exc}") from None
 
 
-def _stop(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM (``ray job stop``, a scheduler) stops like Ctrl-C: tables written, folder resumable."""
-    raise KeyboardInterrupt
-
-
 @hydra.main(config_path=str(conf_dir()), config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     sweep = validate(cfg)
-    signal.signal(signal.SIGTERM, _stop)
-    try:
+    try:  # SIGINT/SIGTERM stop the sweep like Ctrl-C (execution.signals): exit 130/143 with the tables written
         code = run_sweep(sweep)
     except ChangedConfig as exc:
         raise SystemExit(f"error: {exc}") from None

@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.execution.progress import EXIT_UNKNOWN
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.providers.services import provider_service
 from bargain_ray.providers.sim import SimServer, SimSettings
@@ -52,8 +53,8 @@ def test_storm_sweep_statuses_and_every_call_once(ray_session: str, tmp_path: Pa
     # the server's limit is not in the sweep's settings: the limiter learns it from 429s and headers
     limits = {"requests_per_minute": 3000, "burst_s": 0.1}
     server = SimServer(SimSettings(seed=11, faults=faults, limits=limits, timeout_sleep_s=2.0))
-    with server:
-        assert run_sweep(sim_sweep(tmp_path, server.base_url, max_attempts=3)) == 0
+    with server:  # the storm exhausts some calls: the sweep ends with unknown games, and says so in its exit code
+        assert run_sweep(sim_sweep(tmp_path, server.base_url, max_attempts=3)) == EXIT_UNKNOWN
     games = pl.read_parquet(tmp_path / "games.parquet")
     calls = pl.read_parquet(tmp_path / "calls.parquet")
     assert games.height == 16 and set(CONTRACT) <= set(calls.columns)

@@ -3,7 +3,9 @@
 ``sweep`` runs one sweep end to end; ``plan`` reads the design and the folder
 once; ``driver`` is the loop that submits batches and journals results;
 ``pool`` holds the worker actors; ``worker`` is the actor that plays games;
-``calljournal`` journals and replays paid replies; ``progress`` keeps totals.
+``calljournal`` journals and replays paid replies; ``budget`` caps what they cost;
+``signals`` turns SIGINT/SIGTERM into a stop the loop reads; ``progress`` keeps totals,
+the summary and the exit code.
 """
 
 from bargain_ray.execution.sweep import run_sweep, sweep_dir

@@ -15,9 +15,12 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from bargain_ray.agents.base import Agent
+from bargain_ray.config import ModelConfig
+from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.hashing import digest
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply
+from bargain_ray.execution.budget import worst_case_usd
 from bargain_ray.store.calls import CallJournal, calls_journal_path
 
 
@@ -36,14 +39,18 @@ def start_journal(sweep_dir: Path) -> Any:
 
 
 class JournaledAgent:
-    """Replays a journaled reply for a call already paid for; journals every new one."""
+    """Where replay or pay is decided: a journaled reply is replayed for free; a new call reserves its worst
+    case from the budget before it is sent, is journaled the moment it returns, and then settles its cost."""
 
-    def __init__(self, inner: Agent, unit_id: str, recorded: dict[str, dict[str, Any]], journal: Any,
-                 resumed: set[str]) -> None:
+    def __init__(self, inner: Agent, model: ModelConfig, unit_id: str, recorded: dict[str, dict[str, Any]],
+                 journal: Any, budget: Any, holder: str, resumed: set[str]) -> None:
         self.inner = inner
+        self.model = model
         self.unit_id = unit_id
         self.recorded = recorded
         self.journal = journal
+        self.budget = budget
+        self.holder = holder
         self.resumed = resumed
 
     async def act(self, prompt: Prompt, call_id: str) -> Reply:
@@ -52,8 +59,25 @@ class JournaledAgent:
         if entry is not None and entry["prompt"] == key:
             self.resumed.add(call_id)
             return Reply.model_validate(entry["reply"])
+        if self.budget is None:
+            return await self._pay(prompt, call_id, key)
+        worst = worst_case_usd(self.model, prompt)
+        refused = await self.budget.reserve.remote(call_id, self.holder, worst,
+                                                   f"{self.model.provider} {self.model.name}")
+        if refused:
+            raise TechnicalFailure(refused)
+        cost = 0.0
+        try:
+            reply = await self._pay(prompt, call_id, key)
+            cost = reply.cost_usd
+            return reply
+        finally:  # a failed or cancelled call paid nothing we know of; its reservation comes back
+            await self.budget.settle.remote(call_id, cost)
+
+    async def _pay(self, prompt: Prompt, call_id: str, key: str) -> Reply:
         reply = await self.inner.act(prompt, call_id)
-        await self.journal.append.remote(
-            {"unit_id": self.unit_id, "call_id": call_id, "prompt": key, "reply": reply.model_dump(mode="json")}
-        )
+        if self.journal is not None:
+            await self.journal.append.remote(
+                {"unit_id": self.unit_id, "call_id": call_id, "prompt": key, "reply": reply.model_dump(mode="json")}
+            )
         return reply

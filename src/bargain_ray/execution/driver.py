@@ -10,36 +10,44 @@ from tqdm import tqdm
 
 from bargain_ray.config import SweepConfig
 from bargain_ray.core.unit import Unit
+from bargain_ray.execution.budget import start_budget
 from bargain_ray.execution.calljournal import start_journal
 from bargain_ray.execution.cluster import ensure_ray
 from bargain_ray.execution.pool import WorkerPool, batches
-from bargain_ray.execution.progress import Tally
+from bargain_ray.execution.progress import RunResult, Tally
+from bargain_ray.execution.signals import Stop
 from bargain_ray.providers import key_env_vars
-from bargain_ray.store import GameJournal, read_calls
+from bargain_ray.store import GameJournal, paid_calls, read_calls
 
 
 def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_file: GameJournal, path: Path,
-              finished: set[str]) -> tuple[Tally, bool]:
-    """Play ``units``, journaling each result as it arrives; returns (tally, interrupted).
+              finished: set[str], stop: Stop) -> RunResult:
+    """Play ``units``, journaling each result as it arrives, until they are done, the budget stops them,
+    or SIGINT/SIGTERM asks to stop (then games in flight are stopped; their paid replies replay on resume).
 
     ``finished`` are the units already done, whose journaled calls are not read back.
     """
     ensure_ray()
+    stop.install()  # again: ray.init puts its own SIGTERM handler in place
     run = sweep.run
     llm = any(m.is_llm for m in sweep.models.values())
     size = run.batch_size or (1 if llm else 32)
     journaling = run.journal_calls is not False and (run.journal_calls or llm)
+    paid_before = paid_calls(path)
+    budget = start_budget(sweep, path, sum(cost for _, cost in paid_before))
     journal = start_journal(path) if journaling else None
     recorded = read_calls(path, skip=finished) if journaling else {}
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), run.workers,
-                      max(run.max_in_flight, 16))
+                      max(run.max_in_flight, 16), budget)
     source = batches(units, size, recorded)
     tally = Tally()
-    budget_hit = exhausted = interrupted = False
+    known = set(finished)
+    exhausted = False
     bar = tqdm(total=total, unit="game", disable=not run.progress, dynamic_ncols=True)
     try:
-        while True:
-            while not exhausted and not budget_hit and pool.games_in_flight() + size <= max(run.max_in_flight, size):
+        while not stop.requested:
+            while (not exhausted and not tally.budget_refused
+                   and pool.games_in_flight() + size <= max(run.max_in_flight, size)):
                 batch = next(source, None)
                 if batch is None:
                     exhausted = True
@@ -51,24 +59,29 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
                 journal_file.append_many(records)
                 for record in records:
                     tally.add(record)
+                    if record["outcome"]["known"]:
+                        known.add(record["unit"]["unit_id"])
                 bar.update(len(records))
                 bar.set_postfix(
-                    agree=tally.statuses.get("AGREEMENT", 0),
-                    fail=sum(v for k, v in tally.statuses.items() if k not in ("AGREEMENT", "NO_AGREEMENT")),
-                    usd=f"{tally.cost_usd:.2f}",
-                    refresh=False,
+                    agree=tally.statuses.get("AGREEMENT", 0), unknown=tally.games - tally.known,
+                    usd=f"{tally.cost_usd:.2f}", refresh=False,
                 )
-            if run.max_cost_usd is not None and tally.cost_usd >= run.max_cost_usd and not budget_hit:
-                budget_hit = True
-                tqdm.write(f"budget reached (${tally.cost_usd:.2f} >= ${run.max_cost_usd:.2f}): "
-                           "no new games start; games in flight finish")
     except KeyboardInterrupt:
-        interrupted = True
+        pass  # a second signal while stopping: stop now, the cleanup below still runs
     finally:
         bar.close()
+        if stop.requested:
+            tqdm.write(f"{stop.name}: stopping; games in flight are stopped, their paid replies replay on resume")
+            if budget is not None:
+                budget.close.remote()  # no call starts while the workers go
         journal_file.close()
-        pool.close(clean=not interrupted)
+        pool.close(clean=not stop.requested)
         if journal is not None:
             ray.get(journal.close.remote())
             ray.kill(journal)
-    return tally, interrupted
+        state = ray.get(budget.state.remote()) if budget is not None else None
+        if budget is not None:
+            ray.kill(budget)
+    paid_now = paid_calls(path)[len(paid_before):] if journaling else tally.paid
+    return RunResult(tally=tally, to_run=total, paid_before=paid_before, paid_now=paid_now, finished_units=known,
+                     signal=stop.name, signal_code=stop.exit_code if stop.requested else 0, budget=state)

@@ -22,22 +22,26 @@ def batches(units: Iterator[Unit], size: int, recorded: dict[str, list[dict[str,
 class WorkerPool:
     """GameRunner actors and the batches in flight on each; a batch lost with its actor is sent again."""
 
-    def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int, concurrency: int) -> None:
-        self._args = (spec, journal, keys)
+    def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int, concurrency: int,
+                 budget: Any = None) -> None:
+        self._args = (spec, journal, keys, budget)
+        self.budget = budget
         self._options = {"max_concurrency": concurrency, "scheduling_strategy": "SPREAD"}
-        self.workers = [self._start() for _ in range(count)]
-        self.pending: dict[ray.ObjectRef, tuple[int, list[dict[str, Any]]]] = {}
+        self._names = itertools.count()
+        self.holders = [f"worker-{next(self._names)}" for _ in range(count)]
+        self.workers = [self._start(h) for h in self.holders]
+        self.pending: dict[ray.ObjectRef, tuple[int, str, list[dict[str, Any]]]] = {}
         self._turn = itertools.count()
 
-    def _start(self) -> Any:
-        return RemoteGameRunner.options(**self._options).remote(*self._args)
+    def _start(self, holder: str) -> Any:
+        return RemoteGameRunner.options(**self._options).remote(*self._args, holder)
 
     def submit(self, batch: list[dict[str, Any]], index: int | None = None) -> None:
         index = next(self._turn) % len(self.workers) if index is None else index
-        self.pending[self.workers[index].play_batch.remote(batch)] = (index, batch)
+        self.pending[self.workers[index].play_batch.remote(batch)] = (index, self.holders[index], batch)
 
     def games_in_flight(self) -> int:
-        return sum(len(batch) for _, batch in self.pending.values())
+        return sum(len(batch) for _, _, batch in self.pending.values())
 
     def finished(self, timeout: float = 0.5) -> Iterator[list[dict[str, Any]]]:
         """Record batches as they finish: wait for one, then take every other one already done."""
@@ -45,12 +49,16 @@ class WorkerPool:
         if rest and done:
             done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
         for ref in done:
-            index, batch = self.pending.pop(ref)
+            index, holder, batch = self.pending.pop(ref)
             try:
                 yield ray.get(ref)
             except ray.exceptions.RayActorError:
                 tqdm.write(f"a worker was lost with {len(batch)} games in flight; they run again on a new one")
-                self.workers[index] = self._start()
+                if self.holders[index] == holder:  # the first of its batches to report the loss replaces it
+                    if self.budget is not None:  # its calls in flight went with it: their reservations come back
+                        self.budget.release.remote(holder)
+                    self.holders[index] = f"worker-{next(self._names)}"
+                    self.workers[index] = self._start(self.holders[index])
                 self.submit(batch, index)
 
     def close(self, clean: bool) -> None:

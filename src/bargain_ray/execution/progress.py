@@ -1,38 +1,168 @@
-"""Running totals of a sweep: the progress bar's figures and the end summary."""
+"""Running totals of a sweep, the end summary, and the exit code that says how it ended.
+
+What was paid is read back from the call journal (one line per paid reply), not summed from
+finished games: a stop leaves games in flight whose replies were paid and journaled, and the
+summary's paid figure must be the journal's. Replayed calls are free and counted apart.
+"""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bargain_ray.execution.budget import BUDGET_FAILURE, BudgetState
+
+EXIT_OK = 0
+"""Every game of the design has a known result."""
+EXIT_UNKNOWN = 2
+"""The run ended with unknown games (technical failures): running it again retries them."""
+EXIT_BUDGET = 3
+"""The budget (``run.max_cost_usd``) stopped the run: raise it and run again to go on."""
+# 1 is a user error (a one-line message, nothing run); 130/143 a stop by SIGINT/SIGTERM (128 + signal).
+
+REASONS = (
+    (BUDGET_FAILURE, "refused by the budget"),
+    ("Timeout", "timeouts"),
+    ("APIConnectionError", "connection errors (provider unreachable?)"),
+    ("RateLimitError", "rate limited (429) after every retry"),
+    ("is not set", "missing API keys"),
+    ("MalformedReply", "unreadable replies"),
+    ("Error 5", "server errors (5xx)"),
+)
+"""(what a failure reason contains, how the summary groups it), first match wins; ours."""
+
+
+def reason_group(reason: str) -> str:
+    """The summary's name for why a game is unknown."""
+    return next((label for needle, label in REASONS if needle in reason), "other technical errors")
+
 
 @dataclass
 class Tally:
-    """Running totals for the progress bar and the end summary."""
+    """Running totals of the games that came back in this invocation."""
 
     games: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
     cost_usd: float = 0.0
     per_model: dict[str, dict[str, float]] = field(default_factory=dict)
+    known: int = 0
+    unknown_reasons: Counter[str] = field(default_factory=Counter)
+    paid: list[tuple[str, float]] = field(default_factory=list)
+    """(unit_id, cost_usd) of each model call these games paid now (not replayed)."""
+    replayed: int = 0
 
     def add(self, record: dict[str, Any]) -> None:
         self.games += 1
-        status = record["outcome"]["status"]
-        self.statuses[status] = self.statuses.get(status, 0) + 1
+        outcome = record["outcome"]
+        self.statuses[outcome["status"]] = self.statuses.get(outcome["status"], 0) + 1
+        if outcome["known"]:
+            self.known += 1
+        else:
+            self.unknown_reasons[reason_group(str(outcome.get("reason", "")))] += 1
         for call in record["calls"]:
+            if call["provider"] == "strategy":
+                continue
             m = self.per_model.setdefault(
                 f"{call['provider']}:{call['model']}",
-                {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0},
+                {"paid": 0, "replayed": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0},
             )
-            m["calls"] += 1
+            if call.get("resumed"):
+                m["replayed"] += 1
+                self.replayed += 1
+                continue
+            m["paid"] += 1
             m["input_tokens"] += call["usage"]["input_tokens"]
             m["output_tokens"] += call["usage"]["output_tokens"]
             m["cost_usd"] += call["cost_usd"]
             self.cost_usd += call["cost_usd"]
+            self.paid.append((call["unit_id"], call["cost_usd"]))
+
+    @property
+    def budget_refused(self) -> bool:
+        return self.unknown_reasons[reason_group(BUDGET_FAILURE)] > 0
 
 
-def summary(tally: Tally, path: Path, finished_before: int, interrupted: bool, counts: dict[str, int]) -> str:
+@dataclass
+class RunResult:
+    """How one invocation's run ended, as the driver saw it."""
+
+    tally: Tally
+    to_run: int
+    """Units this invocation set out to play."""
+    paid_before: list[tuple[str, float]]
+    """(unit_id, cost_usd) of every reply the folder had paid before this invocation."""
+    paid_now: list[tuple[str, float]]
+    """The same for the replies paid in this invocation (from the call journal when calls are journaled)."""
+    finished_units: set[str] = field(default_factory=set)
+    """Units with a known result after this invocation (earlier ones included)."""
+    signal: str = ""
+    signal_code: int = 0
+    budget: BudgetState | None = None
+
+    @property
+    def unknown(self) -> int:
+        return self.to_run - self.tally.known
+
+    @property
+    def budget_stopped(self) -> bool:
+        return self.tally.budget_refused or (self.budget is not None and self.budget.closed and self.unknown > 0)
+
+    @property
+    def exit_code(self) -> int:
+        if self.signal:
+            return self.signal_code
+        if self.budget_stopped:
+            return EXIT_BUDGET
+        return EXIT_UNKNOWN if self.unknown else EXIT_OK
+
+
+def _usd(entries: list[tuple[str, float]]) -> float:
+    return sum(cost for _, cost in entries)
+
+
+def spend_lines(result: RunResult) -> list[str]:
+    """Paid now, replayed free, paid before, and what is held by games still unfinished."""
+    now, before = result.paid_now, result.paid_before
+    open_calls = [e for e in now if e[0] not in result.finished_units]
+    lines = [
+        f"paid now: {len(now)} calls, ${_usd(now):.4f}"
+        + (f" (of them {len(open_calls)} calls, ${_usd(open_calls):.4f}, in games still unfinished: "
+           "replayed free when they run again)" if open_calls else ""),
+        f"replayed free: {result.tally.replayed} calls",
+        f"paid in earlier invocations: {len(before)} calls, ${_usd(before):.4f}; "
+        f"folder total ${_usd(before) + _usd(now):.4f}",
+    ]
+    if result.budget is not None:
+        b = result.budget
+        state = "reached: the rest of the run is stopped" if result.budget_stopped else "not reached"
+        lines.append(f"budget: run.max_cost_usd=${b.cap_usd:.4f}, ${b.left_usd:.4f} left, {state}")
+    return lines
+
+
+def unknown_line(result: RunResult) -> str:
+    """The last line: how many games are unknown, why (grouped), and what to do."""
+    if not result.unknown:
+        return "every game has a known result"
+    reasons = Counter(result.tally.unknown_reasons)
+    missing = result.unknown - sum(reasons.values())
+    if missing:
+        why = f"stopped by {result.signal}" if result.signal else (
+            "not started (budget reached)" if result.budget_stopped else "not finished")
+        reasons[why] += missing
+    groups = ", ".join(f"{n} {label}" for label, n in reasons.most_common())
+    if result.signal:
+        todo = "run the same command again to resume"
+    elif result.budget_stopped:
+        todo = "raise run.max_cost_usd and run the same command again to go on"
+    else:
+        todo = "run the same command again to retry them"
+    return f"{result.unknown} games unknown: {groups}; {todo}"
+
+
+def summary(result: RunResult, path: Path, finished_before: int, counts: dict[str, int]) -> str:
+    tally = result.tally
     lines = [
         f"sweep folder: {path}",
         f"games played now: {tally.games}  (finished before: {finished_before})",
@@ -40,10 +170,13 @@ def summary(tally: Tally, path: Path, finished_before: int, interrupted: bool, c
     ]
     for model, m in sorted(tally.per_model.items()):
         lines.append(
-            f"  {model}: {int(m['calls'])} calls, {int(m['input_tokens'])} input / "
-            f"{int(m['output_tokens'])} output tokens, ${m['cost_usd']:.4f}"
+            f"  {model}: {int(m['paid'])} calls paid, {int(m['replayed'])} replayed free; "
+            f"paid {int(m['input_tokens'])} input / {int(m['output_tokens'])} output tokens, ${m['cost_usd']:.4f}"
         )
+    lines += spend_lines(result)
     lines.append(f"tables: {', '.join(f'{k}.parquet {v} rows' for k, v in counts.items())}")
-    if interrupted:
-        lines.append("interrupted: run the same command again to resume")
+    if result.signal:
+        lines.append(f"stopped by {result.signal}: no new games; games in flight stopped, their paid replies "
+                     "are journaled and replay free on resume")
+    lines.append(unknown_line(result))
     return "\n".join(lines)

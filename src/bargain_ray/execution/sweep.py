@@ -10,6 +10,7 @@ from bargain_ray.design import estimate
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
 from bargain_ray.execution.progress import summary
+from bargain_ray.execution.signals import stop_on_signals
 from bargain_ray.providers import missing_keys, provider_service
 from bargain_ray.store import GameJournal, write_tables
 
@@ -46,12 +47,13 @@ def run_sweep(sweep: SweepConfig) -> int:
     if sweep.run.dry_run:
         print(estimate(sweep, list(todo())))
         return 0
-    with provider_service(sweep) as served:
-        tally, interrupted = run_units(served, todo(), count, GameJournal(path), path, done)
-    counts = write_tables(path)
-    print(summary(tally, path, finished, interrupted, counts))
-    if sweep.run.report and not interrupted:
-        print(f"report: {build_report(path)}")
-    return 130 if interrupted else 0
+    with stop_on_signals() as stop:  # SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
+        with provider_service(sweep) as served:
+            result = run_units(served, todo(), count, GameJournal(path), path, done, stop)
+        counts = write_tables(path)
+        if sweep.run.report and not stop.requested:
+            print(f"report: {build_report(path)}")
+    print(summary(result, path, finished, counts))  # last: its last line says what is unknown and why
+    return stop.exit_code if stop.requested else result.exit_code
 
 

@@ -20,10 +20,13 @@ from bargain_ray.providers import ClientPool, effective_model
 class GameRunner:
     """Holds the games and clients of one sweep; each call plays a batch of units."""
 
-    def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None) -> None:
+    def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,
+                 budget: Any = None, holder: str = "") -> None:
         self.sweep = SweepConfig.model_validate(sweep)
         self.clients = ClientPool(self.sweep.provider, keys)
         self.journal = journal
+        self.budget = budget
+        self.holder = holder  # the name this worker's budget reservations are held under
         self._games: dict[tuple[str, str], Game] = {}
 
     def _game(self, name: str, condition: str) -> Game:
@@ -36,15 +39,22 @@ class GameRunner:
         wanted = self.sweep.run.journal_calls
         return self.journal is not None and (wanted or (wanted is None and self.sweep.models[letter].is_llm))
 
+    def _wrapped(self, letter: str) -> bool:
+        """Journaled calls, and every paid one (a model's calls are budgeted even when not journaled)."""
+        return self._journaled(letter) or (self.budget is not None and self.sweep.models[letter].is_llm)
+
     async def play(self, unit: dict[str, Any]) -> dict[str, Any]:
         recorded = {e["call_id"]: e for e in unit.pop("recorded_calls", [])}
         resumed: set[str] = set()
         game = self._game(unit["game"], unit["condition"])
         agents: dict[str, Agent] = {}
         for role, letter in unit["model_of_role"].items():
-            agent = make_agent(effective_model(self.sweep, letter), self.clients, unit["family"])
-            if self._journaled(letter):
-                agent = JournaledAgent(agent, unit["unit_id"], recorded, self.journal, resumed)
+            model = effective_model(self.sweep, letter)
+            agent = make_agent(model, self.clients, unit["family"])
+            if self._wrapped(letter):
+                journal = self.journal if self._journaled(letter) else None
+                budget = self.budget if model.is_llm else None
+                agent = JournaledAgent(agent, model, unit["unit_id"], recorded, journal, budget, self.holder, resumed)
             agents[role] = agent
         record = await play(game, agents, unit)
         for call in record.calls:

@@ -5,7 +5,7 @@ holds one line per finished game; ``calls.journal.jsonl`` one per paid reply;
 the parquet tables are rebuilt from the journal.
 """
 
-from bargain_ray.store.calls import CallJournal, read_calls
+from bargain_ray.store.calls import CallJournal, paid_calls, read_calls
 from bargain_ray.store.journal import GameJournal, finished_units, read_records
 from bargain_ray.store.manifest import ChangedConfig, open_manifest, read_manifest
 from bargain_ray.store.paths import CALLS_JOURNAL, DATASET, JOURNAL, MANIFEST, REPORT
@@ -14,6 +14,6 @@ from bargain_ray.store.tables import TABLES, read_tables, write_tables
 
 __all__ = [
     "CALLS_JOURNAL", "DATASET", "JOURNAL", "MANIFEST", "REPORT", "SCHEMAS", "TABLES", "CallJournal",
-    "ChangedConfig", "GameJournal", "call_row", "finished_units", "game_row", "open_manifest",
+    "ChangedConfig", "GameJournal", "call_row", "finished_units", "game_row", "open_manifest", "paid_calls",
     "read_calls", "read_manifest", "read_records", "read_tables", "turn_row", "write_tables",
 ]

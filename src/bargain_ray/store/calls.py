@@ -39,6 +39,11 @@ def read_calls(path: Path, skip: set[str]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def paid_calls(path: Path) -> list[tuple[str, float]]:
+    """(unit_id, cost_usd) of every reply journaled in the sweep folder ``path``, oldest first: what it has paid."""
+    return [(e["unit_id"], float(e["reply"].get("cost_usd", 0.0))) for e in _entries(calls_journal_path(path))]
+
+
 def _entries(path: Path) -> Iterator[dict[str, Any]]:
     if not path.exists():
         return

@@ -1,0 +1,172 @@
+"""The budget: ``run.max_cost_usd`` as a hard cap on what a sweep folder pays, across invocations.
+
+One actor, pinned to the driver's node, owns the figure. Every model call reserves its
+worst case before it is sent and settles to its real cost after (``JournaledAgent`` does
+both around the call), so the spend settled plus the reservations in flight never exceed
+the cap, whatever the in-flight window. A call that cannot reserve waits while replies
+in flight may free room, and is refused once they cannot: its game ends unknown
+("budget"), and runs again on a later invocation with a higher cap.
+
+Our choices where the issue is silent: the budget closes (every later call is refused) at its
+first refusal, or as soon as what is left cannot pay the costliest model's longest reply
+(``max_tokens`` at the output price), so the run winds down instead of trickling on. The
+folder remembers it: each game the budget stopped is journaled with the cap in its reason,
+and an invocation whose cap is no higher starts closed, so running again with the same cap
+pays nothing more while a higher cap goes on from the spend read back from the call journal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+import ray
+from pydantic import BaseModel
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from bargain_ray.config import ModelConfig, SweepConfig
+from bargain_ray.core.prompt import Prompt
+from bargain_ray.providers import effective_model
+from bargain_ray.store import read_records
+
+BUDGET_FAILURE = "budget"
+"""How a game refused a call by the budget starts its failure reason (grouped in the summary)."""
+MESSAGE_TOKENS = 16
+"""Tokens a provider may add per message (role markers, separators) beyond its text: ours, generous."""
+
+
+def price_of(model: ModelConfig) -> tuple[float, float]:
+    """(USD per input token at its dearest, USD per output token) as this run pays them.
+
+    The local model is free (``providers.clients`` serves it at no price); the simulated
+    provider keeps the configured price, so a rehearsal shows what the real run would cost.
+    """
+    if model.provider in ("local", "strategy"):
+        return 0.0, 0.0
+    p = model.price
+    return max(p.input, p.cache_write, p.cache_read) / 1e6, p.output / 1e6
+
+
+def worst_case_usd(model: ModelConfig, prompt: Prompt) -> float:
+    """The most one call can cost: every UTF-8 byte of the request as an input token (a byte-level
+    tokenizer never makes more tokens than bytes), plus ``max_tokens`` of output."""
+    per_in, per_out = price_of(model)
+    tokens_in = len(prompt.model_dump_json().encode()) + MESSAGE_TOKENS * (len(prompt.messages) + 1)
+    return tokens_in * per_in + model.max_tokens * per_out
+
+
+def margin_usd(sweep: SweepConfig) -> float:
+    """What the costliest model's longest reply costs: below this much left, the budget closes."""
+    costs = [effective_model(sweep, letter) for letter in sweep.models]
+    return max((m.max_tokens * price_of(m)[1] for m in costs if m.is_llm), default=0.0)
+
+
+class BudgetState(BaseModel):
+    """The budget as the driver reads it for the summary."""
+
+    cap_usd: float
+    spent_before_usd: float
+    spent_now_usd: float
+    reserved_usd: float
+    closed: bool
+    refused: int
+
+    @property
+    def left_usd(self) -> float:
+        return max(0.0, self.cap_usd - self.spent_before_usd - self.spent_now_usd)
+
+
+class Budget:
+    """Reservations and settled spend of one invocation, over the spend of earlier ones."""
+
+    def __init__(self, cap_usd: float, spent_before_usd: float, margin: float, closed: bool = False) -> None:
+        self.cap = cap_usd
+        self.before = spent_before_usd
+        self.margin = margin
+        self.now = 0.0
+        self.refused = 0
+        self._held: dict[str, tuple[str, float]] = {}  # call_id -> (holder, worst case)
+        self._changed = asyncio.Condition()
+        self.closed = closed or self._left() < margin
+
+    def _left(self) -> float:
+        return self.cap - self.before - self.now
+
+    async def reserve(self, call_id: str, holder: str, worst: float, label: str) -> str | None:
+        """Hold ``worst`` for ``call_id`` (a call of model ``label``); wait while replies in flight may free
+        room; None once held, else the refusal (the failure reason of its game)."""
+        async with self._changed:
+            while True:
+                if self.closed or worst > self._left():
+                    self.closed = True  # spend only grows: this call can never fit
+                    self.refused += 1
+                    self._changed.notify_all()
+                    return refusal(self.cap, label, worst)
+                if worst <= self._left() - sum(w for _, w in self._held.values()):
+                    self._held[call_id] = (holder, worst)
+                    return None
+                await self._changed.wait()
+
+    async def settle(self, call_id: str, cost_usd: float) -> None:
+        """The call is over: its reservation becomes what it really cost (0 when nothing was paid)."""
+        async with self._changed:
+            self._held.pop(call_id, None)
+            self.now += cost_usd
+            self.closed = self.closed or self._left() < self.margin
+            self._changed.notify_all()
+
+    async def release(self, holder: str) -> None:
+        """Drop the reservations of a lost worker: its calls in flight went with it."""
+        async with self._changed:
+            for call_id in [c for c, (h, _) in self._held.items() if h == holder]:
+                del self._held[call_id]
+            self._changed.notify_all()
+
+    async def close(self) -> None:
+        """Refuse every later call (the run is stopping)."""
+        async with self._changed:
+            self.closed = True
+            self._changed.notify_all()
+
+    def state(self) -> BudgetState:
+        return BudgetState(
+            cap_usd=self.cap, spent_before_usd=self.before, spent_now_usd=self.now,
+            reserved_usd=sum(w for _, w in self._held.values()), closed=self.closed, refused=self.refused,
+        )
+
+
+WAITERS = 1 << 16
+"""Concurrent calls the actor serves: every game in flight may be waiting for room at once."""
+
+
+def start_budget(sweep: SweepConfig, path: Path, spent_before_usd: float) -> Any:
+    """The budget actor of this invocation, on this (the driver's) node; None when there is no cap."""
+    cap = sweep.run.max_cost_usd
+    if cap is None:
+        return None
+    stopped = stopped_at(path)
+    node = ray.get_runtime_context().get_node_id()
+    remote = ray.remote(num_cpus=0, max_concurrency=WAITERS)(Budget).options(
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False)
+    )
+    return remote.remote(cap, spent_before_usd, margin_usd(sweep), stopped is not None and cap <= stopped)
+
+
+def refusal(cap_usd: float, label: str, worst: float) -> str:
+    """The failure reason of a call the budget refused: starts with ``BUDGET_FAILURE`` and the cap."""
+    return (f"{BUDGET_FAILURE}: run.max_cost_usd={cap_usd!r} reached; a call of {label} could cost up to "
+            f"${worst:.4f} and the cap leaves less")
+
+
+_STOPPED = re.compile(rf"^{BUDGET_FAILURE}: run\.max_cost_usd=([0-9.e+-]+) ")
+
+
+def stopped_at(path: Path) -> float | None:
+    """The highest cap at which the budget stopped a game of the folder ``path`` that is still unfinished."""
+    latest: dict[str, str] = {}
+    for rec in read_records(path):
+        latest[rec["unit"]["unit_id"]] = "" if rec["outcome"]["known"] else str(rec["outcome"].get("reason", ""))
+    caps = [float(m.group(1)) for reason in latest.values() if (m := _STOPPED.match(reason))]
+    return max(caps, default=None)

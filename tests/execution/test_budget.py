@@ -1,0 +1,118 @@
+"""The budget is a hard cap for the sweep folder: reserved before a call, settled after, across invocations."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.core.prompt import Message, Prompt
+from bargain_ray.execution.budget import Budget, margin_usd, refusal, stopped_at, worst_case_usd
+from bargain_ray.execution.progress import EXIT_BUDGET, EXIT_OK, reason_group
+from bargain_ray.execution.sweep import run_sweep
+from bargain_ray.providers import effective_model
+from bargain_ray.providers.sim import SimServer, SimSettings
+from bargain_ray.store import CALLS_JOURNAL, JOURNAL
+
+
+def smoke(run_dir: Path, base_url: str, cap: float | None) -> SweepConfig:
+    """The C3 rehearsal with the default in-flight window (every game starts at once)."""
+    overrides = ["+grid=c3_smoke", "provider=sim", f"provider.settings.base_url={base_url}", f"run.dir={run_dir}",
+                 "run.progress=false", "run.report=false", f"run.max_cost_usd={'null' if cap is None else cap}"]
+    return SweepConfig.model_validate(compose_dict("config", overrides))
+
+
+def journal_usd(path: Path) -> tuple[int, float]:
+    entries = [json.loads(line) for line in (path / CALLS_JOURNAL).read_bytes().splitlines()]
+    return len(entries), sum(e["reply"]["cost_usd"] for e in entries)
+
+
+def test_a_call_waits_for_room_and_is_refused_once_none_can_come() -> None:
+    async def scenario() -> None:
+        budget = Budget(cap_usd=1.0, spent_before_usd=0.2, margin=0.1)
+        assert await budget.reserve("k1", "w", 0.5, "m") is None
+        waiting = asyncio.create_task(budget.reserve("k2", "w", 0.5, "m"))  # 0.2 + 0.5 + 0.5 > 1
+        await asyncio.sleep(0.01)
+        assert not waiting.done(), "a call that could fit once k1 settles waits"
+        await budget.settle("k1", 0.05)
+        assert await waiting is None  # k1 cost less than its worst case: room came back
+        doomed = asyncio.create_task(budget.reserve("k3", "w", 0.6, "m"))
+        await asyncio.sleep(0.01)
+        assert not doomed.done()
+        await budget.settle("k2", 0.3)  # 0.2 + 0.05 + 0.3 spent: 0.45 left, k3 can never fit
+        assert (await doomed).startswith("budget: run.max_cost_usd=1.0 ")
+        assert budget.closed and await budget.reserve("k4", "w", 0.01, "m"), "closed at the first refusal"
+        state = budget.state()
+        assert state.spent_now_usd == pytest.approx(0.35) and state.reserved_usd == 0 and state.refused == 2
+
+    asyncio.run(scenario())
+
+
+def test_a_lost_workers_reservations_come_back() -> None:
+    async def scenario() -> None:
+        budget = Budget(cap_usd=1.0, spent_before_usd=0.0, margin=0.0)
+        assert await budget.reserve("k1", "lost", 0.9, "m") is None
+        waiting = asyncio.create_task(budget.reserve("k2", "alive", 0.9, "m"))
+        await asyncio.sleep(0.01)
+        await budget.release("lost")
+        assert await waiting is None and budget.state().reserved_usd == pytest.approx(0.9)
+
+    asyncio.run(scenario())
+
+
+def test_worst_case_bounds_the_real_cost_and_local_is_free() -> None:
+    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke", "provider=sim"]))
+    opus = effective_model(sweep, "O")
+    prompt = Prompt(system="Negotiate. " * 200, messages=(Message(role="user", content="Your turn. " * 50),))
+    worst = worst_case_usd(opus, prompt)
+    # the sim bills four characters a token; a byte-level tokenizer never exceeds one token a byte
+    assert worst >= (len(prompt.system) + 500) * opus.price.input / 1e6 + opus.max_tokens * opus.price.output / 1e6
+    assert margin_usd(sweep) == pytest.approx(opus.max_tokens * opus.price.output / 1e6)  # the costliest reply
+    local = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke", "provider=local"]))
+    assert worst_case_usd(effective_model(local, "O"), prompt) == 0.0
+
+
+def test_the_folder_remembers_the_cap_it_stopped_at(tmp_path: Path) -> None:
+    def record(unit: str, known: bool, reason: str) -> str:
+        return json.dumps({"unit": {"unit_id": unit}, "outcome": {"known": known, "reason": reason}}) + "\n"
+
+    lines = [record("u1", False, refusal(0.5, "sim m", 0.1)), record("u2", False, refusal(0.75, "sim m", 0.1)),
+             record("u2", True, "agreement"), record("u3", False, "APIConnectionError: down")]
+    (tmp_path / JOURNAL).write_text("".join(lines))
+    assert stopped_at(tmp_path) == 0.5, "u2 finished since: only unfinished games count"
+    assert reason_group(refusal(0.5, "sim m", 0.1)) == "refused by the budget"
+    assert reason_group("sim x: APIConnectionError: Connection error. (after 1 attempts)").startswith("connection")
+
+
+def test_budget_caps_the_spend_of_a_sweep_folder_across_invocations(ray_session: str, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    base = smoke(tmp_path, "http://unused", None)
+    cap = round(4 * margin_usd(base), 4)  # room for a few of the costliest replies, far less than the sweep
+    with SimServer(SimSettings(seed=3)) as url:
+        assert run_sweep(smoke(tmp_path, url, cap)) == EXIT_BUDGET
+        first = capsys.readouterr().out
+        calls, usd = journal_usd(tmp_path)
+        assert 0 < usd <= cap, "spend never crosses the cap, with every game in flight at once"
+        games = pl.read_parquet(tmp_path / "games.parquet")
+        unknown = games.filter(~pl.col("known")).height
+        assert unknown > 0 and first.strip().splitlines()[-1].startswith(f"{unknown} games unknown: ")
+        assert "refused by the budget" in first and "raise run.max_cost_usd" in first
+        assert f"paid now: {calls} calls, ${usd:.4f}" in first
+
+        assert run_sweep(smoke(tmp_path, url, cap)) == EXIT_BUDGET
+        again = capsys.readouterr().out
+        assert journal_usd(tmp_path) == (calls, usd), "the same cap pays nothing more"
+        assert f"paid in earlier invocations: {calls} calls, ${usd:.4f}" in again
+
+        assert run_sweep(smoke(tmp_path, url, None)) == EXIT_OK  # the cap lifted: the run goes on
+        last = capsys.readouterr().out
+    games = pl.read_parquet(tmp_path / "games.parquet")
+    assert games.height == 16 and games["known"].all()
+    entries = [json.loads(line)["call_id"] for line in (tmp_path / CALLS_JOURNAL).read_bytes().splitlines()]
+    assert len(entries) == len(set(entries)), "no call paid twice"
+    replayed = pl.read_parquet(tmp_path / "calls.parquet")["resumed"].sum()
+    assert replayed > 0 and f"replayed free: {replayed} calls" in last
