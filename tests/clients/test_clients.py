@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import json
 import socket
+import time
+import urllib.error
+import urllib.request
 
 import pytest
 import yaml
 from aiohttp import web
 from helpers import CONF, DATA, game_config
 
+from bargain_ray.clients import API_KEY_ENV
 from bargain_ray.clients.http import cost_usd
-from bargain_ray.clients.limiter import Feedback, KeyState, retry_after_s
-from bargain_ray.config import Limits, ModelConfig, Price, ProviderConfig
+from bargain_ray.config import ModelConfig, Price, ProviderConfig
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Usage
 from bargain_ray.games import load_game
 from bargain_ray.providers import ClientPool, key_env_vars, make_client
-from bargain_ray.providers.sim import SimServer, SimSettings
+from bargain_ray.providers.sim import SimServer, SimSettings, requests_inside_waits
 
 SECRET = "sk-test-SECRET123"
 FAST = {"max_attempts": 3, "initial_s": 0.001, "max_s": 0.01, "timeout_s": 1.5}
@@ -35,9 +40,9 @@ def opening_prompt(role: str = "buyer") -> Prompt:
     return game.prompt(game.start(0, role), role)
 
 
-def sim_client(url: str, api: str, **model: object):
+def sim_client(url: str, api: str, keys: dict[str, str] | None = None, **model: object):
     base = ModelConfig.model_validate({"name": f"sim-{api}", "provider": "sim", "retry": FAST, **model})
-    return make_client(base, ProviderConfig(name="sim", settings={"base_url": url, "apis": {base.name: api}}))
+    return make_client(base, ProviderConfig(name="sim", settings={"base_url": url, "apis": {base.name: api}}), keys)
 
 
 def test_anthropic_request_is_seed000_request_context() -> None:
@@ -113,14 +118,51 @@ def test_refusal_is_a_reply_not_a_retry() -> None:
     assert len(server.log) == 2
 
 
-def test_rate_limit_429s_are_waited_out_and_learned() -> None:
-    """A server limit the client was not told: 429s with retry-after, then paced by the learned limit."""
-    server = SimServer(SimSettings(limits={"requests_per_minute": 600, "burst_s": 0.2}))
+def hammer(url: str, body: dict, seconds: float) -> int:
+    """Another process spending the same model's limit under its own key, as fast as it is answered."""
+    path = "/v1/messages" if "system" in body else "/v1/chat/completions"
+    data = json.dumps(body).encode()
+    deadline, sent = time.monotonic() + seconds, 0
+    while time.monotonic() < deadline:
+        request = urllib.request.Request(url + path, data, {"content-type": "application/json", "x-api-key": "other"})
+        with contextlib.suppress(urllib.error.HTTPError):
+            urllib.request.urlopen(request, timeout=10).close()
+        sent += 1
+        time.sleep(0.02)
+    return sent
+
+
+@pytest.mark.parametrize(("api", "retry_after"), [("anthropic", True), ("anthropic", False), ("openai", False)])
+def test_no_request_inside_an_announced_wait(api: str, retry_after: bool) -> None:
+    """The client is told no limit, so it learns it from the headers; another key spends the same
+    model's limit meanwhile, so 429s come (with retry-after, or with only the headers' resets).
+    Neither key of ours sends a request inside a wait announced to it (by a 429, or by a reply
+    that reports a limit spent), and every call ends answered."""
+    server = SimServer(SimSettings(limits={"requests_per_minute": 240, "retry_after": retry_after}))
+
+    async def run() -> list:
+        clients = [sim_client(server.base_url, api, {API_KEY_ENV[api]: key}, limits={"max_in_flight": 1},
+                              retry={**FAST, "max_attempts": 30}) for key in ("key-a", "key-b")]
+        try:
+            other = asyncio.to_thread(hammer, server.base_url, clients[0].body(opening_prompt()), 2.0)
+            calls = [c.complete(opening_prompt(), f"c{i}-{n}") for i, c in enumerate(clients) for n in range(8)]
+            return (await asyncio.gather(other, *calls, return_exceptions=True))[1:]
+        finally:
+            for client in clients:
+                await client.close()
+
     with server:
-        results = complete_all(server, "anthropic", 12, retry={**FAST, "max_attempts": 12})
-    assert all(not isinstance(r, BaseException) for r in results)
-    assert any(e["status"] == 429 for e in server.log)
-    assert sum(r.attempts for r in results) == len(server.log)
+        results = asyncio.run(run())
+    ours = [e for e in server.log if e["key_sha"] != _sha("other")]
+    assert all(not isinstance(r, BaseException) for r in results), results
+    assert sum(e["status"] == 429 for e in ours) > 0 and len({e["key_sha"] for e in ours}) == 2
+    assert all(e["wait_until"] > e["announced_at"] for e in ours if e["status"] == 429)
+    assert requests_inside_waits(ours, announced_by=(429, 200)) == 0
+    assert sum(r.attempts for r in results) == len(ours)
+
+
+def _sha(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 def test_cost_from_price_table() -> None:
@@ -128,23 +170,6 @@ def test_cost_from_price_table() -> None:
     usage = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=100, cache_write_tokens=10)
     assert cost_usd(usage, price, input_includes_cache=False) == pytest.approx((5000 + 5000 + 50 + 62.5) / 1e6)
     assert cost_usd(usage, price, input_includes_cache=True) == pytest.approx((4500 + 5000 + 50 + 62.5) / 1e6)
-
-
-def test_limiter_shrinks_on_429_grows_back_and_learns_headers() -> None:
-    async def run() -> KeyState:
-        state = KeyState(Limits(max_in_flight=16))
-        await state.acquire(1, 10)
-        state.release(1, Feedback(status=429, headers={"retry-after": "0.01"}))
-        assert state.window == 8 and state.paused_until > 0
-        for t in range(2, 40):
-            await state.acquire(t, 10)
-            state.release(t, Feedback(status=200, headers={"anthropic-ratelimit-requests-limit": "6000"}))
-        return state
-
-    state = asyncio.run(run())
-    assert 8 < state.window <= 16
-    assert state.paces["requests_per_minute"].per_minute == 6000
-    assert retry_after_s({"retry-after-ms": "250"}) == 0.25 and retry_after_s({"retry-after": "2"}) == 2.0
 
 
 def test_missing_key_is_a_technical_failure_and_keys_forward_by_name(monkeypatch: pytest.MonkeyPatch) -> None:

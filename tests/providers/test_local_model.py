@@ -156,3 +156,16 @@ def test_missing_parts_are_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     monkeypatch.setitem(sys.modules, "xllamacpp", None)
     with pytest.raises(LocalModelUnavailable, match="pip install xllamacpp=="), serve({}):
         pass
+
+
+def test_provider_local_caps_output_and_keeps_the_prompt_cache() -> None:
+    """Under provider=local a model's own 4096 max_tokens becomes the setting's cap (a model's smaller
+    one stays), and every request asks the server to reuse its cached prompt prefix."""
+    settings = yaml.safe_load((CONF / "provider" / "local.yaml").read_text())["settings"]
+    provider = ProviderConfig(name="local", settings={**settings, "name": MODEL_NAME, "base_url": "http://x/v1"})
+    prompt = _game(2).prompt(_game(2).start(0, "buyer"), "buyer")
+    big = make_client(ModelConfig(name="claude-opus-5-5", provider="local", max_tokens=4096), provider)
+    small = make_client(ModelConfig(name="m", provider="local", max_tokens=64), provider)
+    assert settings["max_tokens"] < 4096
+    assert big.body(prompt)["max_tokens"] == settings["max_tokens"] and small.body(prompt)["max_tokens"] == 64
+    assert big.body(prompt)["cache_prompt"] is True and big.body(prompt)["model"] == MODEL_NAME

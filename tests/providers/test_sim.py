@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.request
 
@@ -83,3 +84,31 @@ def test_faults_are_what_they_say() -> None:
     again = SimServer(SimSettings(faults={"overloaded": 0.5, "error_5xx": 0.5}, seed=5))
     with again as url:
         assert [post(f"{url}/v1/messages", anthropic_body())[0] for _ in range(8)] == statuses  # seeded
+
+
+@pytest.mark.parametrize(("path", "body", "remaining", "reset"), [
+    ("/v1/messages", anthropic_body(), "anthropic-ratelimit-requests-remaining", "anthropic-ratelimit-requests-reset"),
+    ("/v1/chat/completions", openai_body(), "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"),
+])
+def test_announced_limits_only_429s_carry_no_retry_after(path: str, body: dict, remaining: str, reset: str) -> None:
+    """The headers say what is left and when it resets (in each API's own format), and the log has the wait."""
+    server = SimServer(SimSettings(limits={"requests_per_minute": 60, "retry_after": False}))
+    with server as url:
+        post(url + path, body)
+        status, headers, _ = post(url + path, body)
+    assert status == 429 and "retry-after" not in {k.lower() for k in headers}
+    assert headers[remaining] == "0"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ" if "anthropic" in reset else r"\d+ms|\d+(\.\d+)?s", headers[reset])
+    refused = server.log[1]
+    assert refused["status"] == 429 and refused["wait_until"] > refused["announced_at"] >= refused["arrived"]
+
+
+def test_openai_token_limit_counts_input_and_max_tokens() -> None:
+    """OpenAI's token limit is one total that counts each request's max_tokens as it arrives."""
+    server = SimServer(SimSettings(limits={"tokens_per_minute": 60_000, "burst_s": 10.0}))  # a 10 000-token bucket
+    with server as url:
+        _, first, _ = post(f"{url}/v1/chat/completions", openai_body() | {"max_completion_tokens": 100})
+        _, second, _ = post(f"{url}/v1/chat/completions", openai_body() | {"max_completion_tokens": 5000})
+    spent = int(first["x-ratelimit-remaining-tokens"]) - int(second["x-ratelimit-remaining-tokens"])
+    assert first["x-ratelimit-limit-tokens"] == "60000" and "x-ratelimit-limit-requests" not in first
+    assert spent == pytest.approx(server.log[1]["input_tokens"] + 5000, abs=300)  # refill between the two aside

@@ -85,7 +85,7 @@ class HTTPClient(ABC):
         return Reply(provider=self.provider, model=body["model"], request=body, **fields)
 
     async def _attempt(self, body: dict[str, Any], errors: list[str]) -> tuple[Sent, float]:
-        ticket = await self.limiter.acquire(estimate_tokens(body))
+        ticket = await self.limiter.acquire(estimate_tokens(body), self.model.max_tokens)
         start = time.monotonic()
         try:
             sent = await self.send(body)

@@ -6,17 +6,25 @@ state there. A call costs one round-trip to acquire (which returns when the
 call may go) and a fire-and-forget release that reports what the provider
 said. Without Ray the same state runs in-process.
 
-Per key: requests, input tokens and output tokens per minute are paced as
-reservations on continuously refilled buckets (FIFO, so no caller starves);
-calls in flight are capped by a window that halves on 429/529 and grows back
-by one per window of successes (AIMD, like inspect_ai's adaptive
-concurrency); ``retry-after`` pauses every caller of the key; limits the
-provider announces in its rate-limit headers replace looser configured ones.
+Per key, one dispatcher hands calls out in arrival order (so no caller starves), each once
+
+- a slot is free. Calls in flight are capped by a window: until the key's limits are known
+  (configured, or announced in a response's headers) it starts at 1 and doubles per success
+  (slow start) until a first 429/529 or a known limit; then it halves on 429/529 and grows by one
+  per window of successes (AIMD, like inspect_ai's adaptive concurrency);
+- no wait the provider announced is running (``clients.headers``: ``retry-after``, or the resets
+  of a 429 or of a limit a response reports spent): it holds every call of the key not yet handed out;
+- the paced rates allow it: requests, input and output tokens per minute (Anthropic) and total
+  tokens per minute (OpenAI, which counts input + max_tokens) are continuously refilled buckets,
+  debited as each call is handed out; limits the provider announces replace looser configured ones.
+
+A call already handed out when a 429 arrives is not recalled: it is on its way (one round trip).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 from collections import deque
@@ -25,14 +33,17 @@ from typing import Any
 import ray
 from pydantic import BaseModel
 
+from bargain_ray.clients.headers import read_headers
 from bargain_ray.config import Limits
 
-ACTOR_NAME = "bargain_ray_limiter_v1"
+ACTOR_NAME = "bargain_ray_limiter_v2"
 NAMESPACE = "bargain_ray"
 BURST_S = 0.25
 """Seconds of unused rate a bucket may bank: pace evenly, keep the provider's burst as slack."""
 LEASE_S = 900.0
 """A slot whose release never came (its worker died) is reclaimed after this long."""
+PACES = ("requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute", "tokens_per_minute")
+"""``tokens_per_minute`` is OpenAI's total; it is learned from headers (``config.Limits`` has no field for it yet)."""
 
 
 class Feedback(BaseModel):
@@ -45,7 +56,7 @@ class Feedback(BaseModel):
 
 
 class Pace:
-    """A rate as a bucket of reservations: ``reserve`` debits now and says when to go."""
+    """A per-minute rate as a continuously refilled bucket; a call larger than the bucket goes when it is full."""
 
     def __init__(self, per_minute: float) -> None:
         self.per_minute = per_minute
@@ -54,51 +65,23 @@ class Pace:
         self.level = self.capacity
         self.stamp = time.monotonic()
 
-    def reserve(self, n: float, now: float) -> float:
+    def _refill(self, now: float) -> None:
         self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
         self.stamp = now
+
+    def wait_s(self, n: float, now: float) -> float:
+        """Seconds until ``n`` may be taken (0: now)."""
+        self._refill(now)
+        need = min(n, self.capacity)
+        return 0.0 if self.level >= need else (need - self.level) / self.rate
+
+    def take(self, n: float, now: float) -> None:
+        self._refill(now)
         self.level -= n
-        return now if self.level >= 0 else now - self.level / self.rate
 
     def adjust(self, n: float) -> None:
-        """Correct an earlier reservation by ``n`` (actual minus estimated)."""
+        """Correct an earlier debit by ``n`` (actual minus estimated)."""
         self.level -= n
-
-
-def _learned(headers: dict[str, str]) -> dict[str, float]:
-    """Per-minute limits the provider announced, by our limit names."""
-    names = {
-        "anthropic-ratelimit-requests-limit": "requests_per_minute",
-        "anthropic-ratelimit-input-tokens-limit": "input_tokens_per_minute",
-        "anthropic-ratelimit-output-tokens-limit": "output_tokens_per_minute",
-        "x-ratelimit-limit-requests": "requests_per_minute",
-        "x-ratelimit-limit-tokens": "input_tokens_per_minute",
-    }
-    out = {}
-    for header, name in names.items():
-        try:
-            out[name] = float(headers[header])
-        except (KeyError, ValueError):
-            continue
-    return out
-
-
-def _exhausted(headers: dict[str, str]) -> bool:
-    """The provider says no request is left right now."""
-    for header in ("anthropic-ratelimit-requests-remaining", "x-ratelimit-remaining-requests"):
-        if headers.get(header) == "0":
-            return True
-    return False
-
-
-def retry_after_s(headers: dict[str, str]) -> float | None:
-    """``retry-after-ms`` or ``retry-after`` (seconds) as seconds; HTTP dates are ignored."""
-    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
-        try:
-            return max(float(headers[name]) * scale, 0.0)
-        except (KeyError, ValueError):
-            continue
-    return None
 
 
 class KeyState:
@@ -108,91 +91,135 @@ class KeyState:
         self.limits = limits
         self.learned: dict[str, float] = {}
         self.paces: dict[str, Pace] = {}
+        self.slow_start = True
+        self.window = 1.0
         self._set_paces()
-        self.window = float(limits.max_in_flight)
-        self.in_flight: dict[int, tuple[float, float, float]] = {}  # ticket -> (lease end, in est., out est.)
-        self.waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
+        self.in_flight: dict[int, tuple[float, dict[str, float]]] = {}  # ticket -> (lease end, what it took)
+        self.waiters: deque[tuple[int, dict[str, float], asyncio.Future[None]]] = deque()
         self.paused_until = 0.0
         self.last_cut = 0.0
         self.out_estimate = 256.0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._changed = asyncio.Event()
+        self._dispatcher: asyncio.Task[None] | None = None
 
     def _set_paces(self) -> None:
-        for name in ("requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute"):
-            configured = getattr(self.limits, name)
+        for name in PACES:
+            configured = getattr(self.limits, name, None)
             candidates = [v for v in (configured, self.learned.get(name)) if v]
             if not candidates:
                 self.paces.pop(name, None)
             elif name not in self.paces or self.paces[name].per_minute != min(candidates):
                 self.paces[name] = Pace(min(candidates))
+        if self.paces and self.slow_start:  # limits known: pacing takes over from slow start
+            self.slow_start = False
+            self.window = float(self.limits.max_in_flight)
 
     def configure(self, limits: Limits) -> None:
         if limits != self.limits:
             self.limits = limits
             self.window = min(self.window, float(limits.max_in_flight))
             self._set_paces()
+            self._changed.set()
 
     def _slots(self) -> int:
         return max(int(self.window), 1)
 
     def _reap(self, now: float) -> None:
-        for ticket in [t for t, (end, _, _) in self.in_flight.items() if end < now]:
+        for ticket in [t for t, (end, _) in self.in_flight.items() if end < now]:
             del self.in_flight[ticket]
 
-    def _wake(self) -> None:
-        """Hand free slots to waiters in arrival order (the slot is taken for them)."""
-        now = time.monotonic()
-        while self.waiters and len(self.in_flight) < self._slots():
-            ticket, fut = self.waiters.popleft()
-            if not fut.done():
-                self.in_flight[ticket] = (now + LEASE_S, 0.0, 0.0)
-                fut.set_result(None)
+    def _need(self, input_tokens: int, max_tokens: int) -> dict[str, float]:
+        return {"requests_per_minute": 1.0, "input_tokens_per_minute": float(input_tokens),
+                "output_tokens_per_minute": self.out_estimate,
+                "tokens_per_minute": float(input_tokens + max_tokens)}
 
-    async def acquire(self, ticket: int, input_tokens: int) -> None:
-        """Return once a slot is held and the paced rates allow the call."""
-        self._reap(time.monotonic())
-        if self.waiters or len(self.in_flight) >= self._slots():
-            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self.waiters.append((ticket, fut))
+    def _bind(self) -> asyncio.AbstractEventLoop:
+        """The running loop; state made on another (an earlier ``asyncio.run``) is left behind."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop, self._changed, self._dispatcher = loop, asyncio.Event(), None
+            self.waiters.clear()
+        return loop
+
+    async def acquire(self, ticket: int, input_tokens: int, max_tokens: int = 0) -> None:
+        """Return once a slot is held for ``ticket``, no announced wait runs and the paced rates allow the call."""
+        fut = self._bind().create_future()
+        self.waiters.append((ticket, self._need(input_tokens, max_tokens), fut))
+        if self._dispatcher is None or self._dispatcher.done():
+            self._dispatcher = asyncio.create_task(self._dispatch())
+        else:
+            self._changed.set()
+        try:
             await fut
-        now = time.monotonic()
-        self.in_flight[ticket] = (now + LEASE_S, float(input_tokens), self.out_estimate)
-        need = {"requests_per_minute": 1.0, "input_tokens_per_minute": float(input_tokens),
-                "output_tokens_per_minute": self.out_estimate}
-        go = max((p.reserve(need[k], now) for k, p in self.paces.items()), default=now)
-        while (go := max(go, self.paused_until)) > (now := time.monotonic()):
-            await asyncio.sleep(go - now)
+        except asyncio.CancelledError:
+            if self.in_flight.pop(ticket, None) is not None:
+                self._changed.set()
+            raise
+
+    async def _until_changed(self, timeout: float | None) -> None:
+        self._changed.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
+
+    async def _dispatch(self) -> None:
+        """Hand out the oldest waiting call whenever it may go; sleep until something changes otherwise."""
+        while self.waiters:
+            ticket, need, fut = self.waiters[0]
+            if fut.done():  # its caller gave up
+                self.waiters.popleft()
+                continue
+            now = time.monotonic()
+            self._reap(now)
+            if len(self.in_flight) >= self._slots():
+                await self._until_changed(min(end for end, _ in self.in_flight.values()) - now)
+                continue
+            wait = max([self.paused_until - now, *(p.wait_s(need[k], now) for k, p in self.paces.items())])
+            if wait > 0:
+                await self._until_changed(wait)
+                continue
+            self.waiters.popleft()
+            for name, pace in self.paces.items():
+                pace.take(need[name], now)
+            self.in_flight[ticket] = (now + LEASE_S, need)
+            fut.set_result(None)
 
     def release(self, ticket: int, fb: Feedback) -> None:
         now = time.monotonic()
-        _, in_est, out_est = self.in_flight.pop(ticket, (0.0, 0.0, 0.0))
-        learned = _learned(fb.headers)
-        if any(self.learned.get(k) != v for k, v in learned.items()):
-            self.learned.update(learned)
+        _, took = self.in_flight.pop(ticket, (0.0, {}))
+        told = read_headers(fb.headers)
+        if any(self.learned.get(k) != v for k, v in told.limits.items()):
+            self.learned.update(told.limits)
             self._set_paces()
-        wait = retry_after_s(fb.headers)
-        if wait is None and (fb.status == 429 or (fb.status == 200 and _exhausted(fb.headers))):
+        wait = told.wait_s(fb.status)
+        if wait is None and fb.status == 429:  # a 429 that announced nothing: one request's interval
             pace = self.paces.get("requests_per_minute")
             wait = 1.0 / pace.rate if pace else 1.0
         if wait:
             self.paused_until = max(self.paused_until, now + wait)
         if fb.status in (429, 529):
-            if now - self.last_cut > 1.0:
+            if self.slow_start or now - self.last_cut > 1.0:
+                self.slow_start = False
                 self.window = max(1.0, self.window / 2)
                 self.last_cut = now
         elif fb.status == 200:
-            self.window = min(float(self.limits.max_in_flight), self.window + 1.0 / self.window)
+            grown = self.window * 2 if self.slow_start else self.window + 1.0 / self.window
+            self.window = min(float(self.limits.max_in_flight), grown)
             if fb.output_tokens:
                 self.out_estimate = 0.9 * self.out_estimate + 0.1 * fb.output_tokens
-            for name, actual, est in (("input_tokens_per_minute", fb.input_tokens, in_est),
-                                      ("output_tokens_per_minute", fb.output_tokens, out_est)):
-                if name in self.paces and actual:
-                    self.paces[name].adjust(actual - est)
-        self._wake()
+            if took and fb.input_tokens:  # correct the estimates; OpenAI counts max_tokens, not the output
+                more_in = fb.input_tokens - took["input_tokens_per_minute"]
+                for name, n in (("input_tokens_per_minute", more_in), ("tokens_per_minute", more_in),
+                                ("output_tokens_per_minute", fb.output_tokens - took["output_tokens_per_minute"])):
+                    if name in self.paces:
+                        self.paces[name].adjust(n)
+        self._changed.set()
 
     def snapshot(self) -> dict[str, Any]:
         return {
-            "window": self.window, "in_flight": len(self.in_flight), "waiting": len(self.waiters),
-            "paces": {k: p.per_minute for k, p in self.paces.items()}, "paused_until": self.paused_until,
+            "window": self.window, "slow_start": self.slow_start, "in_flight": len(self.in_flight),
+            "waiting": len(self.waiters), "paces": {k: p.per_minute for k, p in self.paces.items()},
+            "paused_until": self.paused_until,
         }
 
 
@@ -203,7 +230,7 @@ class Limiters:
         self.keys: dict[str, KeyState] = {}
         self.tickets = itertools.count(1)
 
-    async def acquire(self, key: str, limits: dict[str, Any], input_tokens: int) -> int:
+    async def acquire(self, key: str, limits: dict[str, Any], input_tokens: int, max_tokens: int = 0) -> int:
         parsed = Limits.model_validate(limits)
         state = self.keys.get(key)
         if state is None:
@@ -211,7 +238,7 @@ class Limiters:
         else:
             state.configure(parsed)
         ticket = next(self.tickets)
-        await state.acquire(ticket, input_tokens)
+        await state.acquire(ticket, input_tokens, max_tokens)
         return ticket
 
     def settle(self, key: str, ticket: int, feedback: dict[str, Any]) -> None:
@@ -237,10 +264,11 @@ class Limiter:
         if self._actor is None and Limiter._local is None:
             Limiter._local = Limiters()
 
-    async def acquire(self, input_tokens: int) -> int:
+    async def acquire(self, input_tokens: int, max_tokens: int) -> int:
+        """A ticket once the call may go (``max_tokens``: what it may write, as OpenAI's token limit counts it)."""
         if self._actor is not None:
-            return await self._actor.acquire.remote(self.key, self.limits, input_tokens)
-        return await Limiter._local.acquire(self.key, self.limits, input_tokens)
+            return await self._actor.acquire.remote(self.key, self.limits, input_tokens, max_tokens)
+        return await Limiter._local.acquire(self.key, self.limits, input_tokens, max_tokens)
 
     def release(self, ticket: int, feedback: Feedback) -> None:
         """Fire and forget: the caller never waits on bookkeeping."""

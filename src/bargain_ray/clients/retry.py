@@ -1,7 +1,8 @@
 """Which failures are worth another attempt, and how long to wait: the one place retries are decided.
 
 SDK retries are off (``max_retries=0``); tenacity drives the attempts with
-jittered exponential backoff, never shorter than the provider's ``retry-after``.
+jittered exponential backoff, never shorter than the wait the provider announced
+(``retry-after``, or a 429's resets: ``clients.headers``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import anthropic
 import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from bargain_ray.clients.limiter import retry_after_s
+from bargain_ray.clients.headers import announced_wait_s
 from bargain_ray.config import Retry
 
 STATUS_ERRORS = (anthropic.APIStatusError, openai.APIStatusError)
@@ -57,12 +58,12 @@ def describe(exc: BaseException, secret: str | None) -> str:
 
 
 def retrying(policy: Retry) -> AsyncRetrying:
-    """Bounded attempts; waits jittered exponentially, at least the provider's retry-after."""
+    """Bounded attempts; waits jittered exponentially, at least the wait the provider announced."""
     backoff = wait_random_exponential(multiplier=policy.initial_s, max=policy.max_s)
 
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
-        told = retry_after_s(headers_of(exc)) if exc else None
+        told = announced_wait_s(status_of(exc), headers_of(exc)) if exc else None
         return max(backoff(state), told or 0.0)
 
     return AsyncRetrying(

@@ -50,8 +50,14 @@ def make_client(model: ModelConfig, provider: ProviderConfig, keys: Mapping[str,
     if model.provider == "local":
         # the local model is free and knows none of the real provider's parameters; it always
         # gets the game's reply schema, without which a 135M model almost never writes valid JSON
-        served = model.model_copy(update={"name": settings["name"], "params": {}, "price": Price(),
-                                          "structured_output": True})
+        # it is capped at the reply's length (``max_tokens`` in conf/provider/local.yaml) and asked to keep
+        # each prompt's KV cache, so a game's next turn decodes only what is new
+        cap = settings.get("max_tokens")
+        served = model.model_copy(update={
+            "name": settings["name"], "params": {"cache_prompt": settings.get("cache_prompt", True)},
+            "price": Price(), "structured_output": True,
+            "max_tokens": min(model.max_tokens, cap) if cap else model.max_tokens,
+        })
         return http_client(served, "local", "openai_compatible", NO_KEY, settings["base_url"])
     env = key_env(model, model.provider)
     key = keys.get(env or "")

@@ -44,6 +44,11 @@ class LocalSettings(BaseModel):
     threads: int = Field(1, gt=0, description="CPU threads; 2 on a busy 2-core machine stalls at every sync point")
     parallel: int = Field(2, gt=0, description="requests decoded together; more wait in the server's queue")
     seed: int = Field(0, ge=0, description="the sampler's default seed (a request's own seed wins)")
+    max_tokens: int | None = Field(192, gt=0, description=(
+        "output tokens per reply, in place of each model's own max_tokens (4096 decodes for minutes on a "
+        "135M model); a game's JSON reply with an 80-word message fits in ~160; None keeps the model's"))
+    cache_prompt: bool = Field(True, description=(
+        "reuse the KV cache of a prompt's longest cached prefix (a game's next turn repeats the last one's)"))
     port: int = Field(0, ge=0, description="0 picks a free port")
     startup_timeout_s: float = Field(60.0, gt=0)
     verbosity: int = Field(1, description="llama.cpp log threshold: 1 errors, 2 warnings, 3 info")
@@ -89,6 +94,7 @@ def _params(xllamacpp: ModuleType, settings: LocalSettings) -> Any:
     params.cpuparams.n_threads = settings.threads
     params.cpuparams_batch.n_threads = settings.threads
     params.sampling.seed = settings.seed
+    params.cache_prompt = settings.cache_prompt  # the server's default for requests that do not say
     params.hostnames = ["127.0.0.1"]
     params.port = settings.port
     params.verbosity = settings.verbosity

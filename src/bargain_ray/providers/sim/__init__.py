@@ -5,6 +5,6 @@ limit and fault rate, with the real SDKs talking to it unchanged.
 """
 
 from bargain_ray.providers.sim.config import SimSettings
-from bargain_ray.providers.sim.server import SimServer
+from bargain_ray.providers.sim.server import SimServer, requests_inside_waits
 
-__all__ = ["SimServer", "SimSettings"]
+__all__ = ["SimServer", "SimSettings", "requests_inside_waits"]

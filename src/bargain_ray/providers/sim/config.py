@@ -20,10 +20,16 @@ class ServerLimits(Rates):
     """What the server enforces with real 429s; None is unlimited.
 
     Each limit is a token bucket refilled continuously (as Anthropic documents
-    its limits) that holds ``burst_s`` seconds of refill.
+    its limits) that holds ``burst_s`` seconds of refill. The Anthropic API
+    enforces requests, input and output tokens; the OpenAI API requests and
+    ``tokens_per_minute``, a total that counts each request's input and
+    ``max_tokens`` when it arrives (as OpenAI counts it).
     """
 
+    tokens_per_minute: float | None = None
     burst_s: float = 1.0
+    retry_after: bool = True
+    """False: 429s carry only the rate-limit headers (an API that announces its limits, never a retry-after)."""
 
 
 class Faults(Strict):

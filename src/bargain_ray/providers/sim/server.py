@@ -3,7 +3,8 @@
 Each request is answered by a strategy agent reading the request's own text,
 after a drawn latency, unless a rate limit or an injected fault answers first.
 Every request that arrives is logged (``GET /sim/log``), so tests can compare
-what was served with what the sweep recorded.
+what was served with what the sweep recorded, and count the requests that came
+inside a wait the server had announced (``requests_inside_waits``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import random
 import socket
 import threading
 import time
+from collections import defaultdict
 from typing import Any
 
 from aiohttp import web
@@ -163,18 +165,19 @@ class SimServer:
             "fault": None, "input_tokens": input_tokens, "output_tokens": 0, "key_sha": _key_sha(request),
         }
         self._log.append(entry)
-        limits = self._limits.setdefault(f"{api}:{model}", ModelLimits(self.settings.limits))
-        wait = limits.admit(input_tokens)
-        if wait:
+        limits = self._limits.setdefault(f"{api}:{model}", ModelLimits(self.settings.limits, api))
+        # OpenAI counts what a request may write against its token limit: absent, nothing is counted
+        refused = limits.admit(input_tokens, int(body.get("max_tokens") or body.get("max_completion_tokens") or 0))
+        if refused:
             entry["status"] = 429
-            return self._error(api, 429, rid, limits, retry_after=wait)
+            return self._error(api, 429, self._headers(rid, entry, limits, refused))
         fault = self._draw()
         entry["fault"] = fault
         await asyncio.sleep(self._delay())
         if fault == "timeout":
             entry["status"] = "timeout"
             await asyncio.sleep(self.settings.timeout_sleep_s)
-            return self._error(api, 500, rid, limits)
+            return self._error(api, 500, self._headers(rid, entry, limits))
         if fault == "drop":
             entry["status"] = "dropped"
             request.transport.close()
@@ -182,7 +185,7 @@ class SimServer:
         if fault in ("error_5xx", "overloaded"):
             status = 529 if fault == "overloaded" else self._faults.choice((500, 503))
             entry["status"] = status
-            return self._error(api, status, rid, limits)
+            return self._error(api, status, self._headers(rid, entry, limits))
         stop = "refusal" if fault == "refusal" else "end_turn"
         text = "" if fault == "refusal" else strategy_reply(system, messages, {"kind": self.settings.strategy(model)})
         if fault == "overlong":
@@ -201,7 +204,7 @@ class SimServer:
             data = data[: len(data) // 2]
         if request.transport is None or request.transport.is_closing():
             entry["status"] = "client_gone"  # the client timed out first: served, never received
-        headers = {"request-id" if api == "anthropic" else "x-request-id": rid, **limits.headers(api)}
+        headers = self._headers(rid, entry, limits)
         return web.Response(body=data, status=200, headers=headers, content_type="application/json")
 
     def _draw(self) -> str | None:
@@ -219,11 +222,27 @@ class SimServer:
             return 0.0
         return min(lat.median_s * self._latency.lognormvariate(0.0, lat.sigma), lat.max_s)
 
+    def _headers(self, rid: str, entry: dict[str, Any], limits: ModelLimits,
+                 refused: dict[str, float] | None = None) -> dict[str, str]:
+        """The response's headers; a wait they announce is logged (``announced_at``, ``wait_until``, wall times).
+
+        A 429 announces its ``retry-after`` (unless ``limits.retry_after`` is off), else the resets of
+        the limits that refused it; any response announces the resets of the limits it reports spent.
+        """
+        told = limits.announce()
+        headers = {"request-id" if entry["api"] == "anthropic" else "x-request-id": rid, **told.headers}
+        now = time.time()
+        spent = list(refused) if refused else [k for k, left in told.remaining.items() if left <= 0]
+        until = [told.resets_at[k] for k in spent]
+        if refused and self.settings.limits.retry_after:
+            headers["retry-after"] = f"{max(max(refused.values()), 0.001):.3f}"
+            until = [now + float(headers["retry-after"])]
+        if until:
+            entry |= {"announced_at": now, "wait_until": max(until)}
+        return headers
+
     @staticmethod
-    def _error(api: str, status: int, rid: str, limits: ModelLimits, retry_after: float | None = None) -> web.Response:
-        headers = {"request-id" if api == "anthropic" else "x-request-id": rid, **limits.headers(api)}
-        if retry_after is not None:
-            headers["retry-after"] = f"{max(retry_after, 0.001):.3f}"
+    def _error(api: str, status: int, headers: dict[str, str]) -> web.Response:
         message = f"simulated {status}"
         if api == "anthropic":
             body = {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message}}
@@ -253,3 +272,15 @@ class SimServer:
             }}],
             "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
         }
+
+
+def requests_inside_waits(log: list[dict[str, Any]], announced_by: tuple[Any, ...] = (429,)) -> int:
+    """Requests that arrived while a wait announced by an earlier response (of a status in ``announced_by``)
+    to the same (API, model, key) still ran: each one a request sent against the provider's word."""
+    waits: dict[tuple[str, str, str | None], list[tuple[float, float]]] = defaultdict(list)
+    for e in log:
+        if e.get("wait_until") and e["status"] in announced_by:
+            waits[(e["api"], e["model"], e["key_sha"])].append((e["announced_at"], e["wait_until"]))
+    return sum(
+        any(start < e["arrived"] < end for start, end in waits[(e["api"], e["model"], e["key_sha"])]) for e in log
+    )

@@ -1,0 +1,131 @@
+"""The limiter's state in-process (no Ray): announced pauses hold every call, slow start, OpenAI's token total."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from bargain_ray.clients.limiter import Feedback, KeyState
+from bargain_ray.config import Limits
+
+
+async def handed_out(state: KeyState, ticket: int, tokens: int = 10, max_tokens: int = 0) -> float:
+    await state.acquire(ticket, tokens, max_tokens)
+    return time.monotonic()
+
+
+@pytest.mark.parametrize("feedback", [
+    Feedback(status=429, headers={"retry-after": "0.3"}),
+    Feedback(status=429, headers={"retry-after-ms": "300"}),
+    Feedback(status=429, headers={"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "300ms"}),
+    Feedback(status=200, headers={"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "300ms"}),
+], ids=["retry-after", "retry-after-ms", "429-reset", "200-remaining-0"])
+def test_no_call_is_handed_out_inside_an_announced_wait(feedback: Feedback) -> None:
+    """Calls queued for a slot, sleeping on the pace, or arriving later: none goes before the wait ends."""
+
+    async def run() -> tuple[float, list[float]]:
+        state = KeyState(Limits(requests_per_minute=120, max_in_flight=1))
+        await state.acquire(1, 10)
+        queued = [asyncio.create_task(handed_out(state, t)) for t in (2, 3, 4)]
+        await asyncio.sleep(0.05)
+        state.release(1, feedback)
+        end = state.paused_until
+        late = asyncio.create_task(handed_out(state, 5))
+        times = []
+        for ticket, task in zip((2, 3, 4), queued, strict=True):
+            times.append(await task)
+            state.release(ticket, Feedback(status=200))
+        times.append(await late)
+        return end, times
+
+    end, times = asyncio.run(run())
+    assert end > 0 and all(t >= end for t in times)
+    assert times == sorted(times)  # in arrival order
+
+
+def test_a_wait_announced_while_a_call_sleeps_on_the_pace_holds_it() -> None:
+    async def run() -> tuple[float, float]:
+        state = KeyState(Limits(requests_per_minute=60, max_in_flight=4))  # one a second
+        await state.acquire(1, 10)
+        sleeping = asyncio.create_task(handed_out(state, 2))
+        await asyncio.sleep(0.05)
+        state.release(1, Feedback(status=429, headers={"retry-after": "1.5"}))
+        return state.paused_until, await sleeping
+
+    end, went = asyncio.run(run())
+    assert went >= end
+
+
+def test_slow_start_until_a_limit_is_known() -> None:
+    async def run() -> tuple[list[float], list[int], KeyState]:
+        state = KeyState(Limits(max_in_flight=64))  # no limits: unknown until a response says
+        windows, handed = [state.window], []
+        for ticket in range(1, 5):
+            await state.acquire(ticket, 10)
+            state.release(ticket, Feedback(status=200))
+            windows.append(state.window)
+        tasks = [asyncio.create_task(state.acquire(t, 10)) for t in range(10, 30)]
+        await asyncio.sleep(0.05)
+        handed.append(len(state.in_flight))  # the window caps what is handed out
+        state.release(10, Feedback(status=429))  # first limit signal: halve, then grow by one per window
+        windows.append(state.window)
+        for t in range(11, 30):
+            state.release(t, Feedback(status=200))
+            await asyncio.sleep(0)
+        await asyncio.gather(*tasks)
+        return windows, handed, state
+
+    windows, handed, state = asyncio.run(run())
+    assert windows == [1, 2, 4, 8, 16, 8]
+    assert handed == [16]
+    assert not state.slow_start and 8 < state.window < 16
+
+
+def test_limits_learned_from_the_first_reply_end_slow_start() -> None:
+    async def run() -> KeyState:
+        state = KeyState(Limits(max_in_flight=32))
+        assert state.slow_start and state.window == 1
+        await state.acquire(1, 10)
+        state.release(1, Feedback(status=200, headers={"anthropic-ratelimit-requests-limit": "300"}))
+        return state
+
+    state = asyncio.run(run())
+    assert not state.slow_start and state.window == 32
+    assert state.paces["requests_per_minute"].per_minute == 300
+
+
+def test_configured_looser_than_announced_paces_by_the_announced() -> None:
+    async def run() -> KeyState:
+        state = KeyState(Limits(requests_per_minute=6000))
+        await state.acquire(1, 10)
+        state.release(1, Feedback(status=200, headers={"x-ratelimit-limit-requests": "600"}))
+        return state
+
+    assert asyncio.run(run()).paces["requests_per_minute"].per_minute == 600
+
+
+def test_openai_token_limit_is_paced_as_input_plus_max_tokens() -> None:
+    """OpenAI counts each request's input and max_tokens against its token total: that is what is debited,
+    and only the input estimate is corrected afterwards (the output is not what it counted)."""
+    openai = {"x-ratelimit-limit-requests": "6000", "x-ratelimit-limit-tokens": "6000"}
+
+    async def run() -> tuple[KeyState, float, float, float]:
+        state = KeyState(Limits(max_in_flight=8))
+        await state.acquire(1, 10)
+        state.release(1, Feedback(status=200, headers=openai, input_tokens=10, output_tokens=5))
+        pace = state.paces["tokens_per_minute"]
+        await asyncio.sleep(0.3)  # the bucket refills to its 0.25 s of rate (25 tokens)
+        full = pace.wait_s(0, time.monotonic()) or pace.level
+        await state.acquire(2, 50, 150)
+        debited = full - pace.level
+        state.release(2, Feedback(status=200, headers=openai, input_tokens=60, output_tokens=400))
+        corrected = full - pace.level - debited
+        return state, debited, corrected, pace.wait_s(200, pace.stamp)
+
+    state, debited, corrected, wait = asyncio.run(run())
+    assert "input_tokens_per_minute" not in state.paces and "output_tokens_per_minute" not in state.paces
+    assert debited == pytest.approx(200, abs=1)  # 50 in + 150 max_tokens, refill during the call aside
+    assert corrected == pytest.approx(10, abs=1)  # 60 - 50 input; the 400 output tokens are not counted
+    assert wait == pytest.approx((25 + 210 - 25) / 100, abs=0.05)  # the debt at 100 tokens/s
