@@ -44,9 +44,9 @@ class LocalSettings(BaseModel):
     threads: int = Field(1, gt=0, description="CPU threads; 2 on a busy 2-core machine stalls at every sync point")
     parallel: int = Field(2, gt=0, description="requests decoded together; more wait in the server's queue")
     seed: int = Field(0, ge=0, description="the sampler's default seed (a request's own seed wins)")
-    port: int = Field(0, ge=0, description="0 picks a free port")
+    port: int = Field(0, ge=0, le=65535, description="0 picks a free port")
     startup_timeout_s: float = Field(60.0, gt=0)
-    verbosity: int = Field(1, description="llama.cpp log threshold: 1 errors, 2 warnings, 3 info")
+    verbosity: int = Field(1, ge=0, description="llama.cpp log threshold: 1 errors, 2 warnings, 3 info")
 
 
 def model_name(settings: dict[str, Any]) -> str:
