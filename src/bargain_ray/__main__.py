@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from bargain_ray.config import SweepConfig, compose_command, conf_dir, grid_names
+from bargain_ray.config import SweepConfig, choices, compose_command, conf_dir
 from bargain_ray.config.errors import ConfigError, validation_problems
 from bargain_ray.design.merge import game_config
 from bargain_ray.execution.sweep import run_sweep
@@ -39,7 +39,7 @@ def usage() -> str:
 Runs the sweep of grid NAME in outputs/NAME/ (or run.dir); the same command again resumes it.
 
 grids (conf/grid/ in {conf_dir()}, and ./conf/grid/ if present):
-  {", ".join(grid_names())}
+  {", ".join(choices("grid"))}
 
 main keys:
   run.dir=PATH            the sweep folder (default outputs/NAME)

@@ -34,9 +34,9 @@ def user_conf() -> list[str]:
     return [f"hydra.searchpath=[file://{folder}]"]
 
 
-def grid_names() -> list[str]:
-    """The grids ``+grid=NAME`` can choose: the packaged ones and those of a ``./conf/grid`` folder."""
-    folders = [conf_dir() / "grid", Path("conf") / "grid"]
+def choices(group: str) -> list[str]:
+    """The configs of one group (``grid``, ``game``, ...): the packaged ones and those of ``./conf/<group>``."""
+    folders = [conf_dir() / group, Path("conf") / group]
     return sorted({p.stem for folder in folders if folder.is_dir() for p in folder.glob("*.yaml")})
 
 
@@ -47,11 +47,11 @@ def _is_group(override: Override) -> bool:
     return override.package is not None or key.startswith("hydra") or any((f / key).is_dir() for f in folders)
 
 
-def _compose(overrides: list[str]) -> DictConfig:
-    """Hydra's composition, its errors as one readable line each."""
+def _compose(overrides: list[str], config_name: str = "config") -> DictConfig:
+    """Hydra's composition, its errors as ConfigError (one readable line, no stack hints)."""
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-            return compose(config_name="config", overrides=[*user_conf(), *overrides])
+            return compose(config_name=config_name, overrides=[*user_conf(), *overrides])
     except MissingConfigException as exc:
         group, _, name = (exc.missing_cfg_file or "").rpartition("/")
         if not group or exc.options is None:
@@ -104,19 +104,15 @@ def compose_command(overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
             problems.append(unknown_key(parts, absent, [*present, *(schema_keys(SweepConfig, parts[:absent]) or [])]))
     if problems:
         raise ConfigError(problems)
-    try:
-        data = OmegaConf.to_container(_compose(lines), resolve=True)
-    except OmegaConfBaseException as exc:
-        raise ConfigError([_first_line(exc)]) from None
-    data.pop("hydra", None)
-    return data
+    return compose_dict("config", lines)
 
 
 def compose_dict(config_name: str, overrides: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
-    """Compose one config with overrides, as a plain resolved dict."""
-    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-        cfg = compose(config_name=config_name, overrides=[*user_conf(), *overrides])
-    data = OmegaConf.to_container(cfg, resolve=True)
+    """Compose one config with overrides, as a plain resolved dict (ConfigError when Hydra refuses them)."""
+    try:
+        data = OmegaConf.to_container(_compose(list(overrides), config_name), resolve=True)
+    except OmegaConfBaseException as exc:
+        raise ConfigError([_first_line(exc)]) from None
     data.pop("hydra", None)
     return data
 

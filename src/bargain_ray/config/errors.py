@@ -105,14 +105,14 @@ def _rule(error: dict[str, Any]) -> str:
     return message[:1].lower() + message[1:]
 
 
-def validation_problems(exc: ValidationError, model: type[BaseModel], prefix: Path = ()) -> list[str]:
-    """One line per error of ``exc``, raised validating ``model`` at ``prefix`` of the whole config."""
+def validation_problems(exc: ValidationError, model: type[BaseModel] | None, prefix: Path = ()) -> list[str]:
+    """One line per error of ``exc``, raised validating ``model`` (its fields name the nearest key) at ``prefix``."""
     problems = []
     for error in exc.errors(include_url=False):
         loc = tuple(error["loc"])
         path = dotted((*prefix, *loc))
         if error["type"] == "extra_forbidden":
-            candidates = schema_keys(model, loc[:-1]) or []
+            candidates = (schema_keys(model, loc[:-1]) if model else None) or []
             problems.append(unknown_key([*prefix, *loc], len(prefix) + len(loc) - 1, candidates))
         elif error["type"] == "missing":
             problems.append(f"{path} is missing")
