@@ -17,11 +17,9 @@ from pydantic import BaseModel, ValidationError
 from bargain_ray.config import SweepConfig, choices, compose_command, conf_dir
 from bargain_ray.config.errors import ConfigError, validation_problems
 from bargain_ray.design.merge import game_config
-from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.games import family, load_game
 from bargain_ray.providers.local import LocalSettings
 from bargain_ray.providers.sim import SimSettings
-from bargain_ray.store import ChangedConfig
 
 USAGE_ERROR = 2
 """Exit code of a command line or config that cannot run (argparse's convention): nothing was started."""
@@ -117,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         for line in exc.problems:
             print(f"error: {line}", file=sys.stderr)
         return USAGE_ERROR
+    from bargain_ray.execution.sweep import run_sweep  # Ray and the store load only for a config that can run
+    from bargain_ray.store import ChangedConfig
+
     signal.signal(signal.SIGTERM, _stop)
     try:
         return run_sweep(sweep)

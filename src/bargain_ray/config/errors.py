@@ -98,7 +98,7 @@ def _rule(error: dict[str, Any]) -> str:
     kind, ctx = error["type"], error.get("ctx") or {}
     if kind in BOUNDS:
         bound = next(iter(ctx.values()), "?")
-        return f"must be {BOUNDS[kind]} {bound}"
+        return f"must be {BOUNDS[kind]} {f'{bound:g}' if isinstance(bound, float) else bound}"
     if kind == "too_short":
         return f"must hold at least {ctx.get('min_length', 1)} item(s)"
     message = str(error["msg"]).removeprefix("Value error, ").removeprefix("Input ")
