@@ -14,6 +14,7 @@ import pytest
 
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.execution.sweep import run_sweep
+from bargain_ray.providers.clients import NO_KEY
 from bargain_ray.providers.services import provider_service
 from bargain_ray.providers.sim import SimServer, SimSettings
 
@@ -86,7 +87,7 @@ def test_storm_sweep_statuses_and_every_call_once(ray_session: str, tmp_path: Pa
 
 
 def test_sim_sweep_subprocess_writes_contract_and_no_key(sweep_env: dict[str, str], tmp_path: Path) -> None:
-    """The CLI sweep on the sim: the key reaches the provider from the environment, never a file."""
+    """The CLI sweep on the sim: a key set in the environment reaches neither the sim nor a file."""
     env = sweep_env | {"ANTHROPIC_API_KEY": SECRET}
     server = SimServer(SimSettings())
     with server as url:
@@ -95,7 +96,7 @@ def test_sim_sweep_subprocess_writes_contract_and_no_key(sweep_env: dict[str, st
         done = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "sim:claude-opus-5-5" in done.stdout and SECRET not in done.stdout + done.stderr
-    assert {e["key_sha"] for e in server.log} == {hashlib.sha256(SECRET.encode()).hexdigest()[:12]}
+    assert {e["key_sha"] for e in server.log} == {hashlib.sha256(NO_KEY.encode()).hexdigest()[:12]}  # never SECRET
     calls = pl.read_parquet(tmp_path / "calls.parquet")
     assert set(CONTRACT) <= set(calls.columns) and calls.height == len(server.log)
     assert (calls["provider"] == "sim").all() and (calls["cost_usd"] > 0).all()
