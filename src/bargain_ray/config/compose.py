@@ -8,7 +8,7 @@ from typing import Any
 
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import Override
+from hydra.core.override_parser.types import Override, OverrideType
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -64,8 +64,10 @@ def _compose(overrides: list[str], config_name: str = "config") -> DictConfig:
 
 
 def _first_line(exc: Exception) -> str:
-    """Hydra's or OmegaConf's message without its stack hints, naming the key when OmegaConf knows it."""
-    line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    """Hydra's or OmegaConf's message without its stack hints (its ``use +key`` advice kept), naming the key."""
+    lines = str(exc).splitlines() or [type(exc).__name__]
+    advice = [x.strip().replace("To append", "to append", 1) for x in lines[1:] if x.startswith("To append")]
+    line = "; ".join([lines[0].rstrip("."), *advice])
     key = getattr(exc, "full_key", None)
     return f"{key}: {line}" if key and key not in line else line
 
@@ -93,7 +95,7 @@ def compose_command(overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
     lines, problems = [], []
     for o in parsed:
         parts = o.key_or_group.split(".")
-        absent = None if _is_group(o) or o.type.name != "CHANGE" else _first_absent(base, parts)
+        absent = None if _is_group(o) or o.type is not OverrideType.CHANGE else _first_absent(base, parts)
         if absent is None:
             lines.append(o.input_line)
         elif all(parts[i] in (schema_keys(SweepConfig, parts[:i]) or []) for i in range(absent, len(parts))):
