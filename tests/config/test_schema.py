@@ -77,3 +77,9 @@ def test_game_and_provider_settings_are_checked_by_their_own_schemas() -> None:
 def test_unreadable_overrides_and_no_grid() -> None:
     assert problems("run.workers") == ["cannot read override 'run.workers': write key=value (see --help)"]
     assert problems()[0].startswith("no grid chosen; run e.g. `python -m bargain_ray +grid=demo`")
+
+
+@pytest.mark.xfail(strict=True, reason="multi_issue's max_turns has no range yet (games/*/config.py is helper "
+                   "words'); the check above runs it at validation, so drop this marker once the range is there")
+def test_a_game_knob_out_of_range_is_refused_by_its_family() -> None:
+    assert problems("+grid=c3_smoke", "games.tickets.max_turns=-5")[0].startswith("games.tickets.max_turns=-5: ")
