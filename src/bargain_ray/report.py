@@ -12,7 +12,22 @@ from pathlib import Path
 from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
 from bargain_ray.analysis.build import DEFAULT_BY
 from bargain_ray.analysis.report import build_report
+from bargain_ray.core.status import ExitCode
 from bargain_ray.store import DATASET
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
+    return value
+
+
+def _level(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not between 0 and 1")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,15 +35,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("sweep", type=Path, help="sweep folder (holds manifest.json and journal.jsonl)")
     parser.add_argument("--by", default=",".join(DEFAULT_BY),
                         help=f"comma-separated per-game columns that define a cell (default {','.join(DEFAULT_BY)})")
-    parser.add_argument("--resamples", type=int, default=RESAMPLES, help="bootstrap resamples of seeds")
-    parser.add_argument("--level", type=float, default=LEVEL, help="confidence level of the intervals")
+    parser.add_argument("--resamples", type=_positive, default=RESAMPLES, help="bootstrap resamples of seeds")
+    parser.add_argument("--level", type=_level, default=LEVEL, help="confidence level of the intervals")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap generator")
     args = parser.parse_args(argv)
     try:
         path = build_report(args.sweep, [c for c in args.by.split(",") if c], args.resamples, args.level, args.seed)
-    except (FileNotFoundError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # a missing or non-sweep folder, an unknown column, an unreadable file
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.USER_ERROR
     print(f"report: {path}\ndataset: {path.parent / DATASET}")
     return 0
 

@@ -11,8 +11,9 @@ import pytest
 
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.prompt import Message, Prompt
+from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.budget import Budget, margin_usd, refusal, stopped_at, worst_case_usd
-from bargain_ray.execution.progress import EXIT_BUDGET, EXIT_OK, reason_group
+from bargain_ray.execution.progress import reason_group
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.providers import effective_model
 from bargain_ray.providers.sim import SimServer, SimSettings
@@ -93,7 +94,7 @@ def test_budget_caps_the_spend_of_a_sweep_folder_across_invocations(ray_session:
     base = smoke(tmp_path, "http://unused", None)
     cap = round(4 * margin_usd(base), 4)  # room for a few of the costliest replies, far less than the sweep
     with SimServer(SimSettings(seed=3)) as url:
-        assert run_sweep(smoke(tmp_path, url, cap)) == EXIT_BUDGET
+        assert run_sweep(smoke(tmp_path, url, cap)) == ExitCode.BUDGET
         first = capsys.readouterr().out
         calls, usd = journal_usd(tmp_path)
         assert 0 < usd <= cap, "spend never crosses the cap, with every game in flight at once"
@@ -103,12 +104,12 @@ def test_budget_caps_the_spend_of_a_sweep_folder_across_invocations(ray_session:
         assert "refused by the budget" in first and "raise run.max_cost_usd" in first
         assert f"paid now: {calls} calls, ${usd:.4f}" in first
 
-        assert run_sweep(smoke(tmp_path, url, cap)) == EXIT_BUDGET
+        assert run_sweep(smoke(tmp_path, url, cap)) == ExitCode.BUDGET
         again = capsys.readouterr().out
         assert journal_usd(tmp_path) == (calls, usd), "the same cap pays nothing more"
         assert f"paid in earlier invocations: {calls} calls, ${usd:.4f}" in again
 
-        assert run_sweep(smoke(tmp_path, url, None)) == EXIT_OK  # the cap lifted: the run goes on
+        assert run_sweep(smoke(tmp_path, url, None)) == ExitCode.OK  # the cap lifted: the run goes on
         last = capsys.readouterr().out
     games = pl.read_parquet(tmp_path / "games.parquet")
     assert games.height == 16 and games["known"].all()

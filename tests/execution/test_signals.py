@@ -16,7 +16,7 @@ import pytest
 from helpers import ROOT
 
 from bargain_ray.config import SweepConfig, compose_dict
-from bargain_ray.execution.progress import EXIT_OK, EXIT_UNKNOWN
+from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.signals import stop_on_signals
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.providers.sim import SimServer, SimSettings
@@ -78,7 +78,7 @@ def test_sigterm_mid_sweep_writes_the_tables_and_resumes_to_every_unit_once(swee
 
         resumed = subprocess.run(sweep_args(url, tmp_path), env=sweep_env, cwd=ROOT, capture_output=True, text=True,
                                  timeout=300)
-    assert resumed.returncode == EXIT_OK, resumed.stderr[-3000:]
+    assert resumed.returncode == ExitCode.OK, resumed.stderr[-3000:]
     games = pl.read_parquet(tmp_path / "games.parquet")
     assert games.height == 16 and games["unit_id"].n_unique() == 16 and games["known"].all()
     calls = [json.loads(line)["call_id"] for line in (tmp_path / CALLS_JOURNAL).read_bytes().splitlines()]
@@ -98,7 +98,7 @@ def test_an_unreachable_provider_leaves_every_game_unknown_and_says_why(ray_sess
     overrides = ["+grid=c3_smoke", "provider=sim", "provider.settings.base_url=http://127.0.0.1:9",
                  f"run.dir={tmp_path}", "run.progress=false", "run.report=false",
                  "models.O.retry.max_attempts=1", "models.H.retry.max_attempts=1"]
-    assert run_sweep(SweepConfig.model_validate(compose_dict("config", overrides))) == EXIT_UNKNOWN
+    assert run_sweep(SweepConfig.model_validate(compose_dict("config", overrides))) == ExitCode.UNKNOWN_GAMES
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last == ("16 games unknown: 16 connection errors (provider unreachable?); "
                     "run the same command again to retry them")

@@ -13,8 +13,9 @@ import polars as pl
 import pytest
 
 from bargain_ray.config import SweepConfig, compose_dict
-from bargain_ray.execution.progress import EXIT_UNKNOWN
+from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.sweep import run_sweep
+from bargain_ray.providers.clients import NO_KEY
 from bargain_ray.providers.services import provider_service
 from bargain_ray.providers.sim import SimServer, SimSettings
 
@@ -54,7 +55,7 @@ def test_storm_sweep_statuses_and_every_call_once(ray_session: str, tmp_path: Pa
     limits = {"requests_per_minute": 3000, "burst_s": 0.1}
     server = SimServer(SimSettings(seed=11, faults=faults, limits=limits, timeout_sleep_s=2.0))
     with server:  # the storm exhausts some calls: the sweep ends with unknown games, and says so in its exit code
-        assert run_sweep(sim_sweep(tmp_path, server.base_url, max_attempts=3)) == EXIT_UNKNOWN
+        assert run_sweep(sim_sweep(tmp_path, server.base_url, max_attempts=3)) == ExitCode.UNKNOWN_GAMES
     games = pl.read_parquet(tmp_path / "games.parquet")
     calls = pl.read_parquet(tmp_path / "calls.parquet")
     assert games.height == 16 and set(CONTRACT) <= set(calls.columns)
@@ -87,7 +88,7 @@ def test_storm_sweep_statuses_and_every_call_once(ray_session: str, tmp_path: Pa
 
 
 def test_sim_sweep_subprocess_writes_contract_and_no_key(sweep_env: dict[str, str], tmp_path: Path) -> None:
-    """The CLI sweep on the sim: the key reaches the provider from the environment, never a file."""
+    """The CLI sweep on the sim: a key set in the environment reaches neither the sim nor a file."""
     env = sweep_env | {"ANTHROPIC_API_KEY": SECRET}
     server = SimServer(SimSettings())
     with server as url:
@@ -96,7 +97,7 @@ def test_sim_sweep_subprocess_writes_contract_and_no_key(sweep_env: dict[str, st
         done = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "sim:claude-opus-5-5" in done.stdout and SECRET not in done.stdout + done.stderr
-    assert {e["key_sha"] for e in server.log} == {hashlib.sha256(SECRET.encode()).hexdigest()[:12]}
+    assert {e["key_sha"] for e in server.log} == {hashlib.sha256(NO_KEY.encode()).hexdigest()[:12]}  # never SECRET
     calls = pl.read_parquet(tmp_path / "calls.parquet")
     assert set(CONTRACT) <= set(calls.columns) and calls.height == len(server.log)
     assert (calls["provider"] == "sim").all() and (calls["cost_usd"] > 0).all()

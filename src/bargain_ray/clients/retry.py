@@ -7,6 +7,7 @@ jittered exponential backoff, never shorter than the wait the provider announced
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import anthropic
@@ -50,11 +51,37 @@ def headers_of(exc: BaseException) -> dict[str, str]:
     return rate_headers(response.headers if response is not None else None)
 
 
+FRAGMENT = 8
+"""Characters of a key that are masked wherever they appear together: a server may echo a key in part."""
+
+ERROR_CHARS = 300
+"""An attempt's error message is cut to this many characters, after masking."""
+
+
+def mask(text: str, secret: str | None) -> str:
+    """``text`` with the key and every run of ``FRAGMENT`` or more of its consecutive characters as ``***``.
+
+    Our rule: a fragment that short still narrows the key for anyone reading the record, and no error
+    text needs one; a key shorter than ``FRAGMENT`` is masked only whole.
+    """
+    if not secret:
+        return text
+    text = text.replace(secret, "***")
+    if len(secret) < FRAGMENT:
+        return text
+    windows = {secret[i:i + FRAGMENT] for i in range(len(secret) - FRAGMENT + 1)}
+    hidden = [False] * len(text)
+    for i in range(len(text) - FRAGMENT + 1):
+        if text[i:i + FRAGMENT] in windows:
+            hidden[i:i + FRAGMENT] = [True] * FRAGMENT
+    runs = itertools.groupby(zip(text, hidden, strict=True), key=lambda pair: pair[1])
+    return "".join("***" if masked else "".join(c for c, _ in run) for masked, run in runs)
+
+
 def describe(exc: BaseException, secret: str | None) -> str:
-    """A short, key-free account of a failed attempt."""
+    """A short, key-free account of a failed attempt: masked (see ``mask``) before it is cut."""
     status = status_of(exc)
-    text = f"{type(exc).__name__}" + (f" {status}" if status else "") + f": {str(exc)[:300]}"
-    return text.replace(secret, "***") if secret else text
+    return f"{type(exc).__name__}" + (f" {status}" if status else "") + f": {mask(str(exc), secret)[:ERROR_CHARS]}"
 
 
 def retrying(policy: Retry) -> AsyncRetrying:

@@ -7,9 +7,16 @@ from pathlib import Path
 from typing import Any
 
 from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override, OverrideType
+from hydra.errors import HydraException, MissingConfigException, OverrideParseException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
+from bargain_ray.config.errors import ConfigError, nearest, schema_keys, unknown_key
 from bargain_ray.config.schema import SweepConfig
+
+_ABSENT = object()
 
 
 def conf_dir() -> Path:
@@ -27,11 +34,87 @@ def user_conf() -> list[str]:
     return [f"hydra.searchpath=[file://{folder}]"]
 
 
+def choices(group: str) -> list[str]:
+    """The configs of one group (``grid``, ``game``, ...): the packaged ones and those of ``./conf/<group>``."""
+    folders = [conf_dir() / group, Path("conf") / group]
+    return sorted({p.stem for folder in folders if folder.is_dir() for p in folder.glob("*.yaml")})
+
+
+def _is_group(override: Override) -> bool:
+    """A config group choice (``+grid=demo``, ``provider=sim``, ``model@models.O=...``), not a value."""
+    key = override.key_or_group
+    folders = [conf_dir(), Path("conf")]
+    return override.package is not None or key.startswith("hydra") or any((f / key).is_dir() for f in folders)
+
+
+def _compose(overrides: list[str], config_name: str = "config") -> DictConfig:
+    """Hydra's composition, its errors as ConfigError (one readable line, no stack hints)."""
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
+            return compose(config_name=config_name, overrides=[*user_conf(), *overrides])
+    except MissingConfigException as exc:
+        group, _, name = (exc.missing_cfg_file or "").rpartition("/")
+        if not group or exc.options is None:
+            raise ConfigError([str(exc).splitlines()[0]]) from None
+        match = nearest(name, exc.options)
+        hint = f"did you mean {group}={match}?" if match else f"{group} choices: {', '.join(sorted(exc.options))}"
+        raise ConfigError([f"no {group} named {name!r}; {hint}"]) from None
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise ConfigError([_first_line(exc)]) from None
+
+
+def _first_line(exc: Exception) -> str:
+    """Hydra's or OmegaConf's message without its stack hints (its ``use +key`` advice kept), naming the key."""
+    lines = str(exc).splitlines() or [type(exc).__name__]
+    advice = [x.strip().replace("To append", "to append", 1) for x in lines[1:] if x.startswith("To append")]
+    line = "; ".join([lines[0].rstrip("."), *advice])
+    key = getattr(exc, "full_key", None)
+    return f"{key}: {line}" if key and key not in line else line
+
+
+def _first_absent(cfg: DictConfig, parts: list[str]) -> int | None:
+    """The index of the first part of a dotted key that ``cfg`` does not hold; None when it holds it all."""
+    for i in range(len(parts)):
+        if OmegaConf.select(cfg, ".".join(parts[: i + 1]), default=_ABSENT, throw_on_missing=False) is _ABSENT:
+            return i
+    return None
+
+
+def compose_command(overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """The config ``python -m bargain_ray [overrides]`` runs, or ConfigError naming every mistake in one line each.
+
+    Hydra refuses a key its YAML leaves out and asks for ``+key``. Here a key the schema knows
+    (``models.B.max_tokens`` of a model whose file omits it, ``grid.seeds``) is added as ``+key`` would;
+    a key the schema does not know is refused with the nearest valid one (our choice: one rule, the schema's).
+    """
+    try:
+        parsed = OverridesParser.create().parse_overrides(list(overrides))
+    except OverrideParseException as exc:
+        raise ConfigError([f"cannot read override {exc.override!r}: write key=value (see --help)"]) from None
+    base = _compose([o.input_line for o in parsed if _is_group(o)])
+    lines, problems = [], []
+    for o in parsed:
+        parts = o.key_or_group.split(".")
+        absent = None if _is_group(o) or o.type is not OverrideType.CHANGE else _first_absent(base, parts)
+        if absent is None:
+            lines.append(o.input_line)
+        elif all(parts[i] in (schema_keys(SweepConfig, parts[:i]) or []) for i in range(absent, len(parts))):
+            lines.append(f"+{o.input_line}")
+        else:
+            level = OmegaConf.select(base, ".".join(parts[:absent])) if absent else base
+            present = list(level.keys()) if isinstance(level, DictConfig) else []
+            problems.append(unknown_key(parts, absent, [*present, *(schema_keys(SweepConfig, parts[:absent]) or [])]))
+    if problems:
+        raise ConfigError(problems)
+    return compose_dict("config", lines)
+
+
 def compose_dict(config_name: str, overrides: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
-    """Compose one config with overrides, as a plain resolved dict."""
-    with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-        cfg = compose(config_name=config_name, overrides=[*user_conf(), *overrides])
-    data = OmegaConf.to_container(cfg, resolve=True)
+    """Compose one config with overrides, as a plain resolved dict (ConfigError when Hydra refuses them)."""
+    try:
+        data = OmegaConf.to_container(_compose(list(overrides), config_name), resolve=True)
+    except OmegaConfBaseException as exc:
+        raise ConfigError([_first_line(exc)]) from None
     data.pop("hydra", None)
     return data
 

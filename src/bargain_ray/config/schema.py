@@ -6,6 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# Every numeric knob carries its range here, so a bad value is refused when the config is read,
+# before Ray starts or the sweep folder is written (issue 10.9).
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -14,33 +17,33 @@ class Strict(BaseModel):
 class Price(Strict):
     """US dollars per million tokens."""
 
-    input: float = 0.0
-    output: float = 0.0
-    cache_read: float = 0.0
-    cache_write: float = 0.0
+    input: float = Field(0.0, ge=0)
+    output: float = Field(0.0, ge=0)
+    cache_read: float = Field(0.0, ge=0)
+    cache_write: float = Field(0.0, ge=0)
 
 
 class Rates(Strict):
     """Requests and tokens per minute; None is unlimited."""
 
-    requests_per_minute: float | None = None
-    input_tokens_per_minute: float | None = None
-    output_tokens_per_minute: float | None = None
+    requests_per_minute: float | None = Field(None, gt=0)
+    input_tokens_per_minute: float | None = Field(None, gt=0)
+    output_tokens_per_minute: float | None = Field(None, gt=0)
 
 
 class Limits(Rates):
     """Provider limits for one (provider, key, model); runtime knobs, not in the unit hash."""
 
-    max_in_flight: int = 64
+    max_in_flight: int = Field(64, ge=1)
 
 
 class Retry(Strict):
     """Retries owned by the runner (SDK retries are off); runtime knobs."""
 
-    max_attempts: int = 6
-    initial_s: float = 1.0
-    max_s: float = 60.0
-    timeout_s: float = 600.0
+    max_attempts: int = Field(6, ge=1)
+    initial_s: float = Field(1.0, ge=0)
+    max_s: float = Field(60.0, ge=0)
+    timeout_s: float = Field(600.0, gt=0)
 
 
 class ModelConfig(Strict):
@@ -48,7 +51,7 @@ class ModelConfig(Strict):
 
     name: str = Field(description="the model id the provider knows, or the strategy's name")
     provider: Literal["anthropic", "openai", "openai_compatible", "strategy", "sim", "local"]
-    max_tokens: int = 4096
+    max_tokens: int = Field(4096, ge=1)
     params: dict[str, Any] = {}
     base_url: str | None = None
     api_key_env: str | None = None
@@ -77,8 +80,8 @@ class ProviderConfig(Strict):
 class Assignment(Strict):
     """Which agent takes which role, and (optionally) who speaks first."""
 
-    id: int
-    roles: dict[str, str]
+    id: int = Field(ge=1)
+    roles: dict[str, str] = Field(min_length=1)
     first_speaker: str | None = None
 
 
@@ -86,10 +89,10 @@ class Design(Strict):
     """One game crossed with its conditions, pairings and assignments."""
 
     game: str
-    conditions: list[str]
-    pairings: list[str]
-    assignments: list[Assignment]
-    first_speakers: list[str | None] = [None]
+    conditions: list[str] = Field(min_length=1)
+    pairings: list[str] = Field(min_length=1)
+    assignments: list[Assignment] = Field(min_length=1)
+    first_speakers: list[str | None] = Field([None], min_length=1)
 
 
 class GridConfig(Strict):
@@ -97,9 +100,9 @@ class GridConfig(Strict):
     experiment: str
     prefix: str = "negotiation"
     seed: int = 0
-    blocks: int = 1
+    blocks: int = Field(1, ge=1)
     seeds: list[int] | None = None
-    designs: list[Design]
+    designs: list[Design] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _check(self) -> GridConfig:
@@ -125,10 +128,10 @@ class RunConfig(Strict):
 
     dir: str | None = None
     dry_run: bool = False
-    workers: int = 2
-    max_in_flight: int = 2000
-    batch_size: int | None = None
-    max_cost_usd: float | None = None
+    workers: int = Field(2, ge=1)
+    max_in_flight: int = Field(2000, ge=1)
+    batch_size: int | None = Field(None, ge=1)
+    max_cost_usd: float | None = Field(None, ge=0)
     journal_calls: bool | None = None
     progress: bool = True
     report: bool = True

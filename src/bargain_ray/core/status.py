@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
@@ -29,3 +29,22 @@ class Ended(BaseModel):
 
     status: Status
     reason: str
+
+
+class ExitCode(IntEnum):
+    """What a command's exit code says; one table for every command (the README lists it)."""
+
+    OK = 0
+    """Every game of the design has a known result (or a command did what it was asked)."""
+    USER_ERROR = 1
+    """A mistake in the command line, the config or the folder: a one-line message, nothing was run."""
+    UNKNOWN_GAMES = 2
+    """The run ended with unknown games (technical failures): running it again retries them."""
+    BUDGET = 3
+    """The budget (``run.max_cost_usd``) stopped the run: raise it and run again to go on."""
+    DISK_FULL = 4
+    """The sweep folder's disk is full: every journaled call is kept; free space and run again."""
+    SIGINT = 130
+    """Stopped by SIGINT (Ctrl-C), tables written: the same command resumes."""
+    SIGTERM = 143
+    """Stopped by SIGTERM (``kill``, a scheduler, ``ray job stop``), tables written: the same command resumes."""

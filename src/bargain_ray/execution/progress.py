@@ -12,15 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.budget import BUDGET_FAILURE, BudgetState
-
-EXIT_OK = 0
-"""Every game of the design has a known result."""
-EXIT_UNKNOWN = 2
-"""The run ended with unknown games (technical failures): running it again retries them."""
-EXIT_BUDGET = 3
-"""The budget (``run.max_cost_usd``) stopped the run: raise it and run again to go on."""
-# 1 is a user error (a one-line message, nothing run); 130/143 a stop by SIGINT/SIGTERM (128 + signal).
 
 REASONS = (
     (BUDGET_FAILURE, "refused by the budget"),
@@ -114,8 +107,8 @@ class RunResult:
         if self.signal:
             return self.signal_code
         if self.budget_stopped:
-            return EXIT_BUDGET
-        return EXIT_UNKNOWN if self.unknown else EXIT_OK
+            return ExitCode.BUDGET
+        return ExitCode.UNKNOWN_GAMES if self.unknown else ExitCode.OK
 
 
 def _usd(entries: list[tuple[str, float]]) -> float:

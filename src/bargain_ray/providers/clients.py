@@ -14,7 +14,8 @@ from bargain_ray.core.records import Reply
 from bargain_ray.providers.routing import key_env
 
 NO_KEY = "no-key"
-"""What is sent to the simulated provider or the local model when no key is set."""
+"""The only credential the simulated provider and the local model ever receive: they are not the real
+provider, so a real key set in the environment is never sent to them (the sim may run on another host)."""
 
 
 class MissingKey:
@@ -42,11 +43,10 @@ def make_client(model: ModelConfig, provider: ProviderConfig, keys: Mapping[str,
     if model.provider == "sim":
         api = settings.get("apis", {}).get(model.name, "anthropic")
         base = settings["base_url"]
-        key = keys.get(key_env(model, api) or "") or NO_KEY
         # the sim is the provider here: its limits are the ones to pace by, not the real provider's
         served = {k: v for k, v in settings.get("limits", {}).items() if k in Rates.model_fields}
         model = model.model_copy(update={"limits": Limits(**served, max_in_flight=model.limits.max_in_flight)})
-        return http_client(model, "sim", api, key, base if api == "anthropic" else f"{base}/v1")
+        return http_client(model, "sim", api, NO_KEY, base if api == "anthropic" else f"{base}/v1")
     if model.provider == "local":
         # the local model is free and knows none of the real provider's parameters; it always
         # gets the game's reply schema, without which a 135M model almost never writes valid JSON

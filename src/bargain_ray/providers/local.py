@@ -49,9 +49,9 @@ class LocalSettings(BaseModel):
         "135M model); a game's JSON reply with an 80-word message fits in ~160; None keeps the model's"))
     cache_prompt: bool = Field(True, description=(
         "reuse the KV cache of a prompt's longest cached prefix (a game's next turn repeats the last one's)"))
-    port: int = Field(0, ge=0, description="0 picks a free port")
+    port: int = Field(0, ge=0, le=65535, description="0 picks a free port")
     startup_timeout_s: float = Field(60.0, gt=0)
-    verbosity: int = Field(1, description="llama.cpp log threshold: 1 errors, 2 warnings, 3 info")
+    verbosity: int = Field(1, ge=0, description="llama.cpp log threshold: 1 errors, 2 warnings, 3 info")
 
 
 def model_name(settings: dict[str, Any]) -> str:

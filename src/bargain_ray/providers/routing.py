@@ -21,19 +21,26 @@ def key_env(model: ModelConfig, api: str) -> str | None:
     return model.api_key_env or API_KEY_ENV.get(api)
 
 
+KEYLESS = ("sim", "local", "strategy")
+"""Providers that never receive a real key (the sim and the local model get a placeholder)."""
+
+
+def key_names(sweep: SweepConfig) -> list[str]:
+    """The key variables the models read as this run calls them: none under ``provider=sim|local``."""
+    names = set()
+    for letter in sweep.models:
+        model = effective_model(sweep, letter)
+        if model.provider not in KEYLESS:
+            names.add(key_env(model, model.provider))
+    return sorted(n for n in names if n)
+
+
 def key_env_vars(sweep: SweepConfig) -> dict[str, str]:
     """The key variables the sweep's models read, as set here: handed to each worker as an actor argument
     (the object store, never a runtime env, a log or a record), so workers on any node have them."""
-    names = {key_env(m, m.provider) for m in sweep.models.values() if m.is_llm}
-    return {n: os.environ[n] for n in sorted(n for n in names if n) if os.environ.get(n)}
+    return {n: os.environ[n] for n in key_names(sweep) if os.environ.get(n)}
 
 
 def missing_keys(sweep: SweepConfig) -> list[str]:
     """Environment variables the configured providers need but do not have."""
-    missing = []
-    for letter in sorted(sweep.models):
-        model = effective_model(sweep, letter)
-        env = key_env(model, model.provider) if model.provider not in ("sim", "local", "strategy") else None
-        if env and not os.environ.get(env) and env not in missing:
-            missing.append(env)
-    return missing
+    return [n for n in key_names(sweep) if not os.environ.get(n)]

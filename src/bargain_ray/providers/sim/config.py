@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
+from pydantic import Field
+
 from bargain_ray.config import Rates, Strict
 from bargain_ray.games.kit.concession import EXPONENTS
 
@@ -11,9 +13,9 @@ from bargain_ray.games.kit.concession import EXPONENTS
 class Latency(Strict):
     """Seconds before a reply: lognormal around ``median_s`` (``sigma`` 0 makes it constant)."""
 
-    median_s: float = 0.0
-    sigma: float = 0.0
-    max_s: float = 30.0
+    median_s: float = Field(0.0, ge=0)
+    sigma: float = Field(0.0, ge=0)
+    max_s: float = Field(30.0, ge=0)
 
 
 class ServerLimits(Rates):
@@ -27,7 +29,7 @@ class ServerLimits(Rates):
     """
 
     tokens_per_minute: float | None = None
-    burst_s: float = 1.0
+    burst_s: float = Field(1.0, gt=0)
     retry_after: bool = True
     """False: 429s carry only the rate-limit headers (an API that announces its limits, never a retry-after)."""
 
@@ -35,26 +37,26 @@ class ServerLimits(Rates):
 class Faults(Strict):
     """Probability per request of each injected fault (drawn in order, from one seeded stream)."""
 
-    error_5xx: float = 0.0
-    overloaded: float = 0.0
-    timeout: float = 0.0
-    drop: float = 0.0
-    malformed: float = 0.0
-    refusal: float = 0.0
-    overlong: float = 0.0
+    error_5xx: float = Field(0.0, ge=0, le=1)
+    overloaded: float = Field(0.0, ge=0, le=1)
+    timeout: float = Field(0.0, ge=0, le=1)
+    drop: float = Field(0.0, ge=0, le=1)
+    malformed: float = Field(0.0, ge=0, le=1)
+    refusal: float = Field(0.0, ge=0, le=1)
+    overlong: float = Field(0.0, ge=0, le=1)
 
 
 class SimSettings(Strict):
     """The simulated provider. ``base_url`` set means a server already runs there."""
 
     host: str = "127.0.0.1"
-    port: int = 0
+    port: int = Field(0, ge=0, le=65535)
     base_url: str | None = None
     seed: int = 0
     latency: Latency = Latency()
     limits: ServerLimits = ServerLimits()
     faults: Faults = Faults()
-    timeout_sleep_s: float = 5.0
+    timeout_sleep_s: float = Field(5.0, ge=0)
     strategies: dict[str, str] = {}
     apis: dict[str, str] = {}
 

@@ -1,0 +1,161 @@
+"""Keys: never sent to the simulated provider, never in a file of the sweep folder (even when a server echoes
+one back), never in the environment of a process Ray starts."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+from helpers import ROOT
+
+from bargain_ray.__main__ import validate
+from bargain_ray.clients.retry import describe, mask
+from bargain_ray.config import compose_command
+from bargain_ray.providers import key_env_vars
+from bargain_ray.providers.clients import NO_KEY
+from bargain_ray.providers.sim import SimServer, SimSettings
+
+FRAGMENT = 8
+
+
+def fake_key(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex}{uuid.uuid4().hex}"
+
+
+def sha(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def fragments(key: str) -> set[bytes]:
+    return {key[i:i + FRAGMENT].encode() for i in range(len(key) - FRAGMENT + 1)}
+
+
+def test_mask_hides_the_key_and_any_long_fragment_before_the_text_is_cut() -> None:
+    key = fake_key("sk-ant-api03")
+    text = mask(f"bad key {key}; you sent {key[3:30]} and {key[-9:]}, prefix {key[:7]}", key)
+    assert not any(f.decode() in text for f in fragments(key)) and key[:7] in text  # 7 characters say nothing
+    echoed = type("AuthenticationError", (Exception,), {})(("x" * 280) + key)  # straddles the cut
+    assert not any(f.decode() in describe(echoed, key) for f in fragments(key))
+
+
+def test_no_key_is_handed_out_under_provider_sim(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", fake_key("sk-ant"))
+    assert key_env_vars(validate(compose_command(["+grid=c3_smoke", "provider=sim"]))) == {}
+    assert set(key_env_vars(validate(compose_command(["+grid=c3_smoke"])))) == {"ANTHROPIC_API_KEY"}
+
+
+def ray_processes_with(secret: bytes, driver: int) -> tuple[set[str], set[str]]:
+    """(names of Ray's processes seen, names of those whose environment holds ``secret``), the driver aside."""
+    seen, leaking = set(), set()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == driver:
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            environ = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if b"ray" in cmdline:
+            name = cmdline.split(b"\0")[0].decode(errors="replace").rsplit("/", 1)[-1]
+            seen.add(name)
+            if secret in environ:
+                leaking.add(name)
+    return seen, leaking
+
+
+def test_sim_gets_no_key_and_ray_processes_carry_none(tmp_path: Path) -> None:
+    """A sweep that starts its own Ray with both keys set: the sim only ever sees the placeholder, and no
+    process Ray started (GCS, raylet, agents, the GameRunner workers) has a key in its environment."""
+    anthropic, openai = fake_key("sk-ant"), fake_key("sk-proj")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env |= {"ANTHROPIC_API_KEY": anthropic, "OPENAI_API_KEY": openai, "PYTHONUNBUFFERED": "1",
+            "RAY_TMPDIR": f"{os.environ.get('RAY_TMPDIR', '/tmp')}/keys"}
+    server = SimServer(SimSettings(latency={"median_s": 0.2}))
+    seen: set[str] = set()
+    leaking: set[str] = set()
+    with server as url:
+        cmd = [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", "provider=sim", f"run.dir={tmp_path / 's'}",
+               f"provider.settings.base_url={url}", "run.progress=false", "run.report=false", "run.workers=1"]
+        proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        while proc.poll() is None:
+            for secret in (anthropic, openai):
+                names, leaks = ray_processes_with(secret.encode(), proc.pid)
+                seen |= names
+                leaking |= leaks
+            time.sleep(0.2)
+        out, err = proc.communicate()
+    assert proc.returncode == 0, err[-3000:]
+    assert any(n.startswith("ray::") for n in seen) and any("raylet" in n for n in seen), seen
+    assert not leaking, f"Ray processes with a key in their environment: {leaking}"
+    shas = {entry["key_sha"] for entry in server.log}
+    assert server.log and shas == {sha(NO_KEY)}, shas
+
+
+class EchoingServer:
+    """Answers every request 401 with a long message that repeats the key it was sent."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self._loop = asyncio.new_event_loop()
+
+    async def _answer(self, request: web.Request) -> web.Response:
+        key = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
+        self.seen.append(key)
+        message = "invalid x-api-key: " + " ".join([key] * 12)
+        return web.json_response({"type": "error", "error": {"type": "authentication_error", "message": message}},
+                                 status=401)
+
+    def __enter__(self) -> str:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._answer)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        self._runner = runner
+
+        async def start() -> None:
+            await runner.setup()
+            await web.SockSite(runner, sock).start()
+
+        self._loop.run_until_complete(start())
+        threading.Thread(target=self._loop.run_forever, daemon=True).start()
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+
+
+@pytest.fixture
+def echoing() -> Iterator[EchoingServer]:
+    yield EchoingServer()
+
+
+def test_a_401_echoing_the_key_leaves_no_fragment_in_the_folder(tmp_path: Path, sweep_env: dict[str, str],
+                                                                 echoing: EchoingServer) -> None:
+    key = fake_key("sk-ant-api03")
+    folder = tmp_path / "sweep"
+    with echoing as url:
+        cmd = [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", f"run.dir={folder}", "run.progress=false",
+               f"models.O.base_url={url}", f"models.H.base_url={url}"]
+        done = subprocess.run(cmd, env=sweep_env | {"ANTHROPIC_API_KEY": key}, cwd=ROOT, capture_output=True,
+                              text=True, timeout=280)
+    assert echoing.seen and set(echoing.seen) == {key}  # the real provider's branch does send the key
+    assert (folder / "games.parquet").exists(), done.stderr[-3000:]
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    assert any(b"authentication_error" in p.read_bytes() for p in files)  # the error text was recorded
+    for path in files:
+        data = path.read_bytes()
+        assert not any(f in data for f in fragments(key)), path
+    assert not any(f.decode() in done.stdout + done.stderr for f in fragments(key))

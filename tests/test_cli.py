@@ -1,0 +1,98 @@
+"""No user mistake in any command ends in a traceback: one line ``error: ...``, a non-zero exit, nothing started."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import DATA, ROOT
+
+from bargain_ray import replay, report
+
+
+def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bargain_ray", *args], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """A fresh Ray temp folder (Ray writes its session there the moment it starts) and a key, so only the
+    value under test can stop the run."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    return env | {"RAY_TMPDIR": str(tmp_path / "ray"), "ANTHROPIC_API_KEY": "sk-ant-not-a-key", "PYTHONUNBUFFERED": "1"}
+
+
+@pytest.mark.parametrize(("override", "says"), [
+    ("run.workers=0", "run.workers=0: must be >= 1"),
+    ("grid.blocks=-1", "grid.blocks=-1: must be >= 1"),
+    ("run.max_in_flight=0", "run.max_in_flight=0: must be >= 1"),
+    ("run.batch_size=0", "run.batch_size=0: must be >= 1"),
+    ("models.O.max_tokens=-1", "models.O.max_tokens=-1: must be >= 1"),
+    ("models.O.retry.timeout_s=-1", "models.O.retry.timeout_s=-1: must be > 0"),
+    ("models.O.retry.max_attempts=0", "models.O.retry.max_attempts=0: must be >= 1"),
+    ("run.max_cost=5", "unknown key run.max_cost; did you mean run.max_cost_usd?"),
+])
+def test_bad_value_refused_before_ray_and_folder(override: str, says: str, tmp_path: Path,
+                                                 cli_env: dict[str, str]) -> None:
+    folder = tmp_path / "sweep"
+    done = run_cli("+grid=c3_smoke", override, f"run.dir={folder}", env=cli_env)
+    assert done.returncode == 1
+    assert done.stderr == f"error: {says}\n" and done.stdout == ""
+    assert not folder.exists() and not (tmp_path / "ray").exists()
+
+
+def test_help_lists_grids_keys_and_commands(tmp_path: Path, cli_env: dict[str, str]) -> None:
+    (tmp_path / "conf" / "grid").mkdir(parents=True)
+    (tmp_path / "conf" / "grid" / "my_grid.yaml").write_text("# a user's own grid\n")
+    done = subprocess.run([sys.executable, "-m", "bargain_ray", "--help"], env=cli_env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Hydra" not in done.stdout and "hydra" not in done.stdout
+    for text in ("+grid=NAME", "c3_full", "demo", "my_grid", "run.dir=", "run.dry_run=", "run.max_cost_usd=",
+                 "run.workers=", "provider=sim|local", "run.report=", "python -m bargain_ray.replay FILE.json",
+                 "python -m bargain_ray.report SWEEP", "python -m bargain_ray.view [outputs/NAME]"):
+        assert text in done.stdout, text
+
+
+def test_no_grid_keeps_its_one_line(cli_env: dict[str, str]) -> None:
+    done = run_cli(env=cli_env)
+    assert done.returncode == 1 and done.stderr.startswith("error: no grid chosen; run e.g.")
+    assert done.stderr.count("\n") == 1
+
+
+def one_error(capsys: pytest.CaptureFixture[str], code: int) -> str:
+    out = capsys.readouterr()
+    assert code == 2 and out.out == "" and out.err.startswith("error: ") and out.err.count("\n") == 1, out
+    return out.err
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_replay_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "No such file" in one_error(capsys, replay.main([str(tmp_path / "missing.json")]))
+    assert "invalid JSON" in one_error(capsys, replay.main([str(write(tmp_path / "a.json", "{bad"))]))
+    assert "should be an object" in one_error(capsys, replay.main([str(write(tmp_path / "b.json", "[1]"))]))
+    shape = write(tmp_path / "c.json", json.dumps({"game": "tickets"}))
+    assert "replies is missing" in one_error(capsys, replay.main([str(shape)]))
+    typo = write(tmp_path / "d.json", json.dumps({"game": "tickts", "replies": []}))
+    assert "no game named 'tickts'; did you mean 'tickets'?" in one_error(capsys, replay.main([str(typo)]))
+    speaker = write(tmp_path / "e.json", json.dumps({"game": "tickets", "first_speaker": "nobody", "replies": []}))
+    assert "first speaker 'nobody'" in one_error(capsys, replay.main([str(speaker)]))
+    bad = write(tmp_path / "f.json", json.dumps({"game": "tickets", "replies": [], "overrides": ["game.max_turns=x"]}))
+    assert "game.max_turns=x: should be a valid integer" in one_error(capsys, replay.main([str(bad)]))
+    assert "cannot read" in one_error(capsys, replay.main([str(tmp_path)]))
+    assert replay.main([str(DATA / "seed001_replay.json")]) == 0  # and a good file still replays
+    assert json.loads(capsys.readouterr().out)["status"] == "AGREEMENT"
+
+
+def test_report_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "not a sweep folder" in one_error(capsys, report.main([str(tmp_path / "missing")]))
+    assert "not a sweep folder" in one_error(capsys, report.main([str(tmp_path)]))
+    assert "not a sweep folder" in one_error(capsys, report.main([str(write(tmp_path / "x.txt", "x"))]))
