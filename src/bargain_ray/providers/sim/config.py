@@ -38,6 +38,15 @@ class Faults(Strict):
     overlong: float = 0.0
 
 
+class BatchSettings(Strict):
+    """The batch APIs: seconds from creation until a batch ends, and each request's chance to come back
+    errored or expired (drawn at creation, from one seeded stream)."""
+
+    delay_s: float = 2.0
+    errored: float = 0.0
+    expired: float = 0.0
+
+
 class SimSettings(Strict):
     """The simulated provider. ``base_url`` set means a server already runs there."""
 
@@ -48,6 +57,7 @@ class SimSettings(Strict):
     latency: Latency = Latency()
     limits: ServerLimits = ServerLimits()
     faults: Faults = Faults()
+    batch: BatchSettings = BatchSettings()
     timeout_sleep_s: float = 5.0
     strategies: dict[str, str] = {}
     apis: dict[str, str] = {}
