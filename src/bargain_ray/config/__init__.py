@@ -4,6 +4,7 @@ from bargain_ray.config.compose import compose_dict, conf_dir, load_config, user
 from bargain_ray.config.schema import (
     RUNTIME_KEYS,
     Assignment,
+    BatchRun,
     Condition,
     Design,
     GridConfig,
@@ -19,6 +20,6 @@ from bargain_ray.config.schema import (
 )
 
 __all__ = [
-    "RUNTIME_KEYS", "Assignment", "Condition", "Design", "GridConfig", "Limits", "ModelConfig", "Price",
+    "RUNTIME_KEYS", "Assignment", "BatchRun", "Condition", "Design", "GridConfig", "Limits", "ModelConfig", "Price",
     "ProviderConfig", "Rates", "Retry", "RunConfig", "Strict", "SweepConfig", "compose_dict", "conf_dir", "load_config", "user_conf",
 ]

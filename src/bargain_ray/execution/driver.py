@@ -10,6 +10,7 @@ from tqdm import tqdm
 
 from bargain_ray.config import SweepConfig
 from bargain_ray.core.unit import Unit
+from bargain_ray.execution.batcher import batching, start_batcher
 from bargain_ray.execution.calljournal import start_journal
 from bargain_ray.execution.cluster import ensure_ray
 from bargain_ray.execution.pool import WorkerPool, batches
@@ -31,6 +32,7 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
     journaling = run.journal_calls is not False and (run.journal_calls or llm)
     journal = start_journal(path) if journaling else None
     recorded = read_calls(path, skip=finished) if journaling else {}
+    batcher = start_batcher(sweep, path) if batching(sweep) else None
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), run.workers,
                       max(run.max_in_flight, 16))
     source = batches(units, size, recorded)
@@ -71,4 +73,8 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
         if journal is not None:
             ray.get(journal.close.remote())
             ray.kill(journal)
+        if batcher is not None:
+            tally.batches = ray.get(batcher.batches_sent.remote())
+            ray.get(batcher.close.remote())
+            ray.kill(batcher)
     return tally, interrupted

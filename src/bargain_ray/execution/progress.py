@@ -15,6 +15,7 @@ class Tally:
     statuses: dict[str, int] = field(default_factory=dict)
     cost_usd: float = 0.0
     per_model: dict[str, dict[str, float]] = field(default_factory=dict)
+    batches: int = 0
 
     def add(self, record: dict[str, Any]) -> None:
         self.games += 1
@@ -43,6 +44,8 @@ def summary(tally: Tally, path: Path, finished_before: int, interrupted: bool, c
             f"  {model}: {int(m['calls'])} calls, {int(m['input_tokens'])} input / "
             f"{int(m['output_tokens'])} output tokens, ${m['cost_usd']:.4f}"
         )
+    if tally.batches:
+        lines.append(f"batches sent through batch APIs: {tally.batches}")
     lines.append(f"tables: {', '.join(f'{k}.parquet {v} rows' for k, v in counts.items())}")
     if interrupted:
         lines.append("interrupted: run the same command again to resume")
