@@ -14,14 +14,16 @@ from collections import Counter
 from pathlib import Path
 
 import polars as pl
+import pytest
 import yaml
 from helpers import CONF, ROOT, game_config
+from pydantic import ValidationError
 
-from bargain_ray.clients import BatchRoute
-from bargain_ray.config import BatchRun, ModelConfig, ProviderConfig
-from bargain_ray.execution.batcher import Batcher
+from bargain_ray.clients import BatchedClient, BatchRoute
+from bargain_ray.config import BatchRun, ModelConfig, ProviderConfig, SweepConfig, compose_dict
+from bargain_ray.execution.batcher import Batcher, batched_clients
 from bargain_ray.games import load_game
-from bargain_ray.providers import make_client
+from bargain_ray.providers import ClientPool, effective_model, make_client
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import read_batches, read_calls
 
@@ -127,3 +129,18 @@ def test_killed_batch_sweep_collects_its_open_batches_and_pays_each_call_once(tm
     assert resumed.height == len(first)  # the open batch's requests were collected, each once
     assert calls["request_id"].str.starts_with("msgbatch_sim").all()  # every reply came from a batch
     assert calls["cost_usd"].sum() > 0
+
+
+def test_batch_mode_wraps_only_models_with_a_batch_api() -> None:
+    """run.batch_api batches every anthropic/openai model, a model's own batch_api wins, others stay online."""
+    base = ["+grid=c3_smoke", "provider=sim", "provider.settings.base_url=http://127.0.0.1:9"]
+    sweep = SweepConfig.model_validate(compose_dict("config", [*base, "run.batch_api=true", "+models.H.batch_api=false"]))
+    pool = ClientPool(sweep.provider, {}, batched_clients(sweep))
+    assert isinstance(pool.get(effective_model(sweep, "O")), BatchedClient)
+    assert not isinstance(pool.get(effective_model(sweep, "H")), BatchedClient)
+    assert batched_clients(SweepConfig.model_validate(compose_dict("config", base))) is None
+    local = ProviderConfig(name="local", settings={"base_url": "http://127.0.0.1:9/v1", "name": "m"})
+    compatible = make_client(sweep.models["O"].model_copy(update={"provider": "local"}), local)
+    assert batched_clients(sweep)(sweep.models["O"], compatible) is compatible  # no batch API: online
+    with pytest.raises(ValidationError, match="batch_api needs provider anthropic or openai"):
+        ModelConfig(name="m", provider="openai_compatible", batch_api=True)

@@ -46,7 +46,7 @@ def online_text(url: str, api: str, prompt: Prompt) -> str:
 
 
 def test_anthropic_sdk_round_trip_answers_as_online() -> None:
-    server = SimServer(SimSettings(batch={"delay_s": 0.5}))
+    server = SimServer(SimSettings(batch={"delay_s": 1.0}))
     with server as url:
         bodies = [sim_client(url, "anthropic").body(p) for p in prompts(3)]
         client = anthropic.Anthropic(api_key="k", base_url=url, max_retries=0)
@@ -54,7 +54,7 @@ def test_anthropic_sdk_round_trip_answers_as_online() -> None:
             requests=[{"custom_id": f"c{i}", "params": b} for i, b in enumerate(bodies)])
         assert batch.processing_status == "in_progress" and batch.request_counts.processing == 3
         assert client.messages.batches.retrieve(batch.id).results_url is None
-        time.sleep(0.6)
+        time.sleep(1.1)
         ended = client.messages.batches.retrieve(batch.id)
         assert ended.processing_status == "ended" and ended.request_counts.succeeded == 3
         results = {r.custom_id: r.result for r in client.messages.batches.results(batch.id)}
@@ -93,7 +93,7 @@ def test_openai_sdk_round_trip_files_batches_content() -> None:
 @pytest.mark.parametrize("api", ["anthropic", "openai"])
 def test_batch_client_maps_results_by_custom_id_with_errors_and_expiry(api: str) -> None:
     """Errored and expired entries come back as failures of their own custom id; the rest as replies."""
-    server = SimServer(SimSettings(seed=1, batch={"delay_s": 0.2, "errored": 0.3, "expired": 0.3}))
+    server = SimServer(SimSettings(seed=1, batch={"delay_s": 1.0, "errored": 0.3, "expired": 0.3}))
 
     async def run(url: str) -> dict[str, BatchResult]:
         online = sim_client(url, api)

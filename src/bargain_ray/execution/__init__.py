@@ -3,7 +3,8 @@
 ``sweep`` runs one sweep end to end; ``plan`` reads the design and the folder
 once; ``driver`` is the loop that submits batches and journals results;
 ``pool`` holds the worker actors; ``worker`` is the actor that plays games;
-``calljournal`` journals and replays paid replies; ``progress`` keeps totals.
+``calljournal`` journals and replays paid replies; ``batcher`` gathers requests into
+provider batches (``run.batch_api``); ``progress`` keeps totals.
 """
 
 from bargain_ray.execution.sweep import run_sweep, sweep_dir

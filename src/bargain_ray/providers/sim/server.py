@@ -3,7 +3,8 @@
 Each request is answered by a strategy agent reading the request's own text,
 after a drawn latency, unless a rate limit or an injected fault answers first.
 Every request that arrives is logged (``GET /sim/log``), so tests can compare
-what was served with what the sweep recorded.
+what was served with what the sweep recorded. The batch APIs live in ``batches``
+and answer each batched request with the same ``answer``.
 """
 
 from __future__ import annotations
