@@ -51,16 +51,17 @@ def test_batcher_sends_one_batch_per_gathering_and_a_new_batcher_collects_journa
     """Ray-free: the actor's class in-process. Resubmitted journaled requests reuse their batch; a changed one does not."""
     settings = BatchRun(max_requests=4, max_wait_s=0.2, poll_s=0.05).model_dump()
     server = SimServer(SimSettings(batch={"delay_s": 0.3}))
+    ids = [f"u{i}-k01" for i in range(5)] + ["u5-" + "k" * 70]  # the last too long for a custom id: hashed
 
     async def run(url: str) -> tuple:
         route, reqs = bodies(url, 6)
         first = Batcher(str(tmp_path), settings)
         # 4 arrive together (sent at once), 2 more wait max_wait_s and go as a second batch
-        a = await asyncio.gather(*(first.submit(route, b, f"u{i}-k01") for i, b in enumerate(reqs)))
+        a = await asyncio.gather(*(first.submit(route, b, ids[i]) for i, b in enumerate(reqs)))
         await first.close()
         again = Batcher(str(tmp_path), settings)
         changed = {**reqs[0], "max_tokens": 7}
-        b = await asyncio.gather(*(again.submit(route, b, f"u{i}-k01") for i, b in enumerate(reqs)),
+        b = await asyncio.gather(*(again.submit(route, b, ids[i]) for i, b in enumerate(reqs)),
                                  again.submit(route, changed, "u0-k01"))
         await again.close()
         return a, b, first.batches_sent(), again.batches_sent()
@@ -74,7 +75,8 @@ def test_batcher_sends_one_batch_per_gathering_and_a_new_batcher_collects_journa
     assert [r.batch_id for r in a] == [r.batch_id for r in b[:6]]
     assert sent_again == 1 and sim_batches[2]["custom_ids"] == ["u0-k01"]  # only the changed request
     journaled = read_batches(tmp_path)
-    assert [sorted(j.calls) for j in journaled] == [[f"u{i}-k01" for i in range(4)], ["u4-k01", "u5-k01"], ["u0-k01"]]
+    assert [sorted(j.calls) for j in journaled] == [ids[:4], ids[4:], ["u0-k01"]]
+    assert sim_batches[1]["custom_ids"][1].startswith("h-")
 
 
 def sweep_args(url: str, folder: Path) -> list[str]:

@@ -9,6 +9,8 @@ game waits one online call instead of another batch round trip); a success costs
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
@@ -41,6 +43,15 @@ class BatchRoute(BaseModel):
     def key(self) -> str:
         """The route's name without its secret (the limiter's key), as journaled."""
         return limiter_key(self.provider, self.base_url, self.api_key, self.model)
+
+
+CUSTOM_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""What Anthropic accepts as a custom id (OpenAI takes any string): ours, the call id when it fits."""
+
+
+def custom_id(call_id: str) -> str:
+    """The call id itself, or (if too long or unusual for a custom id) a stable hash of it."""
+    return call_id if CUSTOM_ID.match(call_id) else "h-" + hashlib.sha256(call_id.encode()).hexdigest()[:40]
 
 
 @dataclass

@@ -25,6 +25,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from tqdm import tqdm
 
 from bargain_ray.clients import BatchAPI, BatchedClient, BatchResult, BatchRoute, HTTPClient, ModelClient, batch_client
+from bargain_ray.clients.batches import custom_id
 from bargain_ray.config import BatchRun, ModelConfig, SweepConfig
 from bargain_ray.core.hashing import digest
 from bargain_ray.store.batches import BatchJournal, JournaledBatch, batches_journal_path, read_batches
@@ -74,7 +75,7 @@ class Batcher:
             if old.batch_id not in self.resumed:
                 self.resumed[old.batch_id] = asyncio.create_task(self._collect(old.batch_id, self._api(route)))
             results = await self.resumed[old.batch_id]
-            return results.get(call_id) or BatchResult(old.batch_id, error="not in the batch's results")
+            return results.get(custom_id(call_id)) or BatchResult(old.batch_id, error="not in the batch's results")
         future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
         queue = self.waiting.setdefault(route.key, [])
         queue.append((call_id, body, future))
@@ -99,7 +100,7 @@ class Batcher:
         api = self._api(route)
         requests = {call_id: body for call_id, body, _ in items}
         try:
-            batch_id = await api.create(requests)
+            batch_id = await api.create({custom_id(c): body for c, body in requests.items()})
         except Exception as exc:  # noqa: BLE001 - nothing was accepted, so nothing is paid: the callers go online
             for _, _, future in items:
                 future.set_result(BatchResult("", error=f"batch not created: {type(exc).__name__}: {str(exc)[:200]}"))
@@ -111,7 +112,7 @@ class Batcher:
         self.sent += 1
         results = await self._collect(batch_id, api)
         for call_id, _, future in items:
-            future.set_result(results.get(call_id) or BatchResult(batch_id, error="not in the batch's results"))
+            future.set_result(results.get(custom_id(call_id)) or BatchResult(batch_id, error="not in the batch's results"))
 
     async def _collect(self, batch_id: str, api: BatchAPI) -> dict[str, BatchResult]:
         """Poll until the batch ended, then read its results; a batch that cannot be read fails its requests."""
