@@ -1,14 +1,19 @@
 """Model clients: one module per API, the limiter and retries. They know ``core.Prompt``, never a game.
 
 ``anthropic`` speaks the Messages API; ``openai`` and ``openai_compatible``
-speak Chat Completions (the latter for any server by ``base_url``). Which API,
+speak Chat Completions (the latter for any server by ``base_url``); ``anthropic_batches``
+and ``openai_batches`` speak the two batch APIs (``batches``: what they share). Which API,
 endpoint, key, limits and price a model gets is decided by ``providers``.
 """
 
 from __future__ import annotations
 
+from bargain_ray.clients.anthropic_batches import AnthropicBatches
 from bargain_ray.clients.anthropic_messages import AnthropicClient
 from bargain_ray.clients.base import ModelClient
+from bargain_ray.clients.batches import BatchAPI, BatchedClient, BatchResult, BatchRoute
+from bargain_ray.clients.http import HTTPClient
+from bargain_ray.clients.openai_batches import OpenAIBatches
 from bargain_ray.clients.openai_chat import OpenAIClient
 from bargain_ray.config import ModelConfig
 
@@ -24,4 +29,12 @@ def http_client(model: ModelConfig, label: str, api: str, key: str, base_url: st
     return OpenAIClient(model, label, key, base_url, field)
 
 
-__all__ = ["API_KEY_ENV", "AnthropicClient", "ModelClient", "OpenAIClient", "http_client"]
+def batch_client(route: BatchRoute) -> BatchAPI:
+    """The batch API of ``route`` (Anthropic Message Batches, or OpenAI files + batches)."""
+    return AnthropicBatches(route) if route.api == "anthropic" else OpenAIBatches(route)
+
+
+__all__ = [
+    "API_KEY_ENV", "AnthropicClient", "BatchAPI", "BatchResult", "BatchRoute", "BatchedClient", "HTTPClient",
+    "ModelClient", "OpenAIClient", "batch_client", "http_client",
+]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import anthropic
+from anthropic.types import Message
 from pydantic import ValidationError
 
 from bargain_ray.clients.http import HTTPClient, Sent
@@ -17,6 +18,8 @@ SENT_AS_ARGS = ("model", "messages", "max_tokens")
 
 
 class AnthropicClient(HTTPClient):
+    batch_api = "anthropic"
+
     def __init__(self, model: ModelConfig, provider: str, api_key: str, base_url: str | None) -> None:
         super().__init__(model, provider, api_key, base_url)
         self.client = anthropic.AsyncAnthropic(
@@ -47,22 +50,27 @@ class AnthropicClient(HTTPClient):
             msg = await raw.parse()
         except (ValueError, ValidationError) as exc:
             raise MalformedReply(f"unreadable response body: {str(exc)[:200]}") from None
-        usage = msg.usage
-        details = getattr(usage, "output_tokens_details", None)
-        return Sent(
-            text="".join(b.text for b in msg.content if b.type == "text"),
-            stop_reason=msg.stop_reason,
-            usage=Usage(
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cache_read_tokens=usage.cache_read_input_tokens or 0,
-                cache_write_tokens=usage.cache_creation_input_tokens or 0,
-                reasoning_tokens=getattr(details, "thinking_tokens", 0) or 0,
-            ),
-            request_id=raw.headers.get("request-id") or msg.id,
-            model_version=msg.model,
-            headers=rate_headers(raw.headers),
-        )
+        return sent_of(msg, raw.headers.get("request-id") or msg.id, rate_headers(raw.headers))
 
     async def close(self) -> None:
         await self.client.close()
+
+
+def sent_of(msg: Message, request_id: str | None, headers: dict[str, str]) -> Sent:
+    """A Messages API reply as the runner keeps it, online or from a batch."""
+    usage = msg.usage
+    details = getattr(usage, "output_tokens_details", None)
+    return Sent(
+        text="".join(b.text for b in msg.content if b.type == "text"),
+        stop_reason=msg.stop_reason,
+        usage=Usage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_input_tokens or 0,
+            cache_write_tokens=usage.cache_creation_input_tokens or 0,
+            reasoning_tokens=getattr(details, "thinking_tokens", 0) or 0,
+        ),
+        request_id=request_id,
+        model_version=msg.model,
+        headers=headers,
+    )

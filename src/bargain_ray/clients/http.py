@@ -62,10 +62,13 @@ class HTTPClient(ABC):
     """Complete a prompt through one provider API; retries and limits are applied here, once."""
 
     input_includes_cache = False
+    batch_api: str | None = None
+    """The batch API this client's requests can go through (``clients.batches``), None if none."""
 
     def __init__(self, model: ModelConfig, provider: str, api_key: str, base_url: str | None) -> None:
         self.model = model
         self.provider = provider
+        self.base_url = base_url
         self._secret = api_key
         self.limiter = Limiter(limiter_key(provider, base_url, api_key, model.name), model.limits)
 
@@ -112,9 +115,15 @@ class HTTPClient(ABC):
             message = f"{self.provider} {body['model']}: {describe(exc, self._secret)} (after {len(errors)} attempts)"
             reply = self._reply(body, text="", attempts=len(errors), attempt_errors=errors, stop_reason="error")
             raise TechnicalFailure(message, reply) from None
+        return self.reply_of(body, sent, latency, errors)
+
+    def reply_of(self, body: dict[str, Any], sent: Sent, latency: float, errors: list[str],
+                 batched: bool = False) -> Reply:
+        """The reply to ``body`` from its successful attempt; a batched call costs the batch price."""
+        cost = cost_usd(sent.usage, self.model.price, self.input_includes_cache)
         return self._reply(
             body, text=sent.text, stop_reason=sent.stop_reason, usage=sent.usage, latency_s=latency,
             attempts=len(errors) + 1, attempt_errors=errors, request_id=sent.request_id,
             model_version=sent.model_version,
-            cost_usd=cost_usd(sent.usage, self.model.price, self.input_includes_cache),
+            cost_usd=cost * (1.0 - self.model.price.batch_discount) if batched else cost,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from bargain_ray.clients.http import HTTPClient, Sent
@@ -24,6 +25,7 @@ class OpenAIClient(HTTPClient):
     ) -> None:
         super().__init__(model, provider, api_key, base_url)
         self.max_tokens_field = max_tokens_field
+        self.batch_api = "openai" if max_tokens_field == "max_completion_tokens" else None  # compatible servers: none
         self.client = openai.AsyncOpenAI(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=model.retry.timeout_s,
         )
@@ -48,26 +50,31 @@ class OpenAIClient(HTTPClient):
         )
         try:
             completion = raw.parse()
-            choice = completion.choices[0]
+            return sent_of(completion, raw.headers.get("x-request-id") or completion.id, rate_headers(raw.headers))
         except (ValueError, ValidationError, IndexError, TypeError) as exc:
             raise MalformedReply(f"unreadable response body: {str(exc)[:200]}") from None
-        message = choice.message
-        usage = completion.usage
-        prompt_details = getattr(usage, "prompt_tokens_details", None)
-        completion_details = getattr(usage, "completion_tokens_details", None)
-        return Sent(
-            text=message.content or message.refusal or "",
-            stop_reason="refusal" if message.refusal else choice.finish_reason,
-            usage=Usage(
-                input_tokens=usage.prompt_tokens if usage else 0,
-                output_tokens=usage.completion_tokens if usage else 0,
-                cache_read_tokens=getattr(prompt_details, "cached_tokens", 0) or 0,
-                reasoning_tokens=getattr(completion_details, "reasoning_tokens", 0) or 0,
-            ),
-            request_id=raw.headers.get("x-request-id") or completion.id,
-            model_version=completion.model,
-            headers=rate_headers(raw.headers),
-        )
 
     async def close(self) -> None:
         await self.client.close()
+
+
+def sent_of(completion: ChatCompletion, request_id: str | None, headers: dict[str, str]) -> Sent:
+    """A Chat Completions reply as the runner keeps it, online or from a batch."""
+    choice = completion.choices[0]
+    message = choice.message
+    usage = completion.usage
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    completion_details = getattr(usage, "completion_tokens_details", None)
+    return Sent(
+        text=message.content or message.refusal or "",
+        stop_reason="refusal" if message.refusal else choice.finish_reason,
+        usage=Usage(
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+            cache_read_tokens=getattr(prompt_details, "cached_tokens", 0) or 0,
+            reasoning_tokens=getattr(completion_details, "reasoning_tokens", 0) or 0,
+        ),
+        request_id=request_id,
+        model_version=completion.model,
+        headers=headers,
+    )

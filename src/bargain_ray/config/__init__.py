@@ -4,6 +4,7 @@ from bargain_ray.config.compose import choices, compose_command, compose_dict, c
 from bargain_ray.config.schema import (
     RUNTIME_KEYS,
     Assignment,
+    BatchRun,
     Condition,
     Design,
     GridConfig,
@@ -19,7 +20,7 @@ from bargain_ray.config.schema import (
 )
 
 __all__ = [
-    "RUNTIME_KEYS", "Assignment", "Condition", "Design", "GridConfig", "Limits", "ModelConfig", "Price",
-    "ProviderConfig", "Rates", "Retry", "RunConfig", "Strict", "SweepConfig", "choices", "compose_command", "compose_dict", "conf_dir", "load_config",
-    "user_conf",
+    "RUNTIME_KEYS", "Assignment", "BatchRun", "Condition", "Design", "GridConfig", "Limits", "ModelConfig", "Price",
+    "ProviderConfig", "Rates", "Retry", "RunConfig", "Strict", "SweepConfig", "choices", "compose_command",
+    "compose_dict", "conf_dir", "load_config", "user_conf",
 ]

@@ -21,6 +21,7 @@ class Price(Strict):
     output: float = Field(0.0, ge=0)
     cache_read: float = Field(0.0, ge=0)
     cache_write: float = Field(0.0, ge=0)
+    batch_discount: float = Field(0.5, ge=0.0, le=1.0, description="share of the price a batch API call saves")
 
 
 class Rates(Strict):
@@ -56,6 +57,7 @@ class ModelConfig(Strict):
     base_url: str | None = None
     api_key_env: str | None = None
     structured_output: bool = False
+    batch_api: bool | None = Field(None, description="send through the provider's batch API; None: run.batch_api")
     strategy: dict[str, Any] = {}
     price: Price = Price()
     limits: Limits = Limits()
@@ -65,9 +67,15 @@ class ModelConfig(Strict):
     def is_llm(self) -> bool:
         return self.provider != "strategy"
 
+    @model_validator(mode="after")
+    def _check_batch(self) -> ModelConfig:
+        if self.batch_api and self.provider not in ("anthropic", "openai", "sim"):
+            raise ValueError(f"model {self.name}: batch_api needs provider anthropic or openai, not {self.provider}")
+        return self
 
-RUNTIME_KEYS = ("limits", "retry")
-"""Model fields that change how a call is made, never what a game is."""
+
+RUNTIME_KEYS = ("limits", "retry", "batch_api", "price")
+"""Model fields that change how a call is made or what it costs, never what a game is."""
 
 
 class ProviderConfig(Strict):
@@ -123,6 +131,15 @@ class Condition(Strict):
     game: dict[str, Any] = {}
 
 
+class BatchRun(Strict):
+    """When the batcher sends what is waiting for one (provider, key, model): ``max_requests`` waiting, or
+    ``max_wait_s`` after the first; each open batch is polled every ``poll_s``."""
+
+    max_requests: int = Field(256, ge=1)
+    max_wait_s: float = Field(1.0, ge=0.0)
+    poll_s: float = Field(5.0, gt=0.0)
+
+
 class RunConfig(Strict):
     """Runtime knobs: where, how fast, how much; none of them changes a game."""
 
@@ -133,6 +150,8 @@ class RunConfig(Strict):
     batch_size: int | None = Field(None, ge=1)
     max_cost_usd: float | None = Field(None, ge=0)
     journal_calls: bool | None = None
+    batch_api: bool = False
+    batch: BatchRun = BatchRun()
     progress: bool = True
     report: bool = True
 

@@ -4,6 +4,7 @@
 once; ``driver`` is the loop that submits batches and journals results;
 ``pool`` holds the worker actors; ``worker`` is the actor that plays games;
 ``calljournal`` journals and replays paid replies; ``budget`` caps what they cost;
+``batcher`` gathers requests into provider batches (``run.batch_api``);
 ``signals`` turns SIGINT/SIGTERM into a stop the loop reads; ``progress`` keeps totals,
 the summary and the exit code.
 """

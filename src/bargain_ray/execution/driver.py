@@ -10,6 +10,7 @@ from tqdm import tqdm
 
 from bargain_ray.config import SweepConfig
 from bargain_ray.core.unit import Unit
+from bargain_ray.execution.batcher import batching, start_batcher
 from bargain_ray.execution.budget import start_budget
 from bargain_ray.execution.calljournal import start_journal
 from bargain_ray.execution.cluster import ensure_ray
@@ -37,6 +38,7 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
     budget = start_budget(sweep, path, sum(cost for _, cost in paid_before))
     journal = start_journal(path) if journaling else None
     recorded = read_calls(path, skip=finished) if journaling else {}
+    batcher = start_batcher(sweep, path) if batching(sweep) else None
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), run.workers,
                       max(run.max_in_flight, 16), budget)
     source = batches(units, size, recorded)
@@ -79,6 +81,10 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
         if journal is not None:
             ray.get(journal.close.remote())
             ray.kill(journal)
+        if batcher is not None:
+            tally.batches = ray.get(batcher.batches_sent.remote())
+            ray.get(batcher.close.remote())
+            ray.kill(batcher)
         state = ray.get(budget.state.remote()) if budget is not None else None
         if budget is not None:
             ray.kill(budget)

@@ -45,6 +45,7 @@ class Tally:
     paid: list[tuple[str, float]] = field(default_factory=list)
     """(unit_id, cost_usd) of each model call these games paid now (not replayed)."""
     replayed: int = 0
+    batches: int = 0
 
     def add(self, record: dict[str, Any]) -> None:
         self.games += 1
@@ -167,6 +168,8 @@ def summary(result: RunResult, path: Path, finished_before: int, counts: dict[st
             f"paid {int(m['input_tokens'])} input / {int(m['output_tokens'])} output tokens, ${m['cost_usd']:.4f}"
         )
     lines += spend_lines(result)
+    if tally.batches:
+        lines.append(f"batches sent through batch APIs: {tally.batches}")
     lines.append(f"tables: {', '.join(f'{k}.parquet {v} rows' for k, v in counts.items())}")
     if result.signal:
         lines.append(f"stopped by {result.signal}: no new games; games in flight stopped, their paid replies "

@@ -11,6 +11,7 @@ from bargain_ray.agents import make_agent
 from bargain_ray.agents.base import Agent
 from bargain_ray.config import SweepConfig
 from bargain_ray.design import game_config
+from bargain_ray.execution.batcher import batched_clients
 from bargain_ray.execution.calljournal import JournaledAgent
 from bargain_ray.games import Game, load_game
 from bargain_ray.play.loop import play
@@ -23,7 +24,7 @@ class GameRunner:
     def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,
                  budget: Any = None, holder: str = "") -> None:
         self.sweep = SweepConfig.model_validate(sweep)
-        self.clients = ClientPool(self.sweep.provider, keys)
+        self.clients = ClientPool(self.sweep.provider, keys, batched_clients(self.sweep))
         self.journal = journal
         self.budget = budget
         self.holder = holder  # the name this worker's budget reservations are held under

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from bargain_ray.clients import ModelClient, http_client
@@ -67,17 +67,20 @@ def make_client(model: ModelConfig, provider: ProviderConfig, keys: Mapping[str,
 
 
 class ClientPool:
-    """Creates each model's client once per worker process."""
+    """Creates each model's client once per worker process; ``wrap`` may put it behind another (the batcher)."""
 
-    def __init__(self, provider: ProviderConfig, keys: Mapping[str, str] | None = None) -> None:
+    def __init__(self, provider: ProviderConfig, keys: Mapping[str, str] | None = None,
+                 wrap: Callable[[ModelConfig, ModelClient], ModelClient] | None = None) -> None:
         self.provider = provider
         self.keys = keys
+        self.wrap = wrap
         self._clients: dict[str, ModelClient] = {}
 
     def get(self, model: ModelConfig) -> ModelClient:
         key = model.model_dump_json()
         if key not in self._clients:
-            self._clients[key] = make_client(model, self.provider, self.keys)
+            client = make_client(model, self.provider, self.keys)
+            self._clients[key] = self.wrap(model, client) if self.wrap else client
         return self._clients[key]
 
     async def close(self) -> None:

@@ -33,7 +33,7 @@ class CallJournal:
 def read_calls(path: Path, skip: set[str]) -> dict[str, list[dict[str, Any]]]:
     """Journaled replies of every unit of the sweep folder ``path`` not in ``skip`` (the finished ones)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for entry in _entries(calls_journal_path(path)):
+    for entry in read_jsonl(calls_journal_path(path)):
         if entry["unit_id"] not in skip:
             out.setdefault(entry["unit_id"], []).append(entry)
     return out
@@ -41,10 +41,11 @@ def read_calls(path: Path, skip: set[str]) -> dict[str, list[dict[str, Any]]]:
 
 def paid_calls(path: Path) -> list[tuple[str, float]]:
     """(unit_id, cost_usd) of every reply journaled in the sweep folder ``path``, oldest first: what it has paid."""
-    return [(e["unit_id"], float(e["reply"].get("cost_usd", 0.0))) for e in _entries(calls_journal_path(path))]
+    return [(e["unit_id"], float(e["reply"].get("cost_usd", 0.0))) for e in read_jsonl(calls_journal_path(path))]
 
 
-def _entries(path: Path) -> Iterator[dict[str, Any]]:
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """The complete lines of a journal (a torn last line, left by a kill, is skipped)."""
     if not path.exists():
         return
     with path.open("rb") as f:

@@ -46,6 +46,15 @@ class Faults(Strict):
     overlong: float = Field(0.0, ge=0, le=1)
 
 
+class BatchSettings(Strict):
+    """The batch APIs: seconds from creation until a batch ends, and each request's chance to come back
+    errored or expired (drawn at creation, from one seeded stream)."""
+
+    delay_s: float = 2.0
+    errored: float = 0.0
+    expired: float = 0.0
+
+
 class SimSettings(Strict):
     """The simulated provider. ``base_url`` set means a server already runs there."""
 
@@ -56,6 +65,7 @@ class SimSettings(Strict):
     latency: Latency = Latency()
     limits: ServerLimits = ServerLimits()
     faults: Faults = Faults()
+    batch: BatchSettings = BatchSettings()
     timeout_sleep_s: float = Field(5.0, ge=0)
     strategies: dict[str, str] = {}
     apis: dict[str, str] = {}

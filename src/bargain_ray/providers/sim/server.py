@@ -4,7 +4,8 @@ Each request is answered by a strategy agent reading the request's own text,
 after a drawn latency, unless a rate limit or an injected fault answers first.
 Every request that arrives is logged (``GET /sim/log``), so tests can compare
 what was served with what the sweep recorded, and count the requests that came
-inside a wait the server had announced (``requests_inside_waits``).
+inside a wait the server had announced (``requests_inside_waits``). The batch APIs live in ``batches``
+and answer each batched request with the same ``answer``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from aiohttp import web
 
 from bargain_ray.games import strategy_reply
+from bargain_ray.providers.sim.batches import Batches
 from bargain_ray.providers.sim.config import SimSettings
 from bargain_ray.providers.sim.limits import ModelLimits
 
@@ -92,6 +94,7 @@ class SimServer:
             app.router.add_post("/v1/messages", self._anthropic)
             app.router.add_post("/v1/chat/completions", self._openai)
             app.router.add_get("/sim/log", self._get_log)
+            Batches(self.settings, self._log, answer, _key_sha).routes(app)
             self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.1)
             await self._runner.setup()
             await web.SockSite(self._runner, sock).start()
@@ -142,24 +145,16 @@ class SimServer:
 
     # requests ------------------------------------------------------------------
     async def _anthropic(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        messages = [{"role": m["role"], "content": _text(m["content"])} for m in body.get("messages", [])]
-        return await self._serve(request, "anthropic", body, _text(body.get("system", "")), messages)
+        return await self._serve(request, "anthropic", await request.json())
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        messages = [{"role": m["role"], "content": _text(m.get("content"))} for m in body.get("messages", [])]
-        system = "\n\n".join(m["content"] for m in messages if m["role"] in ("system", "developer"))
-        messages = [m for m in messages if m["role"] not in ("system", "developer")]
-        return await self._serve(request, "openai", body, system, messages)
+        return await self._serve(request, "openai", await request.json())
 
-    async def _serve(
-        self, request: web.Request, api: str, body: dict[str, Any], system: str, messages: list[dict[str, str]]
-    ) -> web.StreamResponse:
+    async def _serve(self, request: web.Request, api: str, body: dict[str, Any]) -> web.StreamResponse:
         model = str(body.get("model", ""))
         n = next(self._ids)
         rid = f"req_sim_{n:08d}" if api == "anthropic" else f"chatcmpl-sim{n:08d}"
-        input_tokens = tokens(system + "".join(m["content"] for m in messages))
+        input_tokens = prompt_tokens(api, body)
         entry: dict[str, Any] = {
             "request_id": rid, "api": api, "model": model, "arrived": time.time(), "status": None,
             "fault": None, "input_tokens": input_tokens, "output_tokens": 0, "key_sha": _key_sha(request),
@@ -186,19 +181,9 @@ class SimServer:
             status = 529 if fault == "overloaded" else self._faults.choice((500, 503))
             entry["status"] = status
             return self._error(api, status, self._headers(rid, entry, limits))
-        stop = "refusal" if fault == "refusal" else "end_turn"
-        text = "" if fault == "refusal" else strategy_reply(system, messages, {"kind": self.settings.strategy(model)})
-        if fault == "overlong":
-            text = _overlong(text)
-        max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 1 << 30)
-        if tokens(text) > max_tokens:
-            text, stop = text[: max_tokens * 4], "max_tokens"
-        out_tokens = tokens(text or REFUSAL)
+        payload, out_tokens = answer(self.settings, api, body, rid, fault)
         limits.spend_output(out_tokens)
         entry |= {"status": 200, "output_tokens": out_tokens, "done": time.time()}
-        payload = (self._anthropic_body if api == "anthropic" else self._openai_body)(
-            rid, model, text, stop, input_tokens, out_tokens
-        )
         data = json.dumps(payload).encode()
         if fault == "malformed":
             data = data[: len(data) // 2]
@@ -284,3 +269,37 @@ def requests_inside_waits(log: list[dict[str, Any]], announced_by: tuple[Any, ..
     return sum(
         any(start < e["arrived"] < end for start, end in waits[(e["api"], e["model"], e["key_sha"])]) for e in log
     )
+
+
+def read_prompt(api: str, body: dict[str, Any]) -> tuple[str, list[dict[str, str]]]:
+    """The system text and the conversation of a request of either API."""
+    messages = [{"role": m["role"], "content": _text(m.get("content"))} for m in body.get("messages", [])]
+    if api == "anthropic":
+        return _text(body.get("system", "")), messages
+    system = "\n\n".join(m["content"] for m in messages if m["role"] in ("system", "developer"))
+    return system, [m for m in messages if m["role"] not in ("system", "developer")]
+
+
+def prompt_tokens(api: str, body: dict[str, Any]) -> int:
+    system, messages = read_prompt(api, body)
+    return tokens(system + "".join(m["content"] for m in messages))
+
+
+def answer(settings: SimSettings, api: str, body: dict[str, Any], rid: str,
+           fault: str | None = None) -> tuple[dict[str, Any], int]:
+    """(the response body, its output tokens): the model's strategy answering a request.
+
+    The one answer of the sim, for online requests and for each request of a batch alike.
+    """
+    model = str(body.get("model", ""))
+    system, messages = read_prompt(api, body)
+    stop = "refusal" if fault == "refusal" else "end_turn"
+    text = "" if fault == "refusal" else strategy_reply(system, messages, {"kind": settings.strategy(model)})
+    if fault == "overlong":
+        text = _overlong(text)
+    max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 1 << 30)
+    if tokens(text) > max_tokens:
+        text, stop = text[: max_tokens * 4], "max_tokens"
+    out_tokens = tokens(text or REFUSAL)
+    build = SimServer._anthropic_body if api == "anthropic" else SimServer._openai_body
+    return build(rid, model, text, stop, prompt_tokens(api, body), out_tokens), out_tokens

@@ -1,0 +1,123 @@
+"""What the batch APIs share: where a batch goes, what each request got back, and the client that batches.
+
+A ``BatchedClient`` is a ``ModelClient``: it builds the request exactly as the online client would
+(same body, recorded the same), hands it to ``submit`` (the cluster-wide batcher, supplied by
+``execution``, so this package never imports Ray) and waits for its own result. A request its batch
+returns errored or expired is retried through the ordinary online path of the same client (ours: the
+game waits one online call instead of another batch round trip); a success costs the batch price.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from bargain_ray.clients.http import HTTPClient, Sent, limiter_key
+from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.prompt import Prompt
+from bargain_ray.core.records import Reply
+
+
+class BatchRoute(BaseModel):
+    """One (provider, key, model) and its batch API: the requests that may share a batch.
+
+    Holds the key, because the batcher sends with it: it travels as a Ray call argument (the object
+    store, as the workers' keys do) and is never journaled, logged or shown (``repr=False``).
+    """
+
+    api: Literal["anthropic", "openai"]
+    provider: str
+    base_url: str | None
+    model: str
+    api_key: str = Field(repr=False)
+    timeout_s: float = 600.0
+
+    @property
+    def key(self) -> str:
+        """The route's name without its secret (the limiter's key), as journaled."""
+        return limiter_key(self.provider, self.base_url, self.api_key, self.model)
+
+
+CUSTOM_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""What Anthropic accepts as a custom id (OpenAI takes any string): ours, the call id when it fits."""
+
+
+def custom_id(call_id: str) -> str:
+    """The call id itself, or (if too long or unusual for a custom id) a stable hash of it."""
+    return call_id if CUSTOM_ID.match(call_id) else "h-" + hashlib.sha256(call_id.encode()).hexdigest()[:40]
+
+
+@dataclass
+class BatchResult:
+    """One request of an ended batch: what it answered, or why not (errored, expired: retryable)."""
+
+    batch_id: str
+    sent: Sent | None = None
+    error: str | None = None
+
+
+class BatchAPI(ABC):
+    """One provider's batch API: create a batch, see whether it ended, read its results by custom id."""
+
+    def __init__(self, route: BatchRoute) -> None:
+        self.route = route
+
+    @abstractmethod
+    async def create(self, requests: dict[str, dict[str, Any]]) -> str:
+        """Submit ``custom_id -> request body`` as one batch; its id."""
+
+    @abstractmethod
+    async def ended(self, batch_id: str) -> bool:
+        """Whether every request of the batch has its result."""
+
+    @abstractmethod
+    async def results(self, batch_id: str) -> dict[str, BatchResult]:
+        """custom_id -> result of an ended batch."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Release the SDK's connections."""
+
+
+Submit = Callable[[BatchRoute, dict[str, Any], str], Awaitable[BatchResult]]
+"""(route, request body, call id) -> that request's result, once its batch ended."""
+
+
+class BatchedClient:
+    """Sends each request of ``inner`` through a batch; falls back to ``inner`` online when the batch fails it."""
+
+    def __init__(self, inner: HTTPClient, submit: Submit) -> None:
+        if inner.batch_api is None:
+            raise ValueError(f"{inner.provider} {inner.model.name} has no batch API")
+        self.inner = inner
+        self.submit = submit
+        self.route = BatchRoute(api=inner.batch_api, provider=inner.provider, base_url=inner.base_url,
+                                model=inner.model.name, api_key=inner._secret, timeout_s=inner.model.retry.timeout_s)
+
+    async def complete(self, prompt: Prompt, call_id: str) -> Reply:
+        body = self.inner.body(prompt)
+        start = time.monotonic()
+        try:
+            result = await self.submit(self.route, body, call_id)
+        except Exception as exc:  # noqa: BLE001 - a batch that cannot be created or read: the call goes online
+            result = BatchResult(batch_id="", error=f"{type(exc).__name__}: {str(exc)[:200]}")
+        if result.sent is not None:
+            return self.inner.reply_of(body, result.sent, time.monotonic() - start, [], batched=True)
+        note = f"batch {result.batch_id or '(none)'}: {result.error}"
+        try:
+            reply = await self.inner.complete(prompt, call_id)
+        except TechnicalFailure as exc:
+            if exc.reply is not None:
+                exc.reply.attempt_errors.insert(0, note)
+            raise
+        return reply.model_copy(update={"attempt_errors": [note, *reply.attempt_errors], "attempts": reply.attempts + 1})
+
+    async def close(self) -> None:
+        await self.inner.close()

@@ -1,0 +1,162 @@
+"""One batcher per sweep: requests of one (provider, key, model) from every worker on every node go out as one batch.
+
+Games advance in lockstep, so each turn's requests to one model arrive together: the batcher holds
+them until ``run.batch.max_requests`` wait or ``run.batch.max_wait_s`` passed since the first, sends
+them as one batch, journals the batch (id and call ids, through ``store.batches``) the moment the
+provider accepted it, polls it, and hands each caller its own result. It is an async Ray actor
+(``num_cpus=0``) pinned to the driver's node, so it alone writes the batch journal.
+
+On resume a call whose id and request are in a journaled batch waits for that batch's results (the
+provider keeps them for days) instead of being sent again; replies already in the call journal never
+reach it. Errored or expired requests go back to the caller, which retries them online
+(``clients.batches.BatchedClient``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+from tqdm import tqdm
+
+from bargain_ray.clients import BatchAPI, BatchedClient, BatchResult, BatchRoute, HTTPClient, ModelClient, batch_client
+from bargain_ray.clients.batches import custom_id
+from bargain_ray.config import BatchRun, ModelConfig, SweepConfig
+from bargain_ray.core.hashing import digest
+from bargain_ray.store.batches import BatchJournal, JournaledBatch, batches_journal_path, read_batches
+
+NAMESPACE = "bargain_ray"
+
+
+def batching(sweep: SweepConfig) -> bool:
+    """Whether any model of the sweep sends through a batch API."""
+    return any(_batched(m, sweep) for m in sweep.models.values() if m.is_llm)
+
+
+def _batched(model: ModelConfig, sweep: SweepConfig) -> bool:
+    return sweep.run.batch_api if model.batch_api is None else model.batch_api
+
+
+def batcher_name() -> str:
+    """The batcher of this driver's job: workers are actors of the same job, so they find it by this name."""
+    return f"bargain_ray_batcher_{ray.get_runtime_context().get_job_id()}"
+
+
+class Batcher:
+    """Gathers requests per route, sends them as batches, journals each batch, routes results back."""
+
+    def __init__(self, sweep_dir: str, settings: dict[str, Any]) -> None:
+        path = Path(sweep_dir)
+        self.settings = BatchRun.model_validate(settings)
+        self.journaled: dict[str, JournaledBatch] = {}
+        for batch in read_batches(path):
+            for call_id in batch.calls:
+                self.journaled[call_id] = batch
+        self.journal = BatchJournal(str(batches_journal_path(path)))
+        self.apis: dict[str, BatchAPI] = {}
+        self.waiting: dict[str, list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]] = {}
+        self.resumed: dict[str, asyncio.Task[dict[str, BatchResult]]] = {}
+        self.sent = 0
+
+    def _api(self, route: BatchRoute) -> BatchAPI:
+        if route.key not in self.apis:
+            self.apis[route.key] = batch_client(route)
+        return self.apis[route.key]
+
+    async def submit(self, route: BatchRoute, body: dict[str, Any], call_id: str) -> BatchResult:
+        """This request's result once its batch ended (a journaled batch's, if it holds this very request)."""
+        old = self.journaled.get(call_id)
+        if old is not None and old.route == route.key and old.calls[call_id] == digest(body):
+            if old.batch_id not in self.resumed:
+                self.resumed[old.batch_id] = asyncio.create_task(self._collect(old.batch_id, self._api(route)))
+            results = await self.resumed[old.batch_id]
+            return results.get(custom_id(call_id)) or BatchResult(old.batch_id, error="not in the batch's results")
+        future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
+        queue = self.waiting.setdefault(route.key, [])
+        queue.append((call_id, body, future))
+        if len(queue) >= self.settings.max_requests:
+            self._flush(route)
+        elif len(queue) == 1:
+            asyncio.get_running_loop().call_later(self.settings.max_wait_s, self._flush_if, route, future)
+        return await future
+
+    def _flush_if(self, route: BatchRoute, first: asyncio.Future[BatchResult]) -> None:
+        """The wait of the queue whose first request is ``first`` is over (unless it was sent already)."""
+        queue = self.waiting.get(route.key)
+        if queue and queue[0][2] is first:
+            self._flush(route)
+
+    def _flush(self, route: BatchRoute) -> None:
+        items = self.waiting.pop(route.key, [])
+        if items:
+            asyncio.get_running_loop().create_task(self._send(route, items))
+
+    async def _send(self, route: BatchRoute, items: list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]) -> None:
+        api = self._api(route)
+        requests = {call_id: body for call_id, body, _ in items}
+        try:
+            batch_id = await api.create({custom_id(c): body for c, body in requests.items()})
+        except Exception as exc:  # noqa: BLE001 - nothing was accepted, so nothing is paid: the callers go online
+            for _, _, future in items:
+                future.set_result(BatchResult("", error=f"batch not created: {type(exc).__name__}: {str(exc)[:200]}"))
+            return
+        self.journal.append_batch(JournaledBatch(
+            batch_id=batch_id, api=route.api, route=route.key, created=time.time(),
+            calls={call_id: digest(body) for call_id, body in requests.items()},
+        ))
+        self.sent += 1
+        results = await self._collect(batch_id, api)
+        for call_id, _, future in items:
+            future.set_result(results.get(custom_id(call_id)) or BatchResult(batch_id, error="not in the batch's results"))
+
+    async def _collect(self, batch_id: str, api: BatchAPI) -> dict[str, BatchResult]:
+        """Poll until the batch ended, then read its results; a batch that cannot be read fails its requests."""
+        try:
+            while not await api.ended(batch_id):
+                await asyncio.sleep(self.settings.poll_s)
+            return await api.results(batch_id)
+        except Exception as exc:  # noqa: BLE001 - reads were retried; the callers go online
+            tqdm.write(f"batch {batch_id} could not be read ({type(exc).__name__}); its requests go online")
+            return {}
+
+    def batches_sent(self) -> int:
+        return self.sent
+
+    async def close(self) -> None:
+        for api in self.apis.values():
+            await api.close()
+        self.journal.close()
+
+
+def start_batcher(sweep: SweepConfig, sweep_dir: Path) -> Any:
+    """The sweep's batcher, on this (the driver's) node, named for this job."""
+    node = ray.get_runtime_context().get_node_id()
+    remote = ray.remote(num_cpus=0, max_concurrency=100_000)(Batcher).options(
+        name=batcher_name(), namespace=NAMESPACE,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
+    )
+    return remote.remote(str(sweep_dir.resolve()), sweep.run.batch.model_dump())
+
+
+def batched_clients(sweep: SweepConfig) -> Callable[[ModelConfig, ModelClient], ModelClient] | None:
+    """For a worker's ``ClientPool``: wraps each batched model's client to send through the sweep's batcher."""
+    if not batching(sweep):
+        return None
+    handle: list[Any] = []
+
+    async def submit(route: BatchRoute, body: dict[str, Any], call_id: str) -> BatchResult:
+        if not handle:
+            handle.append(ray.get_actor(batcher_name(), namespace=NAMESPACE))
+        return await handle[0].submit.remote(route, body, call_id)
+
+    def wrap(model: ModelConfig, client: ModelClient) -> ModelClient:
+        if _batched(model, sweep) and isinstance(client, HTTPClient) and client.batch_api:
+            return BatchedClient(client, submit)
+        return client
+
+    return wrap

@@ -1,0 +1,148 @@
+"""Batch mode: the batcher gathers, journals and resumes batches; a killed batch sweep pays no call twice."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+from helpers import CONF, ROOT, game_config
+from pydantic import ValidationError
+
+from bargain_ray.clients import BatchedClient, BatchRoute
+from bargain_ray.config import BatchRun, ModelConfig, ProviderConfig, SweepConfig, compose_dict
+from bargain_ray.execution.batcher import Batcher, batched_clients
+from bargain_ray.games import load_game
+from bargain_ray.providers import ClientPool, effective_model, make_client
+from bargain_ray.providers.sim import SimServer, SimSettings
+from bargain_ray.store import read_batches, read_calls
+
+DELAY_S = 3.0
+"""Seconds a batch stays open at the sim: the kill lands inside the first one."""
+
+
+def get_json(url: str) -> list[dict]:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(url, timeout=10) as response:
+        return json.load(response)
+
+
+def bodies(url: str, n: int) -> tuple[BatchRoute, list[dict]]:
+    data = yaml.safe_load((CONF / "model" / "claude-opus-5-5.yaml").read_text())
+    model = ModelConfig.model_validate(data).model_copy(update={"provider": "sim"})
+    client = make_client(model, ProviderConfig(name="sim", settings={"base_url": url}))
+    game = load_game(game_config("tickets"))
+    out = [client.body(game.prompt(game.start(i, "buyer"), "buyer")) for i in range(n)]
+    route = BatchRoute(api="anthropic", provider="sim", base_url=url, model=model.name, api_key="k")
+    return route, out
+
+
+def test_batcher_sends_one_batch_per_gathering_and_a_new_batcher_collects_journaled_ones(tmp_path: Path) -> None:
+    """Ray-free: the actor's class in-process. Resubmitted journaled requests reuse their batch; a changed one does not."""
+    settings = BatchRun(max_requests=4, max_wait_s=0.2, poll_s=0.05).model_dump()
+    server = SimServer(SimSettings(batch={"delay_s": 0.3}))
+    ids = [f"u{i}-k01" for i in range(5)] + ["u5-" + "k" * 70]  # the last too long for a custom id: hashed
+
+    async def run(url: str) -> tuple:
+        route, reqs = bodies(url, 6)
+        first = Batcher(str(tmp_path), settings)
+        # 4 arrive together (sent at once), 2 more wait max_wait_s and go as a second batch
+        a = await asyncio.gather(*(first.submit(route, b, ids[i]) for i, b in enumerate(reqs)))
+        await first.close()
+        again = Batcher(str(tmp_path), settings)
+        changed = {**reqs[0], "max_tokens": 7}
+        b = await asyncio.gather(*(again.submit(route, b, ids[i]) for i, b in enumerate(reqs)),
+                                 again.submit(route, changed, "u0-k01"))
+        await again.close()
+        return a, b, first.batches_sent(), again.batches_sent()
+
+    with server as url:
+        a, b, sent_first, sent_again = asyncio.run(run(url))
+        sim_batches = get_json(f"{url}/sim/batches")
+    assert sent_first == 2 and [len(x["custom_ids"]) for x in sim_batches[:2]] == [4, 2]
+    assert all(r.sent is not None for r in a + b)
+    assert [r.sent.text for r in a] == [r.sent.text for r in b[:6]]  # collected again, not sent again
+    assert [r.batch_id for r in a] == [r.batch_id for r in b[:6]]
+    assert sent_again == 1 and sim_batches[2]["custom_ids"] == ["u0-k01"]  # only the changed request
+    journaled = read_batches(tmp_path)
+    assert [sorted(j.calls) for j in journaled] == [ids[:4], ids[4:], ["u0-k01"]]
+    assert sim_batches[1]["custom_ids"][1].startswith("h-")
+
+
+def sweep_args(url: str, folder: Path) -> list[str]:
+    return [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", "provider=sim",
+            f"provider.settings.base_url={url}", f"run.dir={folder}", "run.batch_api=true",
+            "run.batch.max_wait_s=0.3", "run.batch.poll_s=0.2", "run.progress=false", "run.report=false"]
+
+
+def test_killed_batch_sweep_collects_its_open_batches_and_pays_each_call_once(tmp_path: Path, sweep_env) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = tmp_path / "sim.yaml"
+    settings.write_text(yaml.safe_dump({"batch": {"delay_s": DELAY_S}, "latency": {"median_s": 0.0}}))
+    sim = subprocess.Popen([sys.executable, "-m", "bargain_ray.providers.sim", "--port", str(port),
+                            "--settings", str(settings)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert "serving at" in sim.stdout.readline()
+        url = f"http://127.0.0.1:{port}"
+        folder = tmp_path / "sweep"
+        journal = folder / "batches.journal.jsonl"
+        proc = subprocess.Popen(sweep_args(url, folder), env=sweep_env, cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 180
+        while proc.poll() is None and time.time() < deadline and not journal.exists():
+            time.sleep(0.01)
+        while proc.poll() is None and time.time() < deadline and not journal.read_bytes().endswith(b"\n"):
+            time.sleep(0.01)
+        assert proc.poll() is None, "the sweep ended before its first batch was journaled"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        open_at_kill = read_batches(folder)
+        first = {c for b in open_at_kill for c in b.calls}
+        delivered = {e["call_id"] for entries in read_calls(folder, skip=set()).values() for e in entries}
+        assert first and not first & delivered, "the kill must land while the journaled batch is open"
+
+        final = subprocess.run(sweep_args(url, folder), env=sweep_env, cwd=ROOT, capture_output=True, text=True)
+        assert final.returncode == 0, final.stderr
+        log = get_json(f"{url}/sim/log")
+    finally:
+        sim.terminate()
+        sim.wait(10)
+
+    games = pl.read_parquet(folder / "games.parquet")
+    calls = pl.read_parquet(folder / "calls.parquet")
+    assert games.height == 16 and games["known"].all()
+    received = Counter(e["custom_id"] for e in log if e.get("batch_id"))
+    online = [e for e in log if not e.get("batch_id")]
+    assert not online  # no entry errored or expired: nothing went online
+    assert set(received) == set(calls["call_id"]) and max(received.values()) == 1, received.most_common(3)
+    resumed = calls.filter(pl.col("call_id").is_in(list(first)))
+    assert resumed.height == len(first)  # the open batch's requests were collected, each once
+    assert calls["request_id"].str.starts_with("msgbatch_sim").all()  # every reply came from a batch
+    assert calls["cost_usd"].sum() > 0
+
+
+def test_batch_mode_wraps_only_models_with_a_batch_api() -> None:
+    """run.batch_api batches every anthropic/openai model, a model's own batch_api wins, others stay online."""
+    base = ["+grid=c3_smoke", "provider=sim", "provider.settings.base_url=http://127.0.0.1:9"]
+    sweep = SweepConfig.model_validate(compose_dict("config", [*base, "run.batch_api=true", "+models.H.batch_api=false"]))
+    pool = ClientPool(sweep.provider, {}, batched_clients(sweep))
+    assert isinstance(pool.get(effective_model(sweep, "O")), BatchedClient)
+    assert not isinstance(pool.get(effective_model(sweep, "H")), BatchedClient)
+    assert batched_clients(SweepConfig.model_validate(compose_dict("config", base))) is None
+    local = ProviderConfig(name="local", settings={"base_url": "http://127.0.0.1:9/v1", "name": "m"})
+    compatible = make_client(sweep.models["O"].model_copy(update={"provider": "local"}), local)
+    assert batched_clients(sweep)(sweep.models["O"], compatible) is compatible  # no batch API: online
+    with pytest.raises(ValidationError, match="batch_api needs provider anthropic or openai"):
+        ModelConfig(name="m", provider="openai_compatible", batch_api=True)
