@@ -66,7 +66,7 @@ def test_no_grid_keeps_its_one_line(cli_env: dict[str, str]) -> None:
 
 def one_error(capsys: pytest.CaptureFixture[str], code: int) -> str:
     out = capsys.readouterr()
-    assert code == 2 and out.out == "" and out.err.startswith("error: ") and out.err.count("\n") == 1, out
+    assert code == 1 and out.out == "" and out.err.startswith("error: ") and out.err.count("\n") == 1, out
     return out.err
 
 

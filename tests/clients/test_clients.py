@@ -16,7 +16,7 @@ import yaml
 from aiohttp import web
 from helpers import CONF, DATA, game_config
 
-from bargain_ray.clients import API_KEY_ENV
+from bargain_ray.clients import http_client
 from bargain_ray.clients.http import cost_usd
 from bargain_ray.config import ModelConfig, Price, ProviderConfig
 from bargain_ray.core.errors import TechnicalFailure
@@ -43,6 +43,13 @@ def opening_prompt(role: str = "buyer") -> Prompt:
 def sim_client(url: str, api: str, keys: dict[str, str] | None = None, **model: object):
     base = ModelConfig.model_validate({"name": f"sim-{api}", "provider": "sim", "retry": FAST, **model})
     return make_client(base, ProviderConfig(name="sim", settings={"base_url": url, "apis": {base.name: api}}), keys)
+
+
+def keyed_client(url: str, api: str, key: str, **model: object):
+    """A client of the sim under a key of its own (the sweep always sends the sim a placeholder), so two
+    clients are two limiter keys that share one server limit."""
+    base = ModelConfig.model_validate({"name": f"sim-{api}", "provider": "sim", "retry": FAST, **model})
+    return http_client(base, "sim", api, key, url if api == "anthropic" else f"{url}/v1")
 
 
 def test_anthropic_request_is_seed000_request_context() -> None:
@@ -141,8 +148,8 @@ def test_no_request_inside_an_announced_wait(api: str, retry_after: bool) -> Non
     server = SimServer(SimSettings(limits={"requests_per_minute": 240, "retry_after": retry_after}))
 
     async def run() -> list:
-        clients = [sim_client(server.base_url, api, {API_KEY_ENV[api]: key}, limits={"max_in_flight": 1},
-                              retry={**FAST, "max_attempts": 30}) for key in ("key-a", "key-b")]
+        clients = [keyed_client(server.base_url, api, key, limits={"max_in_flight": 1},
+                                retry={**FAST, "max_attempts": 30}) for key in ("key-a", "key-b")]
         try:
             other = asyncio.to_thread(hammer, server.base_url, clients[0].body(opening_prompt()), 2.0)
             calls = [c.complete(opening_prompt(), f"c{i}-{n}") for i, c in enumerate(clients) for n in range(8)]
