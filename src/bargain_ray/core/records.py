@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from bargain_ray.core.text import whole_characters
+
 
 class Usage(BaseModel):
     """Tokens as the provider reported them."""
@@ -42,11 +44,10 @@ class CallMeta(BaseModel):
 class Reply(CallMeta):
     """The reply text and how it was obtained: what an agent returns to the loop.
 
-    The one place text from outside is made safe: lone surrogates (a JSON escape such as
-    ``"\\ud800"``, which no UTF-8 body can carry, so no provider meant it as text) become U+FFFD
-    here, before the reply is journaled, recorded or shown to the other side, so the next request,
-    both journals, parquet and the report all hold valid Unicode. NUL and other control characters
-    are kept as the model sent them (they are valid UTF-8); the report escapes them.
+    Lone surrogates in ``text`` (decoded from a JSON escape no UTF-8 body can carry, so no
+    provider meant them as text) become U+FFFD here (``core.text``), before the reply is journaled,
+    recorded or shown to the other side. NUL and other control characters are kept as the model
+    sent them (valid UTF-8); the report escapes them.
     """
 
     text: str
@@ -54,11 +55,7 @@ class Reply(CallMeta):
     @field_validator("text")
     @classmethod
     def _whole_characters(cls, text: str) -> str:
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:  # pairs written as two escapes join; lone halves become U+FFFD
-            return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-        return text
+        return whole_characters(text)
 
 
 class CallRecord(CallMeta):
