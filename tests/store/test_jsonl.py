@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import uuid
 from pathlib import Path
 
 import pytest
 from conftest import cli, play_demo
+from helpers import small_disk
 
 from bargain_ray.store import CorruptJournal, DiskFull, GameJournal, read_calls, read_records
 from bargain_ray.store.calls import CallJournal
@@ -59,13 +58,10 @@ def test_a_corrupt_journal_is_refused_by_every_cli_in_one_line(tmp_path):
 @pytest.fixture
 def tiny_disk(tmp_path):
     """A real 1 MiB tmpfs (mounting needs root; skipped where it cannot be mounted)."""
-    mount = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
-    mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True)
-    if made.returncode:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
-    yield mount
-    subprocess.run(["umount", str(mount)], check=True)
+    with small_disk(tmp_path, "1m") as mount:
+        if mount is None:
+            pytest.skip("cannot mount a tmpfs here")
+        yield mount
 
 
 def fill(folder: Path, leave: int) -> Path:
