@@ -3,14 +3,22 @@ real loop, journaled, replayed, tabled and reported without error, and the page 
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import polars as pl
+import pytest
 from conftest import cli
 from helpers import DATA, game_config, play_replies
 
 from bargain_ray.analysis.report import build_report
+from bargain_ray.config import ModelConfig, ProviderConfig
+from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.records import Reply
+from bargain_ray.games import load_game
+from bargain_ray.games.kit.replies import json_object
+from bargain_ray.providers import make_client
+from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import GameJournal, open_manifest, read_calls, write_tables
 from bargain_ray.store.calls import CallJournal, calls_journal_path
 
@@ -77,3 +85,28 @@ def test_hostile_replies_replay_through_the_cli(tmp_path):
     assert out.returncode == 0, out.stderr
     outcome = json.loads(out.stdout)
     assert outcome["known"] and outcome["calls_attempted"] == len(replies)
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_hostile_text_sent_back_through_the_real_sdks_to_the_sim(api):
+    """The next request carries the hostile reply back (a repair; the other side's message): once
+    made whole it encodes through both SDKs; the raw text would not have (the failure this fixes)."""
+    game = load_game(game_config("tickets"))
+    opening = game.prompt(game.start(0, "buyer"), "buyer")
+    hostile = Reply(provider="x", model="m", request={}, text='{"message": "raw \udc00"}').text
+    shown = json_object('{"message": "escaped \\ud800"}')["message"]
+    model = ModelConfig.model_validate({"name": f"sim-{api}", "provider": "sim", "retry": {"max_attempts": 1}})
+
+    async def run(prompt) -> Reply:
+        client = make_client(model, ProviderConfig(name="sim", settings={"base_url": url,
+                                                                          "apis": {model.name: api}}))
+        try:
+            return await client.complete(prompt, "k01")
+        finally:
+            await client.close()
+
+    with SimServer(SimSettings()) as url:
+        reply = asyncio.run(run(opening.repaired(hostile, shown)))
+        assert reply.text and reply.stop_reason != "error"
+        with pytest.raises(TechnicalFailure):
+            asyncio.run(run(opening.repaired('{"message": "raw \udc00"}', "escaped \ud800")))
