@@ -11,10 +11,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import ray
 from helpers import ROOT, resize_disk, small_disk
 
+from bargain_ray.execution.calljournal import start_journal
 from bargain_ray.execution.sweep import DISK_FULL_EXIT
-from bargain_ray.store import lock_holder
+from bargain_ray.store import DiskFull, is_disk_full, lock_holder
 
 SWEEP = [sys.executable, "-m", "bargain_ray", "+grid=demo", "run.progress=false", "run.report=false"]
 
@@ -88,3 +90,27 @@ def test_a_disk_that_fills_mid_sweep_ends_cleanly_and_resumes_to_the_same_tables
     assert a.height == 200 and a.select("unit_id", "status", "outcome").equals(b.select("unit_id", "status", "outcome"))
     assert tables["turns"].drop("call_ids").sort("unit_id", "turn").equals(
         pl.read_parquet(tmp_path / "whole" / "turns.parquet").drop("call_ids").sort("unit_id", "turn"))
+
+
+@ray.remote(num_cpus=0)
+def _append_from_a_worker(journal, entry: dict) -> None:
+    ray.get(journal.append.remote(entry))
+
+
+def test_a_full_disk_in_the_call_journal_actor_reaches_the_driver_as_disk_full(tmp_path, ray_session):
+    """The call journal is written by an actor, two Ray hops from the driver: ENOSPC must still arrive
+    as a full disk (a clean stop), not as an unserializable error (a traceback)."""
+    with small_disk(tmp_path, "64k") as disk:
+        if disk is None:
+            pytest.skip("cannot mount a tmpfs here")
+        journal = start_journal(disk)
+        try:
+            with pytest.raises(Exception) as raised:
+                for _ in range(100):
+                    ray.get(_append_from_a_worker.remote(journal, {"unit_id": "u", "text": "x" * 8000}))
+            assert is_disk_full(raised.value), repr(raised.value)
+            assert f"the disk holding {disk} is full" in str(DiskFull(disk))
+        finally:
+            ray.get(journal.close.remote())
+            ray.kill(journal)
+        assert (disk / "calls.journal.jsonl").read_bytes().endswith(b"\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from conftest import cli, play_demo
 from helpers import small_disk
 
-from bargain_ray.store import CorruptJournal, DiskFull, GameJournal, read_calls, read_records
+from bargain_ray.store import CorruptJournal, DiskFull, GameJournal, is_disk_full, read_calls, read_records
 from bargain_ray.store.calls import CallJournal
 from bargain_ray.store.jsonl import Appender, read_lines
 
@@ -71,6 +72,12 @@ def fill(folder: Path, leave: int) -> Path:
     with filler.open("wb") as f:
         f.write(b"\0" * max(0, stat.f_bavail * stat.f_frsize - leave))
     return filler
+
+
+def test_a_full_disk_survives_pickling_as_itself(tmp_path):
+    """It crosses Ray from the call journal's actor to the driver, which must still see a full disk."""
+    again = pickle.loads(pickle.dumps(DiskFull(tmp_path)))
+    assert isinstance(again, DiskFull) and is_disk_full(again) and str(again) == str(DiskFull(tmp_path))
 
 
 def test_a_full_disk_keeps_every_complete_line_and_resumes_once_there_is_room(tiny_disk):

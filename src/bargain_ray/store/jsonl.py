@@ -33,6 +33,9 @@ class DiskFull(OSError):
     def __init__(self, folder: Path) -> None:
         super().__init__(errno.ENOSPC, "no space left on device", str(folder))
 
+    def __reduce__(self) -> tuple[type, tuple[Path]]:  # crosses Ray from the call journal's actor
+        return DiskFull, (Path(self.filename),)
+
     def __str__(self) -> str:
         return (f"the disk holding {self.filename} is full; the run stopped and every result already "
                 "journaled is kept. Free some space, then run the same command again to resume.")

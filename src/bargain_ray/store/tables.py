@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from bargain_ray.store.journal import read_records
 from bargain_ray.store.jsonl import complete_size
@@ -123,7 +123,10 @@ def published(path: Path) -> bool:
     marker = path / TABLES_MARKER
     if not marker.exists():
         return False
-    table_set = TableSet.model_validate_json(marker.read_text())
+    try:
+        table_set = TableSet.model_validate_json(marker.read_bytes())
+    except ValidationError:
+        return False
     if table_set.journal_bytes != complete_size(path / JOURNAL):
         return False
     for name in TABLES:
