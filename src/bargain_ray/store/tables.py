@@ -62,11 +62,18 @@ def write_tables(path: Path, chunk: int = 2000) -> dict[str, int]:
     Streams the journal in chunks of ``chunk`` games so the driver's memory
     stays flat however long the sweep is.
     """
-    for stale in path.glob(".tables-*"):
+    for stale in path.glob(".tables-*"):  # left by a kill
         shutil.rmtree(stale, ignore_errors=True)
     generation = uuid.uuid4().hex
-    journal_bytes = complete_size(path / JOURNAL)
     work = path / f".tables-{generation}"
+    try:
+        return _publish(path, work, generation, chunk)
+    finally:  # also on a full disk: the space goes back
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _publish(path: Path, work: Path, generation: str, chunk: int) -> dict[str, int]:
+    journal_bytes = complete_size(path / JOURNAL)
     parts = work / "parts"
     parts.mkdir(parents=True)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
@@ -106,7 +113,6 @@ def write_tables(path: Path, chunk: int = 2000) -> dict[str, int]:
     _fsync(marker)
     os.replace(marker, path / TABLES_MARKER)
     _fsync(path)
-    shutil.rmtree(work)
     return counts
 
 
