@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import cli, play_demo
+from folders import cli, play_demo
 from helpers import small_disk
 
 from bargain_ray.store import CorruptJournal, DiskFull, GameJournal, is_disk_full, read_calls, read_records

@@ -8,7 +8,7 @@ import sys
 
 import polars as pl
 import pytest
-from conftest import cli
+from folders import cli
 from helpers import ROOT
 from test_lock import HOLD
 

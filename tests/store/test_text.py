@@ -8,7 +8,7 @@ import json
 
 import polars as pl
 import pytest
-from conftest import cli
+from folders import cli
 from helpers import DATA, game_config, play_replies
 
 from bargain_ray.analysis.report import build_report
