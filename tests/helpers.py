@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import uuid
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,3 +38,23 @@ def play_replies(config: dict[str, Any], replies: list[str], first_speaker: str 
 
 def reply(action: str, offer_id: str | None = None, terms: dict | None = None, message: str = "Hello.") -> str:
     return json.dumps({"action": action, "offer_id": offer_id, "terms": terms, "message": message})
+
+
+@contextmanager
+def small_disk(parent: Path, size: str) -> Iterator[Path]:
+    """A real tmpfs of ``size`` (e.g. ``1m``) mounted under ``parent`` (needs root); ``None`` where
+    none can be mounted, so the caller can skip."""
+    mount = parent / f"disk-{uuid.uuid4().hex[:6]}"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], capture_output=True)
+    if made.returncode:
+        yield None
+        return
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+def resize_disk(mount: Path, size: str) -> None:
+    subprocess.run(["mount", "-o", f"remount,size={size}", str(mount)], check=True)

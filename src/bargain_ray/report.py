@@ -11,7 +11,7 @@ from pathlib import Path
 
 from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
 from bargain_ray.analysis.build import DEFAULT_BY
-from bargain_ray.analysis.report import build_report
+from bargain_ray.analysis.report import build_report, partial_note
 from bargain_ray.core.status import ExitCode
 from bargain_ray.store import DATASET
 
@@ -40,10 +40,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap generator")
     args = parser.parse_args(argv)
     try:
+        note = partial_note(args.sweep)
         path = build_report(args.sweep, [c for c in args.by.split(",") if c], args.resamples, args.level, args.seed)
     except (OSError, ValueError) as exc:  # a missing or non-sweep folder, an unknown column, an unreadable file
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.USER_ERROR
+    if note:
+        print(note)
     print(f"report: {path}\ndataset: {path.parent / DATASET}")
     return 0
 

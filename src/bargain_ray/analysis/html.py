@@ -7,11 +7,11 @@ apart and marked private; technical failures are marked as such.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections import Counter
 from datetime import UTC, datetime
-from html import escape
 from typing import Any
 
 import polars as pl
@@ -50,6 +50,26 @@ pre{background:#f9fafb;padding:6px;font-size:12px;white-space:pre-wrap;margin:4p
 .status-TECHNICAL_ERROR{color:#dc2626;font-weight:700} .status-AGREEMENT{color:#15803d}
 .status-FORMAT_FAILURE{color:#b45309}
 """
+
+
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _visible(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return chr(0x2400 + code) if code < 0x20 else "\u2421" if code == 0x7F else "\ufffd"
+
+
+def escape(text: str) -> str:
+    """HTML-escaped text with control characters made visible (our choice): C0 controls but tab and
+    newline as their Unicode control pictures (NUL as U+2400, ESC as U+241B), DEL as U+2421, C1 as U+FFFD,
+    so no raw control byte from a model's reply reaches the page."""
+    return _CONTROLS.sub(_visible, html.escape(text))
+
+
+def partial_banner(note: str | None) -> str:
+    """The warning at the top of a report whose sweep is running or unfinished (empty when complete)."""
+    return f'<div class="technical">{escape(note)}</div>' if note else ""
 
 
 def _num(v: Any) -> str:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from bargain_ray.core.text import whole_characters
 
 
 class Usage(BaseModel):
@@ -40,9 +42,20 @@ class CallMeta(BaseModel):
 
 
 class Reply(CallMeta):
-    """The raw reply text and how it was obtained: what an agent returns to the loop."""
+    """The reply text and how it was obtained: what an agent returns to the loop.
+
+    Lone surrogates in ``text`` (decoded from a JSON escape no UTF-8 body can carry, so no
+    provider meant them as text) become U+FFFD here (``core.text``), before the reply is journaled,
+    recorded or shown to the other side. NUL and other control characters are kept as the model
+    sent them (valid UTF-8); the report escapes them.
+    """
 
     text: str
+
+    @field_validator("text")
+    @classmethod
+    def _whole_characters(cls, text: str) -> str:
+        return whole_characters(text)
 
 
 class CallRecord(CallMeta):

@@ -42,8 +42,8 @@ class ExitCode(IntEnum):
     """The run ended with unknown games (technical failures): running it again retries them."""
     BUDGET = 3
     """The budget (``run.max_cost_usd``) stopped the run: raise it and run again to go on."""
-    DISK_FULL = 4
-    """The sweep folder's disk is full: every journaled call is kept; free space and run again."""
+    DISK_FULL = 74
+    """The sweep folder's disk is full (sysexits' EX_IOERR): every journaled call is kept; free space, run again."""
     SIGINT = 130
     """Stopped by SIGINT (Ctrl-C), tables written: the same command resumes."""
     SIGTERM = 143

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from bargain_ray.analysis.report import build_report
 from bargain_ray.config import SweepConfig
+from bargain_ray.core.status import ExitCode
 from bargain_ray.design import estimate
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
 from bargain_ray.execution.progress import summary
 from bargain_ray.execution.signals import stop_on_signals
 from bargain_ray.providers import missing_keys, provider_service
-from bargain_ray.store import GameJournal, write_tables
+from bargain_ray.store import (
+    CorruptJournal,
+    DiskFull,
+    FolderLocked,
+    GameJournal,
+    hold_lock,
+    is_disk_full,
+    write_status,
+    write_tables,
+)
 
 
 def sweep_dir(sweep: SweepConfig) -> Path:
@@ -37,23 +48,41 @@ def check_keys(sweep: SweepConfig) -> None:
 
 
 def run_sweep(sweep: SweepConfig) -> int:
-    """Run (or resume) a sweep; returns a process exit code."""
+    """Run (or resume) a sweep holding its folder's lock; returns a process exit code.
+
+    A dry run takes the lock too: it may write the manifest, and every writer of the folder holds it.
+    A full disk ends the run with no tables attempted; the journals keep every line already written.
+    """
     if not sweep.run.dry_run:
         check_keys(sweep)
     path = sweep_dir(sweep)
+    try:
+        with hold_lock(path):
+            return _run_locked(sweep, path)
+    except (FolderLocked, CorruptJournal) as exc:
+        raise SystemExit(f"error: {exc}") from None
+    except Exception as exc:
+        if not is_disk_full(exc):
+            raise
+        print(f"error: {DiskFull(path)}", file=sys.stderr)
+        return ExitCode.DISK_FULL
+
+
+def _run_locked(sweep: SweepConfig, path: Path) -> int:
     todo, count, done = plan(sweep, path)
     finished = len(done)
     print(f"grid {sweep.grid.name}: {count + finished} units, {finished} finished, {count} to run")
     if sweep.run.dry_run:
         print(estimate(sweep, list(todo())))
         return 0
+    write_status(path, "running", count + finished)
     with stop_on_signals() as stop:  # SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
         with provider_service(sweep) as served:
             result = run_units(served, todo(), count, GameJournal(path), path, done, stop)
         counts = write_tables(path)
+        write_status(path, "interrupted" if stop.requested else "ended", count + finished)
         if sweep.run.report and not stop.requested:
             print(f"report: {build_report(path)}")
     print(summary(result, path, finished, counts))  # last: its last line says what is unknown and why
     return stop.exit_code if stop.requested else result.exit_code
-
 

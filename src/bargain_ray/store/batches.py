@@ -10,7 +10,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from bargain_ray.store.calls import CallJournal, read_jsonl
+from bargain_ray.store.calls import CallJournal
+from bargain_ray.store.jsonl import read_lines
 from bargain_ray.store.paths import BATCHES_JOURNAL
 
 
@@ -38,4 +39,4 @@ class BatchJournal(CallJournal):
 
 def read_batches(path: Path) -> list[JournaledBatch]:
     """Every journaled batch of the sweep folder ``path``, oldest first (a torn last line is skipped)."""
-    return [JournaledBatch.model_validate(e) for e in read_jsonl(batches_journal_path(path))]
+    return [JournaledBatch.model_validate(e) for e in read_lines(batches_journal_path(path))]

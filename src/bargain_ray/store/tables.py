@@ -1,17 +1,59 @@
-"""The parquet tables of a sweep folder, rebuilt from the game journal."""
+"""The parquet tables of a sweep folder, rebuilt from the game journal and published as one set.
+
+``write_tables`` builds the three files in a temporary folder, each stamped with one generation id
+in its parquet metadata, moves them over the top-level files (``os.replace``, so never a 0-byte
+file), then writes ``tables.json`` naming that generation and how much of the journal it covers.
+A kill between two moves leaves files of two generations; ``read_tables`` then (and whenever the
+journal has grown since) rebuilds the same rows from the journal in memory, so a reader sees one
+complete set that matches the journal, and never writes the folder.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+from pydantic import BaseModel, ValidationError
 
 from bargain_ray.store.journal import read_records
+from bargain_ray.store.jsonl import complete_size
+from bargain_ray.store.paths import JOURNAL, TABLES_MARKER
 from bargain_ray.store.rows import SCHEMAS, call_row, game_row, turn_row
 
 TABLES = ("games", "turns", "calls")
+GENERATION_KEY = "bargain_ray.generation"
+"""Parquet key-value metadata naming the ``write_tables`` run a file came from."""
+
+
+class TableSet(BaseModel):
+    """``tables.json``: the published set."""
+
+    generation: str
+    journal_bytes: int
+    """Complete bytes of the journal the set was built from."""
+    rows: dict[str, int]
+
+
+def latest_records(path: Path) -> Iterator[dict[str, Any]]:
+    """The latest journaled record of each unit, in journal order; two passes, so memory holds
+    one index per unit and never the records."""
+    latest: dict[str, int] = {}
+    for i, rec in enumerate(read_records(path)):
+        latest[rec["unit"]["unit_id"]] = i
+    keep = set(latest.values())
+    return (rec for i, rec in enumerate(read_records(path)) if i in keep)
+
+
+def add_rows(rows: dict[str, list[dict[str, Any]]], rec: dict[str, Any]) -> None:
+    """A record's rows appended to each table's list."""
+    rows["games"].append(game_row(rec))
+    rows["turns"].extend(turn_row(t) for t in rec["turns"])
+    rows["calls"].extend(call_row(c) for c in rec["calls"])
 
 
 def write_tables(path: Path, chunk: int = 2000) -> dict[str, int]:
@@ -20,62 +62,96 @@ def write_tables(path: Path, chunk: int = 2000) -> dict[str, int]:
     Streams the journal in chunks of ``chunk`` games so the driver's memory
     stays flat however long the sweep is.
     """
-    latest: dict[str, int] = {}
-    for i, rec in enumerate(read_records(path)):
-        latest[rec["unit"]["unit_id"]] = i
-    keep = set(latest.values())
-    parts = path / ".parts"
-    shutil.rmtree(parts, ignore_errors=True)
-    parts.mkdir()
-    rows: dict[str, list[dict[str, Any]]] = {"games": [], "turns": [], "calls": []}
-    written: dict[str, list[Path]] = {name: [] for name in rows}
+    for stale in path.glob(".tables-*"):  # left by a kill
+        shutil.rmtree(stale, ignore_errors=True)
+    generation = uuid.uuid4().hex
+    work = path / f".tables-{generation}"
+    try:
+        return _publish(path, work, generation, chunk)
+    finally:  # also on a full disk: the space goes back
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _publish(path: Path, work: Path, generation: str, chunk: int) -> dict[str, int]:
+    journal_bytes = complete_size(path / JOURNAL)
+    parts = work / "parts"
+    parts.mkdir(parents=True)
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+    written: dict[str, list[Path]] = {name: [] for name in TABLES}
 
     def flush() -> None:
         for name, batch in rows.items():
             if batch:
                 frame = pl.DataFrame(batch, schema=SCHEMAS.get(name), infer_schema_length=None)
-                path = parts / f"{name}-{len(written[name]):05d}.parquet"
-                frame.write_parquet(path)
-                written[name].append(path)
+                part = parts / f"{name}-{len(written[name]):05d}.parquet"
+                frame.write_parquet(part)
+                written[name].append(part)
                 batch.clear()
 
-    for i, rec in enumerate(read_records(path)):
-        if i not in keep:
-            continue
-        rows["games"].append(game_row(rec))
-        rows["turns"].extend(turn_row(t) for t in rec["turns"])
-        rows["calls"].extend(call_row(c) for c in rec["calls"])
+    for rec in latest_records(path):
+        add_rows(rows, rec)
         if len(rows["games"]) >= chunk:
             flush()
     flush()
+    stamp = {GENERATION_KEY: generation}
     counts = {}
     for name, paths in written.items():
-        target = path / f"{name}.parquet"
+        target = work / f"{name}.parquet"
         if paths:
             # Journal order is block order up to games finishing out of turn; no global sort,
             # so memory stays flat in the number of games.
             frame = pl.concat([pl.scan_parquet(p) for p in paths], how="diagonal_relaxed")
-            frame.sink_parquet(target, row_group_size=chunk)  # small row groups: the writer buffers one
+            frame.sink_parquet(target, row_group_size=chunk, metadata=stamp)  # small row groups: the writer buffers one
         else:
-            pl.DataFrame(schema=SCHEMAS.get(name)).write_parquet(target)
+            pl.DataFrame(schema=SCHEMAS.get(name)).write_parquet(target, metadata=stamp)
         counts[name] = pl.scan_parquet(target).select(pl.len()).collect().item()
-    shutil.rmtree(parts)
+        _fsync(target)
+    for name in TABLES:
+        os.replace(work / f"{name}.parquet", path / f"{name}.parquet")
+    marker = work / TABLES_MARKER
+    marker.write_text(TableSet(generation=generation, journal_bytes=journal_bytes, rows=counts).model_dump_json())
+    _fsync(marker)
+    os.replace(marker, path / TABLES_MARKER)
+    _fsync(path)
     return counts
 
 
+def _fsync(file: Path) -> None:
+    fd = os.open(file, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def published(path: Path) -> bool:
+    """Whether the top-level parquet files are one complete set built from the journal as it is now."""
+    marker = path / TABLES_MARKER
+    if not marker.exists():
+        return False
+    try:
+        table_set = TableSet.model_validate_json(marker.read_bytes())
+    except ValidationError:
+        return False
+    if table_set.journal_bytes != complete_size(path / JOURNAL):
+        return False
+    for name in TABLES:
+        file = path / f"{name}.parquet"
+        try:
+            meta = pl.read_parquet_metadata(file)
+        except (OSError, pl.exceptions.PolarsError):
+            return False
+        if meta.get(GENERATION_KEY) != table_set.generation:
+            return False
+    return True
 
 
 def read_tables(path: Path) -> dict[str, pl.DataFrame]:
-    """The tables of the sweep folder ``path``: the parquet files, or (before they are written) the same
-    rows built in memory from the journal, so a reader never writes the folder."""
-    if all((path / f"{name}.parquet").exists() for name in TABLES):
+    """The tables of the sweep folder ``path``: the published parquet set, or (when there is none, it
+    is mixed, or the journal has grown since) the same rows built in memory from the journal."""
+    if published(path):
         return {name: pl.read_parquet(path / f"{name}.parquet") for name in TABLES}
-    latest: dict[str, dict[str, Any]] = {}
-    for rec in read_records(path):
-        latest[rec["unit"]["unit_id"]] = rec
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
-    for rec in latest.values():
-        rows["games"].append(game_row(rec))
-        rows["turns"].extend(turn_row(t) for t in rec["turns"])
-        rows["calls"].extend(call_row(c) for c in rec["calls"])
+    for rec in latest_records(path):
+        add_rows(rows, rec)
     return {name: pl.DataFrame(r, schema=SCHEMAS.get(name), infer_schema_length=None) for name, r in rows.items()}

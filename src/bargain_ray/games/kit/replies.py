@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
+from bargain_ray.core.text import whole_strings
 from bargain_ray.games.base import RuleError
 
 _FENCE = re.compile(r"```(?:json)?[ \t]*\n?(.*?)\n?[ \t]*```", re.S)
@@ -17,7 +18,8 @@ def json_object(reply: str, *, fence: bool = False, exact: bool = False) -> dict
     """The reply's one JSON object, or RuleError ``not_one_json_object``.
 
     ``fence``: one markdown code fence around the object is tolerated. ``exact``:
-    numbers are read as Decimals, so 64.125 keeps its three decimals.
+    numbers are read as Decimals, so 64.125 keeps its three decimals. A lone surrogate the
+    model escaped (``"\\ud800"``) is read as U+FFFD (``core.text``), so no state holds invalid text.
     """
     text = reply.strip()
     if fence and (fenced := _FENCE.fullmatch(text)):
@@ -29,7 +31,7 @@ def json_object(reply: str, *, fence: bool = False, exact: bool = False) -> dict
         obj = None
     if not isinstance(obj, dict):
         raise RuleError("not_one_json_object")
-    return obj
+    return whole_strings(obj)
 
 
 def check_unknown_keys(obj: dict[str, Any], keys: Sequence[str]) -> None:

@@ -1,0 +1,139 @@
+"""The one durable JSONL format of the sweep folder, shared by the game journal and the call journal.
+
+A line is complete only when it ends in a newline: a kill (or a full disk) mid-write leaves a torn
+tail, which readers ignore and the first append of a process cuts, so a new line never joins onto
+it. A complete line that is not JSON was not written by us (an edit, a disk fault): it is refused
+with its file and line, never skipped, because the game or paid call it held would be lost.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+
+class CorruptJournal(ValueError):
+    """A complete line of a journal is not JSON."""
+
+    def __init__(self, path: Path, line: int, detail: str) -> None:
+        super().__init__(
+            f"{path}:{line}: not a JSON line ({detail}); nothing was run. The file was changed outside "
+            f"bargain_ray: restore it from a backup, or delete line {line} (the game or call it held runs "
+            "again on resume, and a deleted call is paid again)."
+        )
+
+
+class DiskFull(OSError):
+    """An append found no room: the run ends, every line already appended is kept."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(errno.ENOSPC, "no space left on device", str(folder))
+
+    def __reduce__(self) -> tuple[type, tuple[Path]]:  # crosses Ray from the call journal's actor
+        return DiskFull, (Path(self.filename),)
+
+    def __str__(self) -> str:
+        return (f"the disk holding {self.filename} is full; the run stopped and every result already "
+                "journaled is kept. Free some space, then run the same command again to resume.")
+
+
+def is_disk_full(exc: BaseException | None) -> bool:
+    """ENOSPC raised here or by any other write of the folder (a manifest, a status file), also when it
+    reaches the driver wrapped by Ray (``RayTaskError.cause``) from the call journal's actor."""
+    for _ in range(8):
+        if exc is None:
+            return False
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            return True
+        exc = getattr(exc, "cause", None) or exc.__cause__
+    return False
+
+
+def read_lines(path: Path) -> Iterator[dict[str, Any]]:
+    """Every complete line of ``path``, oldest first; a torn last line is not yet a line."""
+    if not path.exists():
+        return
+    with path.open("rb") as f:
+        for number, line in enumerate(f, 1):
+            if not line.endswith(b"\n"):
+                return
+            try:
+                yield json.loads(line)
+            except ValueError as exc:  # JSONDecodeError and invalid UTF-8 alike
+                raise CorruptJournal(path, number, str(exc).split(":")[0]) from None
+
+
+def complete_size(path: Path) -> int:
+    """Bytes of ``path`` up to its last newline: what readers see of it."""
+    if not path.exists():
+        return 0
+    with path.open("rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        step = 1 << 16
+        end = size
+        while end > 0:
+            start = max(0, end - step)
+            f.seek(start)
+            chunk = f.read(end - start)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                return start + cut + 1
+            end = start
+    return 0
+
+
+def encode(entries: Iterable[Any]) -> bytes:
+    """Lines as written: plain JSON (non-ASCII escaped, so any text a Python str holds encodes)."""
+    return b"".join(json.dumps(e, default=str).encode() + b"\n" for e in entries)
+
+
+class Appender:
+    """Appends batches of lines to one journal: one write, one fsync per batch.
+
+    Unbuffered (``os.write``), so a failed write leaves nothing in a buffer for ``close`` to retry;
+    a write cut short by ENOSPC is truncated back to the last complete line at once.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._fd: int | None = None
+
+    def append(self, entries: Iterable[Any]) -> None:
+        data = encode(entries)
+        if not data:
+            return
+        if self._fd is None:
+            self._open()
+        assert self._fd is not None
+        start = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+            os.fsync(self._fd)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            os.ftruncate(self._fd, start)
+            raise DiskFull(self.path.parent) from None
+
+    def _open(self) -> None:
+        try:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            size = os.lseek(self._fd, 0, os.SEEK_END)
+            keep = complete_size(self.path)
+            if keep != size:  # a torn tail: cut it, so this append starts a line of its own
+                os.ftruncate(self._fd, keep)
+        except OSError as exc:
+            if is_disk_full(exc):
+                raise DiskFull(self.path.parent) from None
+            raise
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

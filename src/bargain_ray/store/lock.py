@@ -1,0 +1,93 @@
+"""One driver per sweep folder: a lock held for the life of a driver.
+
+``flock`` on ``driver.lock``: the kernel releases it when the process ends, however it ends, so a
+SIGKILLed driver leaves no stale lock on a local disk. The file is never deleted (a driver that
+opened it could otherwise lock a deleted inode while another locks a new one); it holds the
+holder's host, pid and start time for the refusal message, and is emptied on release.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from bargain_ray.store.paths import LOCK
+
+
+class Holder(BaseModel):
+    """Who holds a sweep folder."""
+
+    host: str
+    pid: int
+    since: str
+
+
+class FolderLocked(RuntimeError):
+    """Another driver holds the sweep folder."""
+
+    def __init__(self, path: Path, holder: Holder | None) -> None:
+        who = (f"host {holder.host}, pid {holder.pid}, since {holder.since}" if holder
+               else "holder not recorded yet")
+        super().__init__(
+            f"{path} is in use by another driver ({who}); nothing was run. Wait for it to end or stop it; "
+            f"if no such process is running (its host is down, or the folder is on a network filesystem "
+            f"that kept the lock), delete {path / LOCK} and run again."
+        )
+
+
+def _read_holder(fd: int) -> Holder | None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    data = os.read(fd, 4096)
+    try:
+        return Holder.model_validate_json(data)
+    except ValidationError:
+        return None
+
+
+@contextmanager
+def hold_lock(path: Path) -> Iterator[Holder]:
+    """Hold the sweep folder ``path`` (created if absent) until the block ends; refuses at once
+    with ``FolderLocked`` naming the holder if another process holds it."""
+    path.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise FolderLocked(path, _read_holder(fd)) from None
+        me = Holder(host=socket.gethostname(), pid=os.getpid(),
+                    since=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"))
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(me.model_dump()).encode(), 0)
+        os.fsync(fd)
+        try:
+            yield me
+        finally:
+            os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)
+
+
+def lock_holder(path: Path) -> Holder | None:
+    """The driver holding ``path`` now, or None: "is a sweep running here?" (reads, never creates)."""
+    try:
+        fd = os.open(path / LOCK, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _read_holder(fd) or Holder(host="?", pid=0, since="?")
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

@@ -1,0 +1,116 @@
+"""Durability through the CLI on real Ray: one driver per folder, and a disk that fills mid-sweep."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import polars as pl
+import pytest
+import ray
+from helpers import ROOT, resize_disk, small_disk
+
+from bargain_ray.core.status import ExitCode
+from bargain_ray.execution.calljournal import start_journal
+from bargain_ray.store import DiskFull, is_disk_full, lock_holder
+
+SWEEP = [sys.executable, "-m", "bargain_ray", "+grid=demo", "run.progress=false", "run.report=false"]
+
+
+def run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([*SWEEP, *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=400)
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_bytes().splitlines()] if path.exists() else []
+
+
+def test_a_second_driver_is_refused_at_once_and_the_first_finishes(tmp_path, sweep_env):
+    args = ["grid.blocks=30", f"run.dir={tmp_path}", "run.batch_size=1", "run.max_in_flight=4"]
+    first = subprocess.Popen([*SWEEP, *args], env=sweep_env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not lines(tmp_path / "journal.jsonl"):
+        time.sleep(0.1)
+    holder = lock_holder(tmp_path)
+    assert holder is not None and holder.pid == first.pid, "the first driver holds the folder while it plays"
+
+    second = run(args, sweep_env)
+    assert first.poll() is None, "the second driver must start while the first still plays"
+    assert second.returncode != 0
+    message = second.stderr.strip()
+    assert len(message.splitlines()) == 1, second.stderr
+    assert f"is in use by another driver (host {holder.host}, pid {first.pid}, since {holder.since})" in message
+    assert "delete" in message and "driver.lock" in message
+    assert "units" not in second.stdout, "refused before the plan"
+
+    out, err = first.communicate(timeout=400)
+    assert first.returncode == 0, err
+    played = Counter(r["unit"]["unit_id"] for r in lines(tmp_path / "journal.jsonl"))
+    assert len(played) == 600 and set(played.values()) == {1}, "every unit played once"
+    assert pl.read_parquet(tmp_path / "games.parquet")["unit_id"].n_unique() == 600
+    assert lock_holder(tmp_path) is None
+
+
+def test_a_disk_that_fills_mid_sweep_ends_cleanly_and_resumes_to_the_same_tables(tmp_path, sweep_env):
+    args = ["grid.blocks=10", "run.journal_calls=true", "run.batch_size=4"]
+    with small_disk(tmp_path, "1500k") as disk:
+        if disk is None:
+            pytest.skip("cannot mount a tmpfs here")
+        folder = disk / "sweep"
+        full = run([*args, f"run.dir={folder}"], sweep_env)
+        assert full.returncode == ExitCode.DISK_FULL, full.stderr
+        assert full.stderr.strip() == (f"error: the disk holding {folder} is full; the run stopped and every result "
+                                       "already journaled is kept. Free some space, then run the same command "
+                                       "again to resume.")
+        assert not (folder / "games.parquet").exists(), "no tables attempted"
+        games, calls = (folder / "journal.jsonl").read_bytes(), (folder / "calls.journal.jsonl").read_bytes()
+        finished = {r["unit"]["unit_id"] for r in lines(folder / "journal.jsonl")}
+        journaled = {e["call_id"] for e in lines(folder / "calls.journal.jsonl")}  # every line parses
+        assert 0 < len(finished) < 200 and journaled
+
+        resize_disk(disk, "32m")
+        resumed = run([*args, f"run.dir={folder}"], sweep_env)
+        assert resumed.returncode == 0, resumed.stderr
+        assert f"{len(finished)} finished" in resumed.stdout
+        assert (folder / "journal.jsonl").read_bytes().startswith(games)
+        assert (folder / "calls.journal.jsonl").read_bytes().startswith(calls), "every journaled call kept"
+        tables = {name: pl.read_parquet(folder / f"{name}.parquet") for name in ("games", "turns", "calls")}
+    replayed = set(tables["calls"].filter(pl.col("resumed"))["call_id"])
+    open_calls = {c for c in journaled if c.rsplit("-k", 1)[0] not in finished}
+    assert replayed == open_calls, "calls journaled for unfinished games are replayed, never paid again"
+
+    whole = run([*args, f"run.dir={tmp_path / 'whole'}"], sweep_env)
+    assert whole.returncode == 0, whole.stderr
+    a, b = tables["games"].sort("unit_id"), pl.read_parquet(tmp_path / "whole" / "games.parquet").sort("unit_id")
+    assert a.height == 200 and a.select("unit_id", "status", "outcome").equals(b.select("unit_id", "status", "outcome"))
+    assert tables["turns"].drop("call_ids").sort("unit_id", "turn").equals(
+        pl.read_parquet(tmp_path / "whole" / "turns.parquet").drop("call_ids").sort("unit_id", "turn"))
+
+
+@ray.remote(num_cpus=0)
+def _append_from_a_worker(journal, entry: dict) -> None:
+    ray.get(journal.append.remote(entry))
+
+
+def test_a_full_disk_in_the_call_journal_actor_reaches_the_driver_as_disk_full(tmp_path, ray_session):
+    """The call journal is written by an actor, two Ray hops from the driver: ENOSPC must still arrive
+    as a full disk (a clean stop), not as an unserializable error (a traceback)."""
+    with small_disk(tmp_path, "64k") as disk:
+        if disk is None:
+            pytest.skip("cannot mount a tmpfs here")
+        journal = start_journal(disk)
+        try:
+            with pytest.raises(Exception) as raised:
+                for _ in range(100):
+                    ray.get(_append_from_a_worker.remote(journal, {"unit_id": "u", "text": "x" * 8000}))
+            assert is_disk_full(raised.value), repr(raised.value)
+            assert f"the disk holding {disk} is full" in str(DiskFull(disk))
+        finally:
+            ray.get(journal.close.remote())
+            ray.kill(journal)
+        assert (disk / "calls.journal.jsonl").read_bytes().endswith(b"\n")

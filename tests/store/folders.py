@@ -1,0 +1,32 @@
+"""Real sweep folders played in-process (strategy agents, no Ray), and the CLIs run on them, for the store's tests."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from itertools import islice
+from pathlib import Path
+
+from helpers import ROOT
+
+from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.design import components, units
+from bargain_ray.execution.worker import GameRunner
+from bargain_ray.store import GameJournal, open_manifest
+
+
+def play_demo(path: Path, count: int, overrides: list[str] | None = None) -> SweepConfig:
+    """The first ``count`` units of the demo grid played into the sweep folder ``path``."""
+    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=demo", f"run.dir={path}", *(overrides or [])]))
+    manifest = open_manifest(path, sweep.grid.name, components(sweep))
+    runner = GameRunner(sweep.model_dump(mode="json"))
+    journal = GameJournal(path)
+    for u in islice(units(sweep, manifest["created"]), count):
+        journal.append_many([asyncio.run(runner.play(u.model_dump(mode="json")))])
+    journal.close()
+    return sweep
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)

@@ -1,0 +1,110 @@
+"""The one JSONL module of both journals: torn tails, corrupt lines, a full disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+from pathlib import Path
+
+import pytest
+from folders import cli, play_demo
+from helpers import small_disk
+
+from bargain_ray.store import CorruptJournal, DiskFull, GameJournal, is_disk_full, read_calls, read_records
+from bargain_ray.store.calls import CallJournal
+from bargain_ray.store.jsonl import Appender, read_lines
+
+
+def test_a_torn_tail_is_cut_before_the_next_append(tmp_path):
+    for file, append in ((tmp_path / "journal.jsonl", lambda e: GameJournal(tmp_path).append_many([e])),
+                         (tmp_path / "calls.journal.jsonl", lambda e: CallJournal(str(tmp_path / "calls.journal.jsonl")).append(e))):
+        file.write_bytes(b'{"unit_id": "u1", "n": 1}\n{"unit_id": "u2", "n"')  # a kill mid-write
+        assert [e["n"] for e in read_lines(file)] == [1], "a torn tail is not a line yet"
+        append({"unit_id": "u3", "n": 3})
+        assert file.read_bytes() == b'{"unit_id": "u1", "n": 1}\n{"unit_id": "u3", "n": 3}\n'
+    assert list(read_calls(tmp_path, skip=set())) == ["u1", "u3"]
+
+
+def test_one_batch_is_one_write(tmp_path):
+    appender = Appender(tmp_path / "j.jsonl")
+    appender.append([{"a": 1}, {"a": 2}])
+    appender.append([])
+    appender.close()
+    assert (tmp_path / "j.jsonl").read_bytes() == b'{"a": 1}\n{"a": 2}\n'
+
+
+def test_a_corrupt_line_names_its_file_and_line(tmp_path):
+    file = tmp_path / "journal.jsonl"
+    file.write_bytes(b'{"a": 1}\nnot json\n{"a": 3}\n')
+    with pytest.raises(CorruptJournal, match=rf"^{file}:2: not a JSON line .*delete line 2"):
+        list(read_records(tmp_path))
+    file.write_bytes(b'{"a": 1}\n\xff\xfe\n')  # invalid UTF-8 too
+    with pytest.raises(CorruptJournal, match=":2:"):
+        list(read_records(tmp_path))
+
+
+def test_a_corrupt_journal_is_refused_by_every_cli_in_one_line(tmp_path):
+    play_demo(tmp_path, 3)
+    lines = (tmp_path / "journal.jsonl").read_bytes().splitlines(keepends=True)
+    (tmp_path / "journal.jsonl").write_bytes(lines[0] + b"{garbage\n" + lines[1])
+    for out in (cli("bargain_ray", "+grid=demo", f"run.dir={tmp_path}"), cli("bargain_ray.report", str(tmp_path))):
+        assert out.returncode != 0
+        assert out.stderr.strip() == out.stderr.strip().splitlines()[0], out.stderr  # one line, no traceback
+        assert f"{tmp_path / 'journal.jsonl'}:2: not a JSON line" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "games.parquet").exists()
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A real 1 MiB tmpfs (mounting needs root; skipped where it cannot be mounted)."""
+    with small_disk(tmp_path, "1m") as mount:
+        if mount is None:
+            pytest.skip("cannot mount a tmpfs here")
+        yield mount
+
+
+def fill(folder: Path, leave: int) -> Path:
+    """A filler file leaving about ``leave`` bytes free."""
+    filler = folder / "filler"
+    stat = os.statvfs(folder)
+    with filler.open("wb") as f:
+        f.write(b"\0" * max(0, stat.f_bavail * stat.f_frsize - leave))
+    return filler
+
+
+def test_a_full_disk_survives_pickling_as_itself(tmp_path):
+    """It crosses Ray from the call journal's actor to the driver, which must still see a full disk."""
+    again = pickle.loads(pickle.dumps(DiskFull(tmp_path)))
+    assert isinstance(again, DiskFull) and is_disk_full(again) and str(again) == str(DiskFull(tmp_path))
+
+
+def test_a_full_disk_keeps_every_complete_line_and_resumes_once_there_is_room(tiny_disk):
+    journal = tiny_disk / "sweep"
+    journal.mkdir()
+    file = journal / "calls.journal.jsonl"
+    filler = fill(tiny_disk, 16 * 4096)
+    appender = Appender(file)
+    entry = {"unit_id": "u", "text": "x" * 3000}
+    written = 0
+    with pytest.raises(DiskFull) as full:
+        for _ in range(1000):
+            appender.append([entry])
+            written += 1
+    assert 0 < written < 1000
+    assert "disk holding" in str(full.value) and str(journal) in str(full.value) and "full" in str(full.value)
+    assert file.read_bytes().endswith(b"\n") and len(list(read_lines(file))) == written, "no torn line is left"
+    with pytest.raises(DiskFull):
+        appender.append([entry])
+    assert len(list(read_lines(file))) == written
+    filler.unlink()
+    appender.append([entry])
+    appender.close()
+    again = Appender(file)  # a new run
+    again.append([{"unit_id": "v"}])
+    again.close()
+    lines = list(read_lines(file))
+    assert len(lines) == written + 2 and lines[-1] == {"unit_id": "v"}
+    assert all(json.loads(line) for line in file.read_bytes().splitlines())
+    shutil.rmtree(journal)
