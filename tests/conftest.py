@@ -7,12 +7,15 @@ import os
 import pytest
 import ray
 
+from bargain_ray.execution.cluster import without_keys
+
 
 @pytest.fixture(scope="session")
 def ray_session():
     """Start Ray once per session; subprocess sweeps join it through RAY_ADDRESS."""
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        with without_keys():  # a developer's real keys never reach the test cluster's processes
+            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     address = ray.get_runtime_context().gcs_address
     yield address
     ray.shutdown()

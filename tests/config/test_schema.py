@@ -79,7 +79,5 @@ def test_unreadable_overrides_and_no_grid() -> None:
     assert problems()[0].startswith("no grid chosen; run e.g. `python -m bargain_ray +grid=demo`")
 
 
-@pytest.mark.xfail(strict=True, reason="multi_issue's max_turns has no range yet (games/*/config.py is helper "
-                   "words'); the check above runs it at validation, so drop this marker once the range is there")
 def test_a_game_knob_out_of_range_is_refused_by_its_family() -> None:
     assert problems("+grid=c3_smoke", "games.tickets.max_turns=-5")[0].startswith("games.tickets.max_turns=-5: ")

@@ -29,7 +29,8 @@ from bargain_ray.core.status import Status  # noqa: E402
 from bargain_ray.games import load_game  # noqa: E402
 from bargain_ray.play.loop import play  # noqa: E402
 from bargain_ray.providers import make_client  # noqa: E402
-from bargain_ray.providers.local import MODEL_NAME, LocalModelUnavailable, model_name, serve  # noqa: E402
+from bargain_ray.providers.local import MODEL_NAME, LocalModelUnavailable, LocalSettings, model_name, serve  # noqa: E402
+from bargain_ray.providers.routing import as_local
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = {"parallel": 2, "context_size": 4096}
@@ -50,6 +51,7 @@ async def _play(base_url: str, unit_id: str, first: str, max_tokens: int) -> Gam
     """One game through the real client stack (limiter, retries, records) as ``provider=local`` builds it."""
     model = ModelConfig(name="smollm2", provider="local", max_tokens=max_tokens, params={"seed": 0},
                         retry=Retry(max_attempts=2, timeout_s=120))
+    model = as_local(model, LocalSettings())
     client = make_client(model, ProviderConfig(name="local", settings={"name": MODEL_NAME, "base_url": base_url}))
     agent = LLMAgent(client)  # provider=local always sends the game's reply schema
     try:
@@ -164,8 +166,9 @@ def test_provider_local_caps_output_and_keeps_the_prompt_cache() -> None:
     settings = yaml.safe_load((CONF / "provider" / "local.yaml").read_text())["settings"]
     provider = ProviderConfig(name="local", settings={**settings, "name": MODEL_NAME, "base_url": "http://x/v1"})
     prompt = _game(2).prompt(_game(2).start(0, "buyer"), "buyer")
-    big = make_client(ModelConfig(name="claude-opus-5-5", provider="local", max_tokens=4096), provider)
-    small = make_client(ModelConfig(name="m", provider="local", max_tokens=64), provider)
+    local = LocalSettings.model_validate(settings)
+    big = make_client(as_local(ModelConfig(name="claude-opus-5-5", provider="local", max_tokens=4096), local), provider)
+    small = make_client(as_local(ModelConfig(name="m", provider="local", max_tokens=64), local), provider)
     assert settings["max_tokens"] < 4096
     assert big.body(prompt)["max_tokens"] == settings["max_tokens"] and small.body(prompt)["max_tokens"] == 64
     assert big.body(prompt)["cache_prompt"] is True and big.body(prompt)["model"] == MODEL_NAME

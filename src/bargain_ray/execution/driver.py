@@ -17,7 +17,7 @@ from bargain_ray.execution.cluster import ensure_ray
 from bargain_ray.execution.pool import WorkerPool, batches
 from bargain_ray.execution.progress import RunResult, Tally
 from bargain_ray.execution.signals import Stop
-from bargain_ray.providers import key_env_vars
+from bargain_ray.providers import key_env_vars, key_names
 from bargain_ray.store import GameJournal, paid_calls, read_calls
 
 
@@ -28,7 +28,7 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
 
     ``finished`` are the units already done, whose journaled calls are not read back.
     """
-    ensure_ray()
+    ensure_ray(key_names(sweep))
     stop.install()  # again: ray.init puts its own SIGTERM handler in place
     run = sweep.run
     llm = any(m.is_llm for m in sweep.models.values())

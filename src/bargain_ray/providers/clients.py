@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bargain_ray.clients import ModelClient, http_client
-from bargain_ray.config import Limits, ModelConfig, Price, ProviderConfig, Rates
+from bargain_ray.config import Limits, ModelConfig, ProviderConfig, Rates
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply
@@ -47,18 +47,8 @@ def make_client(model: ModelConfig, provider: ProviderConfig, keys: Mapping[str,
         served = {k: v for k, v in settings.get("limits", {}).items() if k in Rates.model_fields}
         model = model.model_copy(update={"limits": Limits(**served, max_in_flight=model.limits.max_in_flight)})
         return http_client(model, "sim", api, NO_KEY, base if api == "anthropic" else f"{base}/v1")
-    if model.provider == "local":
-        # the local model is free and knows none of the real provider's parameters; it always
-        # gets the game's reply schema, without which a 135M model almost never writes valid JSON
-        # it is capped at the reply's length (``max_tokens`` in conf/provider/local.yaml) and asked to keep
-        # each prompt's KV cache, so a game's next turn decodes only what is new
-        cap = settings.get("max_tokens")
-        served = model.model_copy(update={
-            "name": settings["name"], "params": {"cache_prompt": settings.get("cache_prompt", True)},
-            "price": Price(), "structured_output": True,
-            "max_tokens": min(model.max_tokens, cap) if cap else model.max_tokens,
-        })
-        return http_client(served, "local", "openai_compatible", NO_KEY, settings["base_url"])
+    if model.provider == "local":  # already the bundled model (providers.routing.effective_model)
+        return http_client(model, "local", "openai_compatible", NO_KEY, settings["base_url"])
     env = key_env(model, model.provider)
     key = keys.get(env or "")
     if not key:

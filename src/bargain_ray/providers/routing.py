@@ -5,15 +5,34 @@ from __future__ import annotations
 import os
 
 from bargain_ray.clients import API_KEY_ENV
-from bargain_ray.config import ModelConfig, SweepConfig
+from bargain_ray.config import ModelConfig, Price, SweepConfig
+from bargain_ray.providers.local import LocalSettings
 
 
 def effective_model(sweep: SweepConfig, letter: str) -> ModelConfig:
-    """A model as this run calls it: ``provider=sim|local`` reroutes every LLM."""
+    """A model as this run calls it: ``provider=sim|local`` reroutes every LLM.
+
+    Under ``provider=local`` the model is the bundled one: its served name, free, no real provider's
+    parameters, always the game's reply schema (without it a 135M model almost never writes valid JSON),
+    output capped at what a reply needs and the prompt's KV cache kept. Decided here, once, so the
+    fingerprint sees what the model is asked with and the client only sends it.
+    """
     model = sweep.models[letter]
-    if sweep.provider.name != "default" and model.is_llm:
-        return model.model_copy(update={"provider": sweep.provider.name, "api_key_env": None, "base_url": None})
-    return model
+    if sweep.provider.name == "default" or not model.is_llm:
+        return model
+    routed = model.model_copy(update={"provider": sweep.provider.name, "api_key_env": None, "base_url": None})
+    if sweep.provider.name != "local":
+        return routed
+    return as_local(routed, LocalSettings.model_validate(sweep.provider.settings))
+
+
+def as_local(model: ModelConfig, local: LocalSettings) -> ModelConfig:
+    """``model`` played by the bundled local model (see ``effective_model``)."""
+    return model.model_copy(update={
+        "name": local.name, "params": {"cache_prompt": local.cache_prompt}, "price": Price(),
+        "structured_output": True,
+        "max_tokens": min(model.max_tokens, local.max_tokens) if local.max_tokens else model.max_tokens,
+    })
 
 
 def key_env(model: ModelConfig, api: str) -> str | None:

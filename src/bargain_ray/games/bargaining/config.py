@@ -9,7 +9,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ROLES = ("seller", "buyer")
 
@@ -28,12 +28,12 @@ class BargainingConfig(BaseModel):
     valuation_max: int = 100
     price_min: int = 0
     price_max: int = 100
-    decimals: int = 2
+    decimals: int = Field(2, ge=0)
     first_speaker: Literal["seller", "buyer"] = "seller"
-    max_rounds: int = 20
-    discount: float = 0.95
-    max_repairs: int = 2
-    max_message_chars: int = 300
+    max_rounds: int = Field(20, ge=1)
+    discount: float = Field(0.95, gt=0, le=1)
+    max_repairs: int = Field(2, ge=0)
+    max_message_chars: int = Field(300, ge=1)
     prompt_variant: PromptVariant = "default"
 
     @model_validator(mode="after")
@@ -42,10 +42,6 @@ class BargainingConfig(BaseModel):
             raise ValueError("valuation_min must not exceed valuation_max")
         if not self.price_min < self.price_max:
             raise ValueError("price_min must be below price_max")
-        if not 0 < self.delta <= 1:
-            raise ValueError("discount must be in (0, 1]")
-        if self.max_rounds < 1:
-            raise ValueError("max_rounds must be at least 1")
         return self
 
     @property

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Strict(BaseModel):
@@ -40,14 +40,14 @@ class FreeTextConfig(Strict):
     object: str
     parties: dict[str, Party]
     observer: Observer
-    max_turns: int = 12
-    max_repairs: int = 2
+    max_turns: int = Field(12, ge=1)
+    max_repairs: int = Field(2, ge=0)
     source: str = "ours"
     """Where the briefs' and the observer's wording comes from: "seed 004" or "ours"."""
-    min_sentences: int = 2
+    min_sentences: int = Field(2, ge=1)
     max_sentences: int = 4
     """The brief asks for min to max sentences; the engine measures it, never enforces it."""
-    max_words: int | None = None
+    max_words: int | None = Field(None, ge=1)
     """A hard limit against runaway output (a message over it is repaired); None: off."""
 
     @model_validator(mode="after")
@@ -58,8 +58,6 @@ class FreeTextConfig(Strict):
             raise ValueError(f"observer role {self.observer.role!r} is also a party")
         if not 1 <= self.min_sentences <= self.max_sentences:
             raise ValueError("need 1 <= min_sentences <= max_sentences")
-        if self.max_turns < 1 or self.max_repairs < 0 or (self.max_words is not None and self.max_words < 1):
-            raise ValueError("max_turns and max_words must be positive, max_repairs not negative")
         return self
 
     @property

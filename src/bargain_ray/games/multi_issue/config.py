@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bargain_ray.games.kit.turns import exact as exact  # re-exported: metrics and the frontier read it here
 
@@ -61,10 +61,10 @@ class MultiIssueConfig(BaseModel):
     terms: tuple[Term, ...]
     roles: dict[str, Role]
     share_role: str
-    max_turns: int = 12
-    max_repairs: int = 2
-    max_message_words: int = 80
-    decimals: int = 2
+    max_turns: int = Field(12, ge=1)
+    max_repairs: int = Field(2, ge=0)
+    max_message_words: int = Field(80, ge=1)
+    decimals: int = Field(2, ge=0)
     source: str = "ours"
     """Where the briefs' and turn messages' wording comes from: a seed ("seed 000") or "ours"."""
 

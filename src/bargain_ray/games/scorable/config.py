@@ -44,8 +44,8 @@ class ScorableConfig(BaseModel):
     veto: tuple[str, ...] = ()
     rounds: int = Field(4, ge=1)
     public_score_sheets: bool = True
-    max_repairs: int = 2
-    max_enumerated_deals: int = Field(100_000, description="larger deal spaces are not enumerated for metrics")
+    max_repairs: int = Field(2, ge=0)
+    max_enumerated_deals: int = Field(100_000, ge=1, description="larger deal spaces are not enumerated for metrics")
     source: str = Field("ours", description='where the table and its wording come from: "seed 003" or "ours"')
 
     @model_validator(mode="after")
