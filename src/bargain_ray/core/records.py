@@ -10,6 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+Scalar = str | int | float | bool | None
+"""One cell of a metrics row."""
+
 
 class Usage(BaseModel):
     """Tokens as the provider reported them."""
@@ -76,7 +79,8 @@ class TurnRecord(BaseModel):
 
 
 class GameRecord(BaseModel):
-    """A game as journaled: its unit, its outcome record, its turns and calls."""
+    """A game as journaled: its unit, its outcome record, its turns and calls, and the family's figures
+    of it (computed once, when the game ends, so analysis reads them from the tables)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -84,3 +88,7 @@ class GameRecord(BaseModel):
     outcome: dict[str, Any]
     turns: list[TurnRecord]
     calls: list[CallRecord]
+    metrics: dict[str, Scalar] = {}
+    """The family's per-game figures (empty for a game with no known result)."""
+    turn_metrics: list[dict[str, Scalar]] = []
+    """The family's per-turn figures, each row naming its ``turn``."""

@@ -9,7 +9,7 @@ from typing import Any
 import polars as pl
 
 from bargain_ray.store.journal import read_records
-from bargain_ray.store.rows import SCHEMAS, call_row, game_row, turn_row
+from bargain_ray.store.rows import SCHEMAS, record_rows, rows_frame
 
 TABLES = ("games", "turns", "calls")
 
@@ -33,18 +33,16 @@ def write_tables(path: Path, chunk: int = 2000) -> dict[str, int]:
     def flush() -> None:
         for name, batch in rows.items():
             if batch:
-                frame = pl.DataFrame(batch, schema=SCHEMAS.get(name), infer_schema_length=None)
                 path = parts / f"{name}-{len(written[name]):05d}.parquet"
-                frame.write_parquet(path)
+                rows_frame(name, batch).write_parquet(path)
                 written[name].append(path)
                 batch.clear()
 
     for i, rec in enumerate(read_records(path)):
         if i not in keep:
             continue
-        rows["games"].append(game_row(rec))
-        rows["turns"].extend(turn_row(t) for t in rec["turns"])
-        rows["calls"].extend(call_row(c) for c in rec["calls"])
+        for name, more in record_rows(rec).items():
+            rows[name].extend(more)
         if len(rows["games"]) >= chunk:
             flush()
     flush()
@@ -57,7 +55,7 @@ def write_tables(path: Path, chunk: int = 2000) -> dict[str, int]:
             frame = pl.concat([pl.scan_parquet(p) for p in paths], how="diagonal_relaxed")
             frame.sink_parquet(target, row_group_size=chunk)  # small row groups: the writer buffers one
         else:
-            pl.DataFrame(schema=SCHEMAS.get(name)).write_parquet(target)
+            pl.DataFrame(schema=SCHEMAS[name]).write_parquet(target)
         counts[name] = pl.scan_parquet(target).select(pl.len()).collect().item()
     shutil.rmtree(parts)
     return counts
@@ -75,7 +73,14 @@ def read_tables(path: Path) -> dict[str, pl.DataFrame]:
         latest[rec["unit"]["unit_id"]] = rec
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
     for rec in latest.values():
-        rows["games"].append(game_row(rec))
-        rows["turns"].extend(turn_row(t) for t in rec["turns"])
-        rows["calls"].extend(call_row(c) for c in rec["calls"])
-    return {name: pl.DataFrame(r, schema=SCHEMAS.get(name), infer_schema_length=None) for name, r in rows.items()}
+        for name, more in record_rows(rec).items():
+            rows[name].extend(more)
+    return {name: rows_frame(name, r) for name, r in rows.items()}
+
+
+def scan_tables(path: Path) -> dict[str, pl.LazyFrame]:
+    """The tables of the sweep folder ``path`` as lazy scans (analysis streams them); before the files
+    are written, the same rows built in memory from the journal."""
+    if all((path / f"{name}.parquet").exists() for name in TABLES):
+        return {name: pl.scan_parquet(path / f"{name}.parquet") for name in TABLES}
+    return {name: frame.lazy() for name, frame in read_tables(path).items()}
