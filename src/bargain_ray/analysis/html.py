@@ -145,8 +145,8 @@ def frontier_plots(a: Analysis) -> list[str]:
     out = []
     pairs = games.select("game", "condition").unique(maintain_order=True).collect()
     for game_name, condition in pairs.iter_rows():
-        part = s.component(game_name, condition)
-        space = s.game_of(part["config"]).utility_space() if part else None
+        game = s.game_for(game_name, condition)
+        space = game.utility_space() if game else None
         if space is None:
             continue
         x, y = (f"utility_{r}" for r in space.roles)

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from bargain_ray.core.hashing import digest
 from bargain_ray.games import load_game
 from bargain_ray.games.base import Game
-from bargain_ray.store import MANIFEST, read_manifest, read_records, scan_tables
+from bargain_ray.store import MANIFEST, read_latest, read_manifest, scan_tables
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class Sweep:
     path: Path
     manifest: dict[str, Any]
     tables: dict[str, pl.LazyFrame]
-    _games: dict[str, Game] = field(default_factory=dict, repr=False)
+    _games: dict[str, Game | None] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -48,14 +48,7 @@ class Sweep:
 
     def records(self, only: set[str] | None = None) -> Iterator[dict[str, Any]]:
         """The latest journaled record of each unit (of those in ``only``), in journal order, one at a time."""
-        latest: dict[str, int] = {}
-        for i, rec in enumerate(read_records(self.path)):
-            if only is None or rec["unit"]["unit_id"] in only:
-                latest[rec["unit"]["unit_id"]] = i
-        keep = set(latest.values())
-        for i, rec in enumerate(read_records(self.path)):
-            if i in keep:
-                yield rec
+        return read_latest(self.path, only)
 
     def component(self, game: str | None, condition: str | None) -> dict[str, Any] | None:
         return self.manifest.get("components", {}).get(f"game {game} under condition {condition}")
@@ -65,11 +58,12 @@ class Sweep:
         part = self.component(unit.get("game"), unit.get("condition"))
         return part["config"] if part else None
 
-    def game_of(self, config: dict[str, Any]) -> Game:
-        """The game bound to ``config``, loaded once per config."""
-        key = digest(config)
+    def game_for(self, game: str | None, condition: str | None) -> Game | None:
+        """The game a unit of ``game`` under ``condition`` was played as (from the manifest), loaded once."""
+        key = f"{game} under {condition}"
         if key not in self._games:
-            self._games[key] = load_game(config)
+            part = self.component(game, condition)
+            self._games[key] = load_game(part["config"]) if part else None
         return self._games[key]
 
     def briefs(self, record: dict[str, Any]) -> dict[str, tuple[str, bool]]:
@@ -81,15 +75,21 @@ class Sweep:
             system = sent_system(c.get("request") or {})
             if c["role"] not in out and system:
                 out[c["role"]] = (system, True)
-        config = self.game_config(record["unit"])
-        if config is None:
-            return out
-        game = self.game_of(config)
-        if all(role in out for role in game.roles):
-            return {role: out[role] for role in game.roles}
         unit = record["unit"]
-        state = game.start(unit.get("seed", 0), unit.get("first_speaker"))
-        return {role: out.get(role) or (game.prompt(state, role).system, False) for role in game.roles}
+        game = self.game_for(unit.get("game"), unit.get("condition"))
+        if game is None:
+            return out
+        if any(role not in out for role in game.roles):
+            rebuilt = dict(_rebuilt_briefs(game, unit.get("seed", 0), unit.get("first_speaker")))
+            out = {role: out.get(role) or (rebuilt[role], False) for role in game.roles}
+        return {role: out[role] for role in game.roles}
+
+
+@lru_cache(maxsize=4096)
+def _rebuilt_briefs(game: Game, seed: int, first_speaker: str | None) -> tuple[tuple[str, str], ...]:
+    """Each role's brief as the engine renders it at the start (the same for every cell of a seed)."""
+    state = game.start(seed, first_speaker)
+    return tuple((role, game.prompt(state, role).system) for role in game.roles)
 
 
 def sent_system(request: dict[str, Any]) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,39 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
             if not line.endswith(b"\n"):
                 break
             yield json.loads(line)
+
+
+_UNIT_ID = re.compile(rb'^\{"unit": \{"unit_id": ("(?:[^"\\\\]|\\\\.)*")')
+"""The unit id at the head of a journal line as ``GameJournal`` writes it (read without parsing the line)."""
+
+
+def _unit_id(line: bytes) -> str:
+    m = _UNIT_ID.match(line)
+    return json.loads(m.group(1)) if m else json.loads(line)["unit"]["unit_id"]
+
+
+def read_latest(path: Path, only: set[str] | None = None) -> Iterator[dict[str, Any]]:
+    """The latest record of each unit (of those in ``only``), in journal order, one at a time.
+
+    Two passes over the file: the first reads only each line's unit id, the second parses only the
+    lines kept, so memory holds one record and an index, and a sample costs what it keeps.
+    """
+    journal = path / JOURNAL
+    if not journal.exists():
+        return
+    latest: dict[str, int] = {}
+    with journal.open("rb") as f:
+        for i, line in enumerate(f):
+            if not line.endswith(b"\n"):
+                break
+            unit_id = _unit_id(line)
+            if only is None or unit_id in only:
+                latest[unit_id] = i
+    keep = set(latest.values())
+    with journal.open("rb") as f:
+        for i, line in enumerate(f):
+            if i in keep:
+                yield json.loads(line)
 
 
 def finished_units(path: Path) -> dict[str, str]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from bargain_ray.store.journal import read_records
+from bargain_ray.store.journal import read_latest
 from bargain_ray.store.rows import SCHEMAS, record_rows, rows_frame
 
 TABLES = ("games", "turns", "calls")
@@ -20,10 +20,6 @@ def write_tables(path: Path, chunk: int = 2000) -> dict[str, int]:
     Streams the journal in chunks of ``chunk`` games so the driver's memory
     stays flat however long the sweep is.
     """
-    latest: dict[str, int] = {}
-    for i, rec in enumerate(read_records(path)):
-        latest[rec["unit"]["unit_id"]] = i
-    keep = set(latest.values())
     parts = path / ".parts"
     shutil.rmtree(parts, ignore_errors=True)
     parts.mkdir()
@@ -38,9 +34,7 @@ def write_tables(path: Path, chunk: int = 2000) -> dict[str, int]:
                 written[name].append(path)
                 batch.clear()
 
-    for i, rec in enumerate(read_records(path)):
-        if i not in keep:
-            continue
+    for rec in read_latest(path):
         for name, more in record_rows(rec).items():
             rows[name].extend(more)
         if len(rows["games"]) >= chunk:
@@ -68,11 +62,8 @@ def read_tables(path: Path) -> dict[str, pl.DataFrame]:
     rows built in memory from the journal, so a reader never writes the folder."""
     if all((path / f"{name}.parquet").exists() for name in TABLES):
         return {name: pl.read_parquet(path / f"{name}.parquet") for name in TABLES}
-    latest: dict[str, dict[str, Any]] = {}
-    for rec in read_records(path):
-        latest[rec["unit"]["unit_id"]] = rec
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
-    for rec in latest.values():
+    for rec in read_latest(path):
         for name, more in record_rows(rec).items():
             rows[name].extend(more)
     return {name: rows_frame(name, r) for name, r in rows.items()}
