@@ -62,60 +62,73 @@ class Bootstrap:
         return self.intervals([np.asarray(seed_means, dtype=float)])[0]
 
 
-def seed_means(per_game: pl.DataFrame | pl.LazyFrame, by: list[str], metrics: list[str]) -> pl.DataFrame:
-    """Long table (by..., metric, seed, value, games): each metric averaged within seed."""
-    frame = per_game.lazy().select(*by, "seed", *(pl.col(m).cast(pl.Float64) for m in metrics))
-    long = frame.unpivot(index=[*by, "seed"], on=metrics, variable_name="metric", value_name="value")
-    return (
-        long.drop_nulls("value")
-        .group_by([*by, "metric", "seed"])
-        .agg(pl.col("value").mean(), pl.len().alias("games"))
-        .sort([*by, "metric", "seed"], nulls_last=True)
-        .collect()
-    )
+class SeedMeans:
+    """Each metric averaged within (cell, seed): the only state the bootstrap needs.
+
+    One lazy group-by over the per-game table; its size is cells x seeds, whatever the number of
+    games, and no long (game x metric) table is built.
+    """
+
+    def __init__(self, per_game: pl.DataFrame | pl.LazyFrame, by: list[str], metrics: list[str]) -> None:
+        self.by, self.metrics = by, metrics
+        wide = (
+            per_game.lazy()
+            .group_by([*by, "seed"])
+            .agg(*(pl.col(m).cast(pl.Float64).mean().alias(m) for m in metrics),
+                 *(pl.col(m).count().alias(f"{m}\0n") for m in metrics))
+            .sort([*by, "seed"], nulls_last=True)
+            .collect()
+        )
+        cells = wide.select(by).unique(maintain_order=True)
+        self.cells = [tuple(r) for r in cells.iter_rows()]
+        index = {cell: i for i, cell in enumerate(self.cells)}
+        self.cell_of_row = np.array([index[tuple(r)] for r in wide.select(by).iter_rows()], dtype=np.int64)
+        self.seed_of_row = wide["seed"].to_numpy()
+        self.values = {m: wide[m].to_numpy().astype(float) for m in metrics}
+        self.counts = {m: wide[f"{m}\0n"].to_numpy() for m in metrics}
+        self.starts = np.searchsorted(self.cell_of_row, np.arange(len(self.cells) + 1))
+
+    def of(self, cell: int, metric: str) -> tuple[np.ndarray, np.ndarray, int]:
+        """(seeds, seed means, games) of one cell and metric, seeds without a value left out."""
+        lo, hi = self.starts[cell], self.starts[cell + 1]
+        values = self.values[metric][lo:hi]
+        keep = ~np.isnan(values)
+        return self.seed_of_row[lo:hi][keep], values[keep], int(self.counts[metric][lo:hi].sum())
 
 
 def by_cell(per_game: pl.DataFrame | pl.LazyFrame, by: list[str], metrics: list[str], boot: Bootstrap) -> pl.DataFrame:
     """One row per cell and metric: games, seeds, mean of seed means, percentile CI."""
-    grouped = (
-        seed_means(per_game, by, metrics)
-        .group_by([*by, "metric"], maintain_order=True)
-        .agg(pl.col("games").sum().alias("n_games"), pl.len().alias("n_seeds"), pl.col("value"))
-    )
-    samples = [np.asarray(v, dtype=float) for v in grouped["value"].to_list()]
-    lo, hi = zip(*boot.intervals(samples), strict=True) if samples else ((), ())
-    out = grouped.drop("value").with_columns(
-        pl.Series("mean", [float(s.mean()) for s in samples], dtype=pl.Float64),
-        pl.Series("ci_low", list(lo), dtype=pl.Float64), pl.Series("ci_high", list(hi), dtype=pl.Float64),
-    )
-    return _typed(out, [*by, "metric", "n_games", "n_seeds", "mean", "ci_low", "ci_high"], per_game, by)
+    means = SeedMeans(per_game, by, metrics)
+    rows, samples = [], []
+    for i, cell in enumerate(means.cells):
+        for metric in metrics:
+            _, values, games = means.of(i, metric)
+            if len(values):
+                samples.append(values)
+                rows.append(dict(zip(by, cell, strict=True)) | {
+                    "metric": metric, "n_games": games, "n_seeds": len(values), "mean": float(values.mean())})
+    for row, (lo, hi) in zip(rows, boot.intervals(samples), strict=True):
+        row |= {"ci_low": lo, "ci_high": hi}
+    return _frame(rows, [*by, "metric", "n_games", "n_seeds", "mean", "ci_low", "ci_high"], per_game, by)
 
 
 def paired(per_game: pl.DataFrame | pl.LazyFrame, by: list[str], metrics: list[str], boot: Bootstrap) -> pl.DataFrame:
     """Differences a - b between cells that differ in exactly one grouping column, on common seeds."""
-    means = seed_means(per_game, by, metrics)
-    cells = sorted({tuple(r) for r in means.select(by).iter_rows()}, key=_sort_key)
-    index = {cell: i for i, cell in enumerate(cells)}
-    seeds = sorted(set(means["seed"].to_list()))
-    seed_index = {s: i for i, s in enumerate(seeds)}
-    table = {}  # metric -> (seeds x cells) matrix of seed means, NaN where a cell has none
-    for (metric,), part in means.group_by(["metric"], maintain_order=True):
-        m = np.full((len(seeds), len(cells)), np.nan)
-        cols = [index[tuple(r)] for r in part.select(by).iter_rows()]
-        m[[seed_index[s] for s in part["seed"].to_list()], cols] = part["value"].to_numpy()
-        table[metric] = m
+    means = SeedMeans(per_game, by, metrics)
+    order = sorted(range(len(means.cells)), key=lambda i: _sort_key(means.cells[i]))
     rows, samples = [], []
-    for a, b in combinations(cells, 2):
+    for ia, ib in combinations(order, 2):
+        a, b = means.cells[ia], means.cells[ib]
         changed = [c for c, x, y in zip(by, a, b, strict=True) if x != y]
         if len(changed) != 1:
             continue
         for metric in metrics:
-            if metric not in table:
+            seeds_a, values_a, _ = means.of(ia, metric)
+            seeds_b, values_b, _ = means.of(ib, metric)
+            common, at_a, at_b = np.intersect1d(seeds_a, seeds_b, assume_unique=True, return_indices=True)
+            if not len(common):
                 continue
-            diff = table[metric][:, index[a]] - table[metric][:, index[b]]
-            diff = diff[~np.isnan(diff)]
-            if not len(diff):
-                continue
+            diff = values_a[at_a] - values_b[at_b]
             samples.append(diff)
             rows.append(
                 {c: v for c, v in zip(by, a, strict=True) if c not in changed}
@@ -149,8 +162,3 @@ def _schema(cols: list[str], per_game: pl.DataFrame | pl.LazyFrame, by: list[str
 
 def _frame(rows: list[dict], cols: list[str], per_game: pl.DataFrame | pl.LazyFrame, by: list[str]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=_schema(cols, per_game, by))
-
-
-def _typed(frame: pl.DataFrame, cols: list[str], per_game: pl.DataFrame | pl.LazyFrame, by: list[str]) -> pl.DataFrame:
-    schema = _schema(cols, per_game, by)
-    return frame.select(pl.col(c).cast(t) for c, t in schema.items())

@@ -13,6 +13,7 @@ import yaml
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.per_game import FIELDS as SHARED_FIELDS
 from bargain_ray.analysis.per_game import family_fields
+from bargain_ray.analysis.sample import SAMPLE
 
 UNITS = {
     "games": "one game (the store's flat games table)",
@@ -224,7 +225,7 @@ def provenance_section(analysis: Analysis) -> str:
     return "\n".join(lines)
 
 
-def card(analysis: Analysis, written: dict[str, tuple[str, int]]) -> str:
+def card(analysis: Analysis, written: dict[str, tuple[str, int]], raw_complete: bool = True) -> str:
     s = analysis.sweep
     statuses = dict(analysis.scan_per_game.group_by("status").len().collect().iter_rows())
     structure = _table(["Config", "Rows", "Unit"], [[f"`{k}`", n, UNITS[k]] for k, (_, n) in written.items()])
@@ -244,7 +245,9 @@ def card(analysis: Analysis, written: dict[str, tuple[str, int]]) -> str:
         "Raw transcripts live in `raw/`, one JSONL file per game named `{unit_id}.jsonl`: a `header` record "
         "(unit, game config, prompt hash, the private brief of each role), one `turn` record per turn with its "
         "calls (requests and replies, invalid attempts included), and a `result` record (the outcome record). "
-        "They are not a loadable config: the three record types have different schemas. Everything in `data/` "
+        + ("" if raw_complete else f"This sweep is large: `raw/` holds the games the report shows (the first {SAMPLE} of "
+           "each cell); every game's record is in the sweep folder's `journal.jsonl`, one JSON object per line. ")
+        + "They are not a loadable config: the three record types have different schemas. Everything in `data/` "
         "and `metrics/` is derived from them.",
         fields_section(analysis, written),
         design_section(analysis),

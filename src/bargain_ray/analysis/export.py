@@ -15,6 +15,7 @@ import polars as pl
 
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.card import card
+from bargain_ray.analysis.sample import raw_scope
 from bargain_ray.store import MANIFEST
 
 LOG_VERSION = 1
@@ -64,11 +65,12 @@ def tables(analysis: Analysis) -> dict[str, tuple[str, pl.LazyFrame | pl.DataFra
     return out
 
 
-def write_raw(analysis: Analysis, folder: Path) -> int:
-    """One JSONL file per game, streamed from the journal one record at a time; returns the count."""
+def write_raw(analysis: Analysis, folder: Path, only: set[str] | None = None) -> int:
+    """One JSONL file per game (of those in ``only``), streamed from the journal one record at a time;
+    returns the count."""
     s = analysis.sweep
     n = 0
-    for rec in s.records():
+    for rec in s.records(only):
         unit = rec["unit"]
         part = s.component(unit.get("game"), unit.get("condition"))
         lines = raw_lines(rec, part["config"] if part else None, part.get("prompts") if part else None, s.briefs(rec))
@@ -84,7 +86,8 @@ def export(analysis: Analysis, out: Path) -> Path:
     if out.exists():
         shutil.rmtree(out)
     (out / "raw").mkdir(parents=True)
-    write_raw(analysis, out / "raw")
+    scope = raw_scope(analysis)
+    write_raw(analysis, out / "raw", scope)
     written = {}
     for name, (rel, frame) in tables(analysis).items():
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -95,5 +98,5 @@ def export(analysis: Analysis, out: Path) -> Path:
         written[name] = (rel, pl.scan_parquet(out / rel).select(pl.len()).collect().item())
     (out / "spec").mkdir()
     shutil.copyfile(s.path / MANIFEST, out / "spec" / MANIFEST)
-    (out / "README.md").write_text(card(analysis, written))
+    (out / "README.md").write_text(card(analysis, written, raw_complete=scope is None))
     return out

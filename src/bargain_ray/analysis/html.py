@@ -20,14 +20,13 @@ import polars as pl
 from bargain_ray.analysis import svg
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.per_game import game_class
+from bargain_ray.analysis.sample import SAMPLE, game_count, raw_scope, sampled
 from bargain_ray.games.base import DEFAULT_HEADLINE
-from bargain_ray.store import DATASET
+from bargain_ray.store import DATASET, JOURNAL
 
 PRIVATE_KEYS = ("private", "scratchpad", "reasoning")
 """Turn fields whose name contains one of these are private to the speaker, as are the fields a
 family's Game names in ``private_fields`` (e.g. a true valuation)."""
-SAMPLE = 10
-"""Transcripts shown on the page per cell (ours: enough to read a cell, small at 100,000 games)."""
 DEALS_PLOTTED = 2000
 """Deals drawn per frontier plot at most (the first in design order)."""
 
@@ -194,7 +193,8 @@ def transcript(rec: dict[str, Any], briefs: dict[str, tuple[str, bool]]) -> str:
     speaker = f"{unit.get('first_speaker')} opens; " if unit.get("first_speaker") else ""
     models = ", ".join(f"{r}: {m}" for r, m in (unit.get("models_by_role") or {}).items())
     parts = [f'<details class="game"><summary><b>{escape(unit["unit_id"])}</b> · {escape(str(unit.get("cell")))} · '
-             f'{escape(models)} · <span class="status-{escape(status)}">{escape(status)}</span></summary>',
+             f'{escape(models)} · <span class="status-{escape(status)}">{escape(status)}</span> · '
+             f'<a href="{DATASET}/raw/{escape(unit["unit_id"])}.jsonl">raw</a></summary>',
              f'<p>{escape(str(unit.get("pairing")))}; {escape(speaker)}{escape(status)}</p>']
     if not out["known"]:
         parts.append(f'<div class="technical">TECHNICAL FAILURE: unknown, unscored, re-run on resume. '
@@ -238,23 +238,17 @@ def _turn(t: dict[str, Any], calls: list[dict[str, Any]], hidden: set[str]) -> s
     return "".join(parts) + "</div>"
 
 
-def sampled(a: Analysis) -> tuple[set[str], int]:
-    """The unit ids shown on the page (the first ``SAMPLE`` of each cell, in design order) and the total."""
-    g = a.scan_per_game
-    total = g.select(pl.len()).collect().item()
-    shown = g.group_by("cell", maintain_order=True).head(SAMPLE).select("unit_id").collect()
-    return set(shown["unit_id"].to_list()), total
-
-
 def transcripts(a: Analysis) -> str:
     """The sampled transcripts, streamed from the journal, and where the rest are."""
-    shown, total = sampled(a)
+    shown, total, scope = sampled(a), game_count(a), raw_scope(a)
     s = a.sweep
     parts = [f"<h2>Transcripts ({total})</h2>"]
     if len(shown) < total:
-        parts.append(f'<p class="meta">Showing the first {SAMPLE} games of each cell ({len(shown)} of {total}). '
-                     f'Every game is in <a href="{DATASET}/raw/">{DATASET}/raw/</a>, one JSONL file named by its '
-                     "unit id (header with the private briefs, one line per turn with its calls, the result).</p>")
+        where = (f'every game has its file in <a href="{DATASET}/raw/">{DATASET}/raw/</a>' if scope is None else
+                 f'the games shown have their files in <a href="{DATASET}/raw/">{DATASET}/raw/</a> and every game '
+                 f'is in <a href="{JOURNAL}">{JOURNAL}</a> (one JSON record per line)')
+        parts.append(f'<p class="meta">Showing the first {SAMPLE} games of each cell ({len(shown)} of {total}); '
+                     f"{where}.</p>")
     parts += [transcript(r, s.briefs(r)) for r in s.records(only=shown)]
     return "".join(parts)
 
