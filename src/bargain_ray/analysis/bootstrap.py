@@ -76,8 +76,8 @@ class SeedMeans:
             .group_by([*by, "seed"])
             .agg(*(pl.col(m).cast(pl.Float64).mean().alias(m) for m in metrics),
                  *(pl.col(m).count().alias(f"{m}\0n") for m in metrics))
+            .collect(engine="streaming")
             .sort([*by, "seed"], nulls_last=True)
-            .collect()
         )
         cells = wide.select(by).unique(maintain_order=True)
         self.cells = [tuple(r) for r in cells.iter_rows()]

@@ -13,7 +13,7 @@ import polars as pl
 
 from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES, Bootstrap, by_cell, paired
 from bargain_ray.analysis.operational import operational
-from bargain_ray.analysis.per_game import metric_columns, metrics_per_game, metrics_per_turn
+from bargain_ray.analysis.per_game import in_design_order, metric_columns, metrics_per_game, metrics_per_turn
 from bargain_ray.analysis.sweep import Sweep
 
 DEFAULT_BY = ("game", "condition", "pairing", "assignment", "first_speaker")
@@ -35,7 +35,7 @@ class Analysis:
     @property
     def per_game(self) -> pl.DataFrame:
         """The per-game table in memory (for small sweeps and tests; analysis itself scans)."""
-        return self.scan_per_game.collect()
+        return in_design_order(self.scan_per_game).collect()
 
     @property
     def per_turn(self) -> pl.DataFrame:

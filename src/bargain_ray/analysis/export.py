@@ -15,6 +15,7 @@ import polars as pl
 
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.card import card
+from bargain_ray.analysis.per_game import in_design_order
 from bargain_ray.analysis.sample import raw_scope
 from bargain_ray.store import MANIFEST
 
@@ -54,7 +55,7 @@ def tables(analysis: Analysis) -> dict[str, tuple[str, pl.LazyFrame | pl.DataFra
         "games": ("data/games.parquet", s.scan("games")),
         "turns": ("data/turns.parquet", s.scan("turns")),
         "calls": ("data/calls.parquet", s.scan("calls")),
-        "metrics_per_game": ("metrics/metrics_per_game.parquet", analysis.scan_per_game),
+        "metrics_per_game": ("metrics/metrics_per_game.parquet", in_design_order(analysis.scan_per_game)),
         "metrics_by_cell": ("metrics/metrics_by_cell.parquet", analysis.by_cell),
         "paired_differences": ("metrics/paired_differences.parquet", analysis.paired),
         "operational": ("metrics/operational.parquet", analysis.operational),
@@ -92,7 +93,7 @@ def export(analysis: Analysis, out: Path) -> Path:
     for name, (rel, frame) in tables(analysis).items():
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         if isinstance(frame, pl.LazyFrame):
-            frame.sink_parquet(out / rel)
+            frame.sink_parquet(out / rel, engine="streaming")
         else:
             frame.write_parquet(out / rel)
         written[name] = (rel, pl.scan_parquet(out / rel).select(pl.len()).collect().item())

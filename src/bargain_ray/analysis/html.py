@@ -28,7 +28,7 @@ PRIVATE_KEYS = ("private", "scratchpad", "reasoning")
 """Turn fields whose name contains one of these are private to the speaker, as are the fields a
 family's Game names in ``private_fields`` (e.g. a true valuation)."""
 DEALS_PLOTTED = 2000
-"""Deals drawn per frontier plot at most (the first in design order)."""
+"""Deals drawn per frontier plot at most (the first journaled)."""
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:24px;color:#1f2937;max-width:1320px}

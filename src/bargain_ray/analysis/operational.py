@@ -32,7 +32,7 @@ def operational(sweep: Sweep) -> pl.DataFrame:
         *(pl.col(c).sum() for c in ("input_tokens", "output_tokens", "cache_read_tokens",
                                      "cache_write_tokens", "reasoning_tokens", "cost_usd")),
         pl.col("model_version").drop_nulls().unique().sort().str.join(", ").alias("reported_models"),
-    ).collect()
+    ).collect(engine="streaming")
     if main.height == 0:
         return pl.DataFrame(schema={"provider": pl.String, "model": pl.String, "calls": pl.Int64})
     main = main.with_columns((pl.col("invalid_attempts") / pl.col("calls")).alias("invalid_rate"))
@@ -49,7 +49,7 @@ def operational(sweep: Sweep) -> pl.DataFrame:
 
 def _by_rule(calls: pl.LazyFrame) -> pl.DataFrame:
     """Invalid attempts counted by the rule they broke, one column per rule."""
-    bad = calls.filter(pl.col("valid") == False).group_by([*KEY, "rule"]).len().collect()  # noqa: E712
+    bad = calls.filter(pl.col("valid") == False).group_by([*KEY, "rule"]).len().collect(engine="streaming")  # noqa: E712
     if bad.height == 0:
         return pl.DataFrame()
     return bad.with_columns(("invalid_rule_" + pl.col("rule").fill_null("unknown")).alias("rule")).pivot(
@@ -65,7 +65,7 @@ def _format_failures(sweep: Sweep) -> pl.DataFrame:
         .select(pl.col("call_ids").list.last().alias("call_id"))
     )
     return (last.join(sweep.scan("calls"), on="call_id").group_by(KEY).len()
-            .rename({"len": "format_failures"}).collect())
+            .rename({"len": "format_failures"}).collect(engine="streaming"))
 
 
 def _technical_games(sweep: Sweep) -> pl.DataFrame:
@@ -81,4 +81,4 @@ def _technical_games(sweep: Sweep) -> pl.DataFrame:
     )
     providers = sweep.scan("calls").select(KEY).unique()
     return (played.join(providers, on="model").group_by(KEY).len()
-            .rename({"len": "games_technical_error"}).collect())
+            .rename({"len": "games_technical_error"}).collect(engine="streaming"))

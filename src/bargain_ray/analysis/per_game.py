@@ -26,10 +26,15 @@ _RECORD_ONLY = ("outcome", "unit_hash")
 
 
 def metrics_per_game(sweep: Sweep) -> pl.LazyFrame:
-    """One row per game: every figure of games.parquet, in design order."""
+    """One row per game: every figure of games.parquet, in journal order (``in_design_order`` sorts it)."""
     games = sweep.scan("games")
     names = games.collect_schema().names()
-    return games.drop([c for c in _RECORD_ONLY if c in names]).sort("block", "position", nulls_last=True)
+    return games.drop([c for c in _RECORD_ONLY if c in names])
+
+
+def in_design_order(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """By block, then position in the block: the order the design laid the games out."""
+    return frame.sort("block", "position", nulls_last=True)
 
 
 def metrics_per_turn(sweep: Sweep) -> pl.LazyFrame:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from bargain_ray.analysis.build import Analysis
+from bargain_ray.analysis.per_game import in_design_order
 
 SAMPLE = 10
 """Transcripts shown on the page per cell (the first in design order)."""
@@ -20,7 +21,7 @@ RAW_ALL_MAX = 5000
 
 def sampled(a: Analysis) -> set[str]:
     """The unit ids of the first ``SAMPLE`` games of each cell, in design order."""
-    shown = a.scan_per_game.group_by("cell", maintain_order=True).head(SAMPLE).select("unit_id").collect()
+    shown = in_design_order(a.scan_per_game.select("unit_id", "cell", "block", "position")).group_by("cell", maintain_order=True).head(SAMPLE).select("unit_id").collect()
     return set(shown["unit_id"].to_list())
 
 
