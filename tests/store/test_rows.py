@@ -84,3 +84,16 @@ def test_c3_smoke_rehearsal_games_table_is_typed(ray_session: str, tmp_path: Pat
     deals = games.filter(pl.col("agreement"))
     assert deals.height and deals["deal_unit_price_usd"].null_count() == 0
     assert games.schema["gain_buyer"] == pl.Float64 and json_columns(games, {"outcome"}) == []
+
+
+def test_read_latest_keeps_each_units_last_record_and_parses_only_those(tmp_path):
+    from bargain_ray.store import GameJournal, read_latest
+
+    journal = GameJournal(tmp_path)
+    records = [{"unit": {"unit_id": u}, "outcome": {"n": n}} for n, u in enumerate(["a", 'b"q', "a", "c"])]
+    journal.append_many(records)
+    journal.close()
+    with (tmp_path / "journal.jsonl").open("ab") as f:
+        f.write(b'{"unit": {"unit_id": "d"}, "outc')  # a torn last line, as a kill leaves it
+    assert [(r["unit"]["unit_id"], r["outcome"]["n"]) for r in read_latest(tmp_path)] == [('b"q', 1), ("a", 2), ("c", 3)]
+    assert [r["outcome"]["n"] for r in read_latest(tmp_path, only={"a"})] == [2]

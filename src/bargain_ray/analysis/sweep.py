@@ -16,7 +16,7 @@ import polars as pl
 
 from bargain_ray.games import load_game
 from bargain_ray.games.base import Game
-from bargain_ray.store import MANIFEST, read_latest, read_manifest, scan_tables
+from bargain_ray.store import MANIFEST, index_latest, read_at, read_manifest, scan_tables
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,7 @@ class Sweep:
     manifest: dict[str, Any]
     tables: dict[str, pl.LazyFrame]
     _games: dict[str, Game | None] = field(default_factory=dict, repr=False)
+    _journal: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -48,7 +49,10 @@ class Sweep:
 
     def records(self, only: set[str] | None = None) -> Iterator[dict[str, Any]]:
         """The latest journaled record of each unit (of those in ``only``), in journal order, one at a time."""
-        return read_latest(self.path, only)
+        if "index" not in self._journal:
+            self._journal["index"] = index_latest(self.path)  # once per sweep read: unit -> its latest line
+        latest = self._journal["index"]
+        return read_at(self.path, sorted(o for u, o in latest.items() if only is None or u in only))
 
     def component(self, game: str | None, condition: str | None) -> dict[str, Any] | None:
         return self.manifest.get("components", {}).get(f"game {game} under condition {condition}")

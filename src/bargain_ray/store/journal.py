@@ -33,28 +33,43 @@ def _unit_id(line: bytes) -> str:
     return json.loads(m.group(1)) if m else json.loads(line)["unit"]["unit_id"]
 
 
-def read_latest(path: Path, only: set[str] | None = None) -> Iterator[dict[str, Any]]:
-    """The latest record of each unit (of those in ``only``), in journal order, one at a time.
-
-    Two passes over the file: the first reads only each line's unit id, the second parses only the
-    lines kept, so memory holds one record and an index, and a sample costs what it keeps.
-    """
+def index_latest(path: Path) -> dict[str, int]:
+    """unit_id -> byte offset of the unit's latest line, in journal order; reads only each line's head."""
     journal = path / JOURNAL
-    if not journal.exists():
-        return
     latest: dict[str, int] = {}
+    if not journal.exists():
+        return latest
+    offset = 0
     with journal.open("rb") as f:
-        for i, line in enumerate(f):
+        for line in f:
             if not line.endswith(b"\n"):
                 break
             unit_id = _unit_id(line)
-            if only is None or unit_id in only:
-                latest[unit_id] = i
-    keep = set(latest.values())
-    with journal.open("rb") as f:
-        for i, line in enumerate(f):
-            if i in keep:
-                yield json.loads(line)
+            latest.pop(unit_id, None)
+            latest[unit_id] = offset
+            offset += len(line)
+    return latest
+
+
+def read_at(path: Path, offsets: list[int]) -> Iterator[dict[str, Any]]:
+    """The records at ``offsets`` (from ``index_latest``), in that order, one at a time."""
+    if not offsets:
+        return
+    with (path / JOURNAL).open("rb") as f:
+        for offset in offsets:
+            f.seek(offset)
+            yield json.loads(f.readline())
+
+
+def read_latest(path: Path, only: set[str] | None = None) -> Iterator[dict[str, Any]]:
+    """The latest record of each unit (of those in ``only``), in journal order, one at a time.
+
+    One pass reads only each line's unit id; then only the lines kept are read and parsed, so
+    memory holds one record and an index, and a sample costs what it keeps.
+    """
+    latest = index_latest(path)
+    offsets = sorted(o for u, o in latest.items() if only is None or u in only)
+    return read_at(path, offsets)
 
 
 def finished_units(path: Path) -> dict[str, str]:
