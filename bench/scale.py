@@ -7,8 +7,8 @@ The Ray figure is the whole sweep as ``python -m bargain_ray`` runs it (plan,
 games on GameRunner actors, the durable journal, the parquet tables), with Ray
 already started. The report it builds after that (analysis, the dataset export and
 the HTML page, as every sweep ends) is timed on its own in a fresh Python process, so
-``report_peak_rss_mb`` is the report's own peak resident memory (``getrusage`` of that
-process), not the driver's; ``--no-report`` skips it. The plain loop plays the same units one after another in
+``report_peak_rss_mb`` is the report's own peak resident memory (``VmHWM`` of that
+process image), not the driver's; ``--no-report`` skips it. The plain loop plays the same units one after another in
 this process, with the same per-game code (``GameRunner.play``: game, agents,
 the shared loop, the record as JSON) and no Ray, no journal, no tables.
 
@@ -93,13 +93,15 @@ def peak_rss(every_s: float = 0.02) -> Iterator[dict[str, float]]:
 
 
 REPORT = """
-import resource, sys, time
+import sys, time
 from bargain_ray.analysis.report import build_report
 t0 = time.perf_counter()
 build_report(sys.argv[1])
-print(time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(time.perf_counter() - t0, int(hwm.split()[1]) / 1024)
 """
-"""The report in its own process: prints its wall time (imports excluded) and its peak RSS in MiB."""
+"""The report in its own process: prints its wall time (imports excluded) and its peak RSS in MiB
+(``VmHWM``: the peak of this process image, which ``getrusage`` would mix with the forking driver's)."""
 
 
 def timed_report(folder: Path) -> tuple[float, float]:
