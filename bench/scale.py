@@ -5,9 +5,10 @@
 
 The Ray figure is the whole sweep as ``python -m bargain_ray`` runs it (plan,
 games on GameRunner actors, the durable journal, the parquet tables), with Ray
-already started. The HTML report it builds after that is timed on its own
-(``report_s``, ``report_peak_rss_mb``; ``--no-report`` skips it): it is analysis,
-not running games. The plain loop plays the same units one after another in
+already started. The report it builds after that (analysis, the dataset export and
+the HTML page, as every sweep ends) is timed on its own in a fresh Python process, so
+``report_peak_rss_mb`` is the report's own peak resident memory (``VmHWM`` of that
+process image), not the driver's; ``--no-report`` skips it. The plain loop plays the same units one after another in
 this process, with the same per-game code (``GameRunner.play``: game, agents,
 the shared loop, the record as JSON) and no Ray, no journal, no tables.
 
@@ -16,7 +17,7 @@ the sweep runs (Ray's own processes are not the driver): ``driver_peak_rss_mb`` 
 the resident set as ``ps`` shows it, which includes the pages of Ray's shared
 object store the driver has read results from; the line before splits it into
 the driver's own heap (anonymous) and that shared memory. Last line (contract):
-``games_per_s=<x> driver_peak_rss_mb=<y> units=<n> ray_vs_loop=<x>``.
+``games_per_s=<x> driver_peak_rss_mb=<y> units=<n> ray_vs_loop=<x> report_s=<s> report_peak_rss_mb=<m>``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import asyncio
 import itertools
 import json
 import math
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -35,7 +38,6 @@ from pathlib import Path
 
 import polars as pl
 
-from bargain_ray.analysis.report import build_report
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.design import units
 from bargain_ray.execution.cluster import ensure_ray
@@ -90,6 +92,27 @@ def peak_rss(every_s: float = 0.02) -> Iterator[dict[str, float]]:
         thread.join()
 
 
+REPORT = """
+import sys, time
+from bargain_ray.analysis.report import build_report
+t0 = time.perf_counter()
+build_report(sys.argv[1])
+hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(time.perf_counter() - t0, int(hwm.split()[1]) / 1024)
+"""
+"""The report in its own process: prints its wall time (imports excluded) and its peak RSS in MiB
+(``VmHWM``: the peak of this process image, which ``getrusage`` would mix with the forking driver's)."""
+
+
+def timed_report(folder: Path) -> tuple[float, float]:
+    """(seconds, peak MiB) of building the report of ``folder`` in a fresh process."""
+    done = subprocess.run([sys.executable, "-c", REPORT, str(folder)], capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(f"report failed: {done.stderr[-2000:]}")
+    seconds, peak = done.stdout.split()[-2:]
+    return float(seconds), float(peak)
+
+
 async def plain_loop(sweep: SweepConfig, created: str, limit: int | None) -> int:
     """The same units (the first ``limit`` of them), one game after another, in this process without Ray."""
     runner = GameRunner(sweep.model_dump(mode="json"))
@@ -124,11 +147,7 @@ def main() -> None:
         ray_s = time.perf_counter() - t0
     if code:
         raise SystemExit(f"sweep exited with {code}")
-    with peak_rss() as report_mem:
-        t0 = time.perf_counter()
-        if not args.no_report:
-            build_report(folder)
-        report_s = time.perf_counter() - t0
+    report_s, report_mb = (0.0, 0.0) if args.no_report else timed_report(folder)
     games = pl.read_parquet(folder / "games.parquet", columns=["unit_id"])
     n = games.height
     assert games["unit_id"].n_unique() == n, "a unit appears twice in games.parquet"
@@ -143,11 +162,10 @@ def main() -> None:
     print(f"sweep folder: {folder}")
     print(f"ray_init_s={init_s:.1f} ray_sweep_s={ray_s:.1f} workers={args.workers} loop_games={looped} "
           f"loop_s={loop_s:.1f} loop_games_per_s={loop_rate:.1f}")
-    print(f"report_s={report_s:.1f} report_peak_rss_mb={report_mem['rss']:.0f}")
     print(f"driver_rss_before_mb={before_mb:.0f} driver_peak_anon_mb={mem['anon']:.0f} "
           f"driver_peak_shmem_mb={mem['shmem']:.0f}")
     print(f"games_per_s={ray_rate:.1f} driver_peak_rss_mb={mem['rss']:.0f} units={n} "
-          f"ray_vs_loop={ray_rate / loop_rate:.2f}")
+          f"ray_vs_loop={ray_rate / loop_rate:.2f} report_s={report_s:.1f} report_peak_rss_mb={report_mb:.0f}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,10 @@ Games that share a seed share their random draws (common random numbers),
 so they are not independent; the seed is the unit of resampling. Every
 estimate is the mean of per-seed means. Paired differences between two cells
 use the seeds both cells played.
+
+Vectorised: one resample matrix per number of seeds, held as counts (how often
+each seed is drawn), so every cell and metric with that many seeds is resampled
+at once by one matrix product.
 """
 
 from __future__ import annotations
@@ -25,73 +29,114 @@ class Bootstrap:
         self.resamples = resamples
         self.level = level
         self._rng = np.random.default_rng(seed)
-        self._index: dict[int, np.ndarray] = {}
+        self._weights: dict[int, np.ndarray] = {}
+
+    def _weights_of(self, n: int) -> np.ndarray:
+        """(resamples x n) counts: row r says how often resample r drew each of the n seeds."""
+        if n not in self._weights:
+            index = self._rng.integers(0, n, size=(self.resamples, n))
+            rows = np.repeat(np.arange(self.resamples), n)
+            weights = np.zeros((self.resamples, n))
+            np.add.at(weights, (rows, index.ravel()), 1.0)
+            self._weights[n] = weights
+        return self._weights[n]
+
+    def intervals(self, samples: list[np.ndarray]) -> list[tuple[float | None, float | None]]:
+        """The percentile interval of the mean of each vector of seed means (None with fewer than two seeds)."""
+        out: list[tuple[float | None, float | None]] = [(None, None)] * len(samples)
+        by_size: dict[int, list[int]] = {}
+        for i, s in enumerate(samples):
+            if len(s) >= 2:
+                by_size.setdefault(len(s), []).append(i)
+        tail = (1 - self.level) / 2 * 100
+        for n, which in by_size.items():
+            values = np.stack([samples[i] for i in which])  # (k x n)
+            means = values @ self._weights_of(n).T / n  # (k x resamples)
+            lo, hi = np.percentile(means, [tail, 100 - tail], axis=1)
+            for j, i in enumerate(which):
+                out[i] = (float(lo[j]), float(hi[j]))
+        return out
 
     def interval(self, seed_means: np.ndarray) -> tuple[float | None, float | None]:
         """The percentile interval of the mean of ``seed_means`` (None with fewer than two seeds)."""
-        n = len(seed_means)
-        if n < 2:
-            return None, None
-        if n not in self._index:
-            self._index[n] = self._rng.integers(0, n, size=(self.resamples, n))
-        means = seed_means[self._index[n]].mean(axis=1)
-        tail = (1 - self.level) / 2 * 100
-        lo, hi = np.percentile(means, [tail, 100 - tail])
-        return float(lo), float(hi)
+        return self.intervals([np.asarray(seed_means, dtype=float)])[0]
 
 
-def seed_means(per_game: pl.DataFrame, by: list[str], metrics: list[str]) -> pl.DataFrame:
-    """Long table (by..., metric, seed, value, games): each metric averaged within seed."""
-    frame = per_game.select(*by, "seed", *(pl.col(m).cast(pl.Float64) for m in metrics))
-    long = frame.unpivot(index=[*by, "seed"], on=metrics, variable_name="metric", value_name="value")
-    return (
-        long.drop_nulls("value")
-        .group_by([*by, "metric", "seed"])
-        .agg(pl.col("value").mean(), pl.len().alias("games"))
-        .sort([*by, "metric", "seed"], nulls_last=True)
-    )
+class SeedMeans:
+    """Each metric averaged within (cell, seed): the only state the bootstrap needs.
+
+    One lazy group-by over the per-game table; its size is cells x seeds, whatever the number of
+    games, and no long (game x metric) table is built.
+    """
+
+    def __init__(self, per_game: pl.DataFrame | pl.LazyFrame, by: list[str], metrics: list[str]) -> None:
+        self.by, self.metrics = by, metrics
+        wide = (
+            per_game.lazy()
+            .group_by([*by, "seed"])
+            .agg(*(pl.col(m).cast(pl.Float64).mean().alias(m) for m in metrics),
+                 *(pl.col(m).count().alias(f"{m}\0n") for m in metrics))
+            .collect(engine="streaming")
+            .sort([*by, "seed"], nulls_last=True)
+        )
+        cells = wide.select(by).unique(maintain_order=True)
+        self.cells = [tuple(r) for r in cells.iter_rows()]
+        index = {cell: i for i, cell in enumerate(self.cells)}
+        self.cell_of_row = np.array([index[tuple(r)] for r in wide.select(by).iter_rows()], dtype=np.int64)
+        self.seed_of_row = wide["seed"].to_numpy()
+        self.values = {m: wide[m].to_numpy().astype(float) for m in metrics}
+        self.counts = {m: wide[f"{m}\0n"].to_numpy() for m in metrics}
+        self.starts = np.searchsorted(self.cell_of_row, np.arange(len(self.cells) + 1))
+
+    def of(self, cell: int, metric: str) -> tuple[np.ndarray, np.ndarray, int]:
+        """(seeds, seed means, games) of one cell and metric, seeds without a value left out."""
+        lo, hi = self.starts[cell], self.starts[cell + 1]
+        values = self.values[metric][lo:hi]
+        keep = ~np.isnan(values)
+        return self.seed_of_row[lo:hi][keep], values[keep], int(self.counts[metric][lo:hi].sum())
 
 
-def by_cell(per_game: pl.DataFrame, by: list[str], metrics: list[str], boot: Bootstrap) -> pl.DataFrame:
+def by_cell(per_game: pl.DataFrame | pl.LazyFrame, by: list[str], metrics: list[str], boot: Bootstrap) -> pl.DataFrame:
     """One row per cell and metric: games, seeds, mean of seed means, percentile CI."""
-    grouped = (
-        seed_means(per_game, by, metrics)
-        .group_by([*by, "metric"], maintain_order=True)
-        .agg(pl.col("games").sum().alias("n_games"), pl.len().alias("n_seeds"), pl.col("value"))
-    )
-    rows = []
-    for row in grouped.iter_rows(named=True):
-        values = np.asarray(row.pop("value"))
-        lo, hi = boot.interval(values)
-        rows.append(row | {"mean": float(values.mean()), "ci_low": lo, "ci_high": hi})
+    means = SeedMeans(per_game, by, metrics)
+    rows, samples = [], []
+    for i, cell in enumerate(means.cells):
+        for metric in metrics:
+            _, values, games = means.of(i, metric)
+            if len(values):
+                samples.append(values)
+                rows.append(dict(zip(by, cell, strict=True)) | {
+                    "metric": metric, "n_games": games, "n_seeds": len(values), "mean": float(values.mean())})
+    for row, (lo, hi) in zip(rows, boot.intervals(samples), strict=True):
+        row |= {"ci_low": lo, "ci_high": hi}
     return _frame(rows, [*by, "metric", "n_games", "n_seeds", "mean", "ci_low", "ci_high"], per_game, by)
 
 
-def paired(per_game: pl.DataFrame, by: list[str], metrics: list[str], boot: Bootstrap) -> pl.DataFrame:
+def paired(per_game: pl.DataFrame | pl.LazyFrame, by: list[str], metrics: list[str], boot: Bootstrap) -> pl.DataFrame:
     """Differences a - b between cells that differ in exactly one grouping column, on common seeds."""
-    means = seed_means(per_game, by, metrics)
-    table: dict[tuple, dict[str, dict[Any, float]]] = {}
-    for row in means.iter_rows(named=True):
-        cell = tuple(row[c] for c in by)
-        table.setdefault(cell, {}).setdefault(row["metric"], {})[row["seed"]] = row["value"]
-    rows = []
-    for a, b in combinations(sorted(table, key=_sort_key), 2):
+    means = SeedMeans(per_game, by, metrics)
+    order = sorted(range(len(means.cells)), key=lambda i: _sort_key(means.cells[i]))
+    rows, samples = [], []
+    for ia, ib in combinations(order, 2):
+        a, b = means.cells[ia], means.cells[ib]
         changed = [c for c, x, y in zip(by, a, b, strict=True) if x != y]
         if len(changed) != 1:
             continue
         for metric in metrics:
-            sa, sb = table[a].get(metric, {}), table[b].get(metric, {})
-            common = sorted(set(sa) & set(sb))
-            if not common:
+            seeds_a, values_a, _ = means.of(ia, metric)
+            seeds_b, values_b, _ = means.of(ib, metric)
+            common, at_a, at_b = np.intersect1d(seeds_a, seeds_b, assume_unique=True, return_indices=True)
+            if not len(common):
                 continue
-            diff = np.array([sa[s] - sb[s] for s in common])
-            lo, hi = boot.interval(diff)
+            diff = values_a[at_a] - values_b[at_b]
+            samples.append(diff)
             rows.append(
                 {c: v for c, v in zip(by, a, strict=True) if c not in changed}
                 | {"factor": changed[0], "a": _text(a[by.index(changed[0])]), "b": _text(b[by.index(changed[0])]),
-                   "metric": metric, "n_seeds": len(common), "mean_diff": float(diff.mean()),
-                   "ci_low": lo, "ci_high": hi}
+                   "metric": metric, "n_seeds": len(diff), "mean_diff": float(diff.mean())}
             )
+    for row, (lo, hi) in zip(rows, boot.intervals(samples), strict=True):
+        row |= {"ci_low": lo, "ci_high": hi}
     cols = [*by, "factor", "a", "b", "metric", "n_seeds", "mean_diff", "ci_low", "ci_high"]
     return _frame(rows, cols, per_game, by)
 
@@ -104,11 +149,16 @@ def _sort_key(cell: tuple) -> tuple:
     return tuple((v is None, str(v)) for v in cell)
 
 
-def _frame(rows: list[dict], cols: list[str], per_game: pl.DataFrame, by: list[str]) -> pl.DataFrame:
-    """Rows with the grouping columns keeping their types, even when there are none."""
-    schema = {c: per_game.schema[c] for c in by} | {
+def _schema(cols: list[str], per_game: pl.DataFrame | pl.LazyFrame, by: list[str]) -> dict[str, Any]:
+    """The output columns' types, the grouping columns keeping theirs even when there are no rows."""
+    source = per_game.lazy().collect_schema()
+    schema = {c: source[c] for c in by} | {
         "metric": pl.String, "factor": pl.String, "a": pl.String, "b": pl.String,
         "n_games": pl.Int64, "n_seeds": pl.Int64, "mean": pl.Float64, "mean_diff": pl.Float64,
         "ci_low": pl.Float64, "ci_high": pl.Float64,
     }
-    return pl.DataFrame(rows, schema={c: schema[c] for c in cols})
+    return {c: schema[c] for c in cols}
+
+
+def _frame(rows: list[dict], cols: list[str], per_game: pl.DataFrame | pl.LazyFrame, by: list[str]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=_schema(cols, per_game, by))

@@ -1,4 +1,9 @@
-"""Every derived table of a sweep, computed once and shared by the export and the report."""
+"""Every derived table of a sweep, computed once and shared by the export and the report.
+
+The per-game and per-turn tables stay lazy (scans of the sweep's parquet files); only the
+aggregates (cells, paired differences, operational figures) are held, so memory grows with
+the number of cells, not of games.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import polars as pl
 
 from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES, Bootstrap, by_cell, paired
 from bargain_ray.analysis.operational import operational
-from bargain_ray.analysis.per_game import metric_columns, metrics_per_game, metrics_per_turn
+from bargain_ray.analysis.per_game import in_design_order, metric_columns, metrics_per_game, metrics_per_turn
 from bargain_ray.analysis.sweep import Sweep
 
 DEFAULT_BY = ("game", "condition", "pairing", "assignment", "first_speaker")
@@ -21,11 +26,20 @@ class Analysis:
     by: list[str]
     resamples: int
     level: float
-    per_game: pl.DataFrame
-    per_turn: pl.DataFrame
+    scan_per_game: pl.LazyFrame
+    scan_per_turn: pl.LazyFrame
     by_cell: pl.DataFrame
     paired: pl.DataFrame
     operational: pl.DataFrame
+
+    @property
+    def per_game(self) -> pl.DataFrame:
+        """The per-game table in memory (for small sweeps and tests; analysis itself scans)."""
+        return in_design_order(self.scan_per_game).collect()
+
+    @property
+    def per_turn(self) -> pl.DataFrame:
+        return self.scan_per_turn.collect()
 
 
 def analyse(
@@ -34,16 +48,17 @@ def analyse(
     """Per-game metrics, cells with seed-clustered bootstrap CIs over known games, operational figures."""
     by = list(by or DEFAULT_BY)
     per_game = metrics_per_game(sweep)
-    unknown = [c for c in by if c not in per_game.columns]
+    schema = per_game.collect_schema()
+    unknown = [c for c in by if c not in schema]
     if unknown:
-        raise ValueError(f"cannot group by {unknown}: per-game columns are {per_game.columns}")
-    known = per_game.filter(pl.col("known")) if per_game.height else per_game
-    metrics = [m for m in metric_columns(per_game) if m != "technical_failure"]
+        raise ValueError(f"cannot group by {unknown}: per-game columns are {schema.names()}")
+    known = per_game.filter(pl.col("known"))
+    metrics = [m for m in metric_columns(schema) if m != "technical_failure"]
     boot = Bootstrap(resamples, level, seed)
     return Analysis(
         sweep=sweep, by=by, resamples=resamples, level=level,
-        per_game=per_game,
-        per_turn=metrics_per_turn(sweep),
+        scan_per_game=per_game,
+        scan_per_turn=metrics_per_turn(sweep),
         by_cell=by_cell(known, by, metrics, boot),
         paired=paired(known, by, metrics, boot),
         operational=operational(sweep),

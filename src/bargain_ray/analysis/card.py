@@ -12,7 +12,8 @@ import yaml
 
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.per_game import FIELDS as SHARED_FIELDS
-from bargain_ray.analysis.per_game import family_metrics
+from bargain_ray.analysis.per_game import family_fields
+from bargain_ray.analysis.sample import SAMPLE
 
 UNITS = {
     "games": "one game (the store's flat games table)",
@@ -30,13 +31,8 @@ TABLE_FIELDS = {
     "games": {
         "calls_attempted": "model calls, repairs included", "repairs_used": "repair prompts",
         "technical_pass": "the game ended in agreement or no agreement (no format or technical failure)",
-        "models_by_role": "role -> model as configured (JSON)", "agent_of_role": "role -> agent letter (JSON)",
-        "model_of_role": "role -> model letter (JSON)", "unit_hash": "hash of everything that determines the game",
-        "phase": "design phase", "bounds": "each gain's range and the joint gain's (JSON)",
-        "deal": "the deal's terms, offer id, proposer and acceptor (JSON)",
-        "utilities_*": "points of each role", "gains_*": "points above the no-agreement points",
-        "below_fallback": "roles left below their no-agreement points (JSON)",
-        "outcome": "the whole outcome record as JSON",
+        "unit_hash": "hash of everything that determines the game", "phase": "design phase",
+        "outcome": "the whole outcome record as JSON (for replay; every figure of it also has its own column)",
     },
     "turns": {
         "unit_id": "game (join key)", "turn": "turn number", "role": "who moved",
@@ -44,6 +40,8 @@ TABLE_FIELDS = {
         "attempts": "replies asked for this turn", "valid": "false if the repairs ran out",
         "action": "the action taken. **Authoritative**", "message": "text shown to the other side(s)",
         "fields": "every family field of the turn as JSON (private ones included: see `raw/`)",
+        "turn_scored": "the family scored this turn (its per-turn metrics are in this row)",
+        "terms_*": "the offer's value of each term, as a number",
     },
     "calls": {
         "unit_id": "game (join key)", "call_id": "`<unit_id>-kNN`, in call order", "role": "role that was asked", "turn": "turn number",
@@ -128,14 +126,15 @@ def _describe(column: str, fields: dict[str, str]) -> str:
 
 def fields_section(analysis: Analysis, written: dict[str, tuple[str, int]]) -> str:
     """A fields table per config; per-game fields from the shared columns and each family's ``FIELDS``."""
-    game_fields = dict(SHARED_FIELDS)
-    for name in analysis.per_game["family"].unique().drop_nulls().to_list() if analysis.per_game.height else []:
-        game_fields |= getattr(family_metrics(name), "FIELDS", {})
+    s = analysis.sweep
+    families = s.scan("games").select(pl.col("family").unique().drop_nulls()).collect()["family"].to_list()
+    game_fields = SHARED_FIELDS | family_fields(families)
     schemas = {
-        "games": (analysis.sweep.games.schema, game_fields | TABLE_FIELDS["games"]),
-        "turns": (analysis.sweep.turns.schema, TABLE_FIELDS["turns"]),
-        "calls": (analysis.sweep.calls.schema, TABLE_FIELDS["calls"]),
-        "metrics_per_game": (analysis.per_game.schema, game_fields),
+        "games": (s.scan("games").collect_schema(), game_fields | TABLE_FIELDS["games"]),
+        "turns": (s.scan("turns").collect_schema(), TABLE_FIELDS["turns"]),
+        "calls": (s.scan("calls").collect_schema(), TABLE_FIELDS["calls"]),
+        "metrics_per_game": (analysis.scan_per_game.collect_schema(), game_fields),
+        "metrics_per_turn": (analysis.scan_per_turn.collect_schema(), game_fields | TABLE_FIELDS["turns"]),
         "metrics_by_cell": (analysis.by_cell.schema, game_fields | TABLE_FIELDS["metrics_by_cell"]),
         "paired_differences": (analysis.paired.schema, game_fields | TABLE_FIELDS["paired_differences"]),
         "operational": (analysis.operational.schema, TABLE_FIELDS["operational"] | TABLE_FIELDS["calls"]),
@@ -149,15 +148,18 @@ def fields_section(analysis: Analysis, written: dict[str, tuple[str, int]]) -> s
     return "\n\n".join(parts)
 
 
+def _distinct(analysis: Analysis, column: str) -> list[Any]:
+    return analysis.scan_per_game.select(pl.col(column).unique()).collect()[column].to_list()
+
+
 def design_section(analysis: Analysis) -> str:
-    g = analysis.per_game
-    if not g.height:
+    if not _count(analysis):
         return "## Experimental design\n\nNo games were journaled."
     lines = ["## Experimental design", ""]
     for col in ("game", "condition", "pairing", "assignment", "first_speaker"):
-        values = sorted({str(v) for v in g[col].to_list() if v is not None})
+        values = sorted({str(v) for v in _distinct(analysis, col) if v is not None})
         lines.append(f"- **{col}**: {', '.join(values) if values else '(not varied)'}")
-    seeds = g["seed"].n_unique()
+    seeds = len(_distinct(analysis, "seed"))
     lines += [
         f"- **seeds (blocks)**: {seeds}; every cell of a block plays the block's seed (common random numbers),",
         "  so cells are compared on the same draws.",
@@ -170,19 +172,23 @@ def design_section(analysis: Analysis) -> str:
     return "\n".join(lines)
 
 
+def _count(analysis: Analysis, where: pl.Expr | None = None) -> int:
+    g = analysis.scan_per_game
+    return (g if where is None else g.filter(where)).select(pl.len()).collect().item()
+
+
 def limitations_section(analysis: Analysis) -> str:
-    g = analysis.per_game
     items = []
-    seeds = g["seed"].n_unique() if g.height else 0
+    seeds = len(_distinct(analysis, "seed")) if _count(analysis) else 0
     if seeds < 2:
         items.append("Fewer than two seeds: bootstrap intervals are empty (a single seed gives no spread).")
     elif seeds < 20:
         items.append(f"Only {seeds} seeds: intervals rest on few clusters and are rough.")
-    unknown = g.filter(~pl.col("known")).height if g.height else 0
+    unknown = _count(analysis, ~pl.col("known"))
     if unknown:
         items.append(f"{unknown} game(s) ended in a technical failure: unknown, unscored, left out of every estimate; "
                      "resuming the sweep re-runs them.")
-    providers = set(analysis.sweep.calls["provider"].unique().to_list()) if analysis.sweep.calls.height else set()
+    providers = set(analysis.sweep.scan("calls").select(pl.col("provider").unique()).collect()["provider"].to_list())
     if providers & {"strategy", "replay", "sim"}:
         items.append(f"Some players are not language models (providers: {', '.join(sorted(providers))}); "
                      "strategy agents are deterministic, so within-cell spread comes only from seeds.")
@@ -211,24 +217,22 @@ def provenance_section(analysis: Analysis) -> str:
         if key.startswith("game ") and isinstance(part, dict):
             lines.append(f"- Prompt hash for {key}: `{part.get('prompts')}`")
     reported = Counter()
-    if s.calls.height:
-        for row in s.calls.group_by("provider", "model", "model_version").len().iter_rows(named=True):
-            reported[(row["provider"], row["model"], row["model_version"] or "(not reported)")] += row["len"]
+    for row in s.scan("calls").group_by("provider", "model", "model_version").len().collect().iter_rows(named=True):
+        reported[(row["provider"], row["model"], row["model_version"] or "(not reported)")] += row["len"]
     rows = [[p, m, v, n] for (p, m, v), n in sorted(reported.items())]
     lines += ["", "Models as configured and as the providers reported them:", "",
               _table(["Provider", "Model", "Reported model", "Calls"], rows)]
     return "\n".join(lines)
 
 
-def card(analysis: Analysis, written: dict[str, tuple[str, int]]) -> str:
+def card(analysis: Analysis, written: dict[str, tuple[str, int]], raw_complete: bool = True) -> str:
     s = analysis.sweep
-    g = analysis.per_game
-    statuses = Counter(g["status"].to_list()) if g.height else Counter()
+    statuses = dict(analysis.scan_per_game.group_by("status").len().collect().iter_rows())
     structure = _table(["Config", "Rows", "Unit"], [[f"`{k}`", n, UNITS[k]] for k, (_, n) in written.items()])
     return "\n\n".join([
         front_matter(analysis, written).rstrip(),
         f"# bargain_ray sweep `{s.name}`",
-        f"{g.height} negotiation games played by bargain_ray ("
+        f"{sum(statuses.values())} negotiation games played by bargain_ray ("
         + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) + "). Every game keeps the private brief each "
         "side received, every request and reply, every invalid attempt and the rule it broke, and the exact outcome.",
         "## Structure\n\n" + structure,
@@ -241,7 +245,9 @@ def card(analysis: Analysis, written: dict[str, tuple[str, int]]) -> str:
         "Raw transcripts live in `raw/`, one JSONL file per game named `{unit_id}.jsonl`: a `header` record "
         "(unit, game config, prompt hash, the private brief of each role), one `turn` record per turn with its "
         "calls (requests and replies, invalid attempts included), and a `result` record (the outcome record). "
-        "They are not a loadable config: the three record types have different schemas. Everything in `data/` "
+        + ("" if raw_complete else f"This sweep is large: `raw/` holds the games the report shows (the first {SAMPLE} of "
+           "each cell); every game's record is in the sweep folder's `journal.jsonl`, one JSON object per line. ")
+        + "They are not a loadable config: the three record types have different schemas. Everything in `data/` "
         "and `metrics/` is derived from them.",
         fields_section(analysis, written),
         design_section(analysis),

@@ -11,8 +11,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.card import card
+from bargain_ray.analysis.per_game import in_design_order
+from bargain_ray.analysis.sample import raw_scope
 from bargain_ray.store import MANIFEST
 
 LOG_VERSION = 1
@@ -44,21 +48,37 @@ def raw_lines(record: dict[str, Any], config: dict[str, Any] | None, prompts: st
     return lines
 
 
-def tables(analysis: Analysis) -> dict[str, Any]:
+def tables(analysis: Analysis) -> dict[str, tuple[str, pl.LazyFrame | pl.DataFrame]]:
     """config name -> (relative parquet path, frame), in card order."""
     s = analysis.sweep
     out = {
-        "games": ("data/games.parquet", s.games),
-        "turns": ("data/turns.parquet", s.turns),
-        "calls": ("data/calls.parquet", s.calls),
-        "metrics_per_game": ("metrics/metrics_per_game.parquet", analysis.per_game),
+        "games": ("data/games.parquet", s.scan("games")),
+        "turns": ("data/turns.parquet", s.scan("turns")),
+        "calls": ("data/calls.parquet", s.scan("calls")),
+        "metrics_per_game": ("metrics/metrics_per_game.parquet", in_design_order(analysis.scan_per_game)),
         "metrics_by_cell": ("metrics/metrics_by_cell.parquet", analysis.by_cell),
         "paired_differences": ("metrics/paired_differences.parquet", analysis.paired),
         "operational": ("metrics/operational.parquet", analysis.operational),
     }
-    if analysis.per_turn.height:
-        out["metrics_per_turn"] = ("metrics/metrics_per_turn.parquet", analysis.per_turn)
+    per_turn = analysis.scan_per_turn
+    if per_turn.collect_schema().names() and per_turn.select(pl.len()).collect().item():
+        out["metrics_per_turn"] = ("metrics/metrics_per_turn.parquet", per_turn)
     return out
+
+
+def write_raw(analysis: Analysis, folder: Path, only: set[str] | None = None) -> int:
+    """One JSONL file per game (of those in ``only``), streamed from the journal one record at a time;
+    returns the count."""
+    s = analysis.sweep
+    n = 0
+    for rec in s.records(only):
+        unit = rec["unit"]
+        part = s.component(unit.get("game"), unit.get("condition"))
+        lines = raw_lines(rec, part["config"] if part else None, part.get("prompts") if part else None, s.briefs(rec))
+        with (folder / f"{unit['unit_id']}.jsonl").open("w") as f:
+            f.writelines(json.dumps(line, default=str, ensure_ascii=False) + "\n" for line in lines)
+        n += 1
+    return n
 
 
 def export(analysis: Analysis, out: Path) -> Path:
@@ -67,18 +87,17 @@ def export(analysis: Analysis, out: Path) -> Path:
     if out.exists():
         shutil.rmtree(out)
     (out / "raw").mkdir(parents=True)
-    for rec in s.records:
-        unit = rec["unit"]
-        config = s.game_config(unit)
-        part = s.manifest.get("components", {}).get(f"game {unit.get('game')} under condition {unit.get('condition')}")
-        lines = raw_lines(rec, config, part.get("prompts") if part else None, s.briefs(rec))
-        with (out / "raw" / f"{unit['unit_id']}.jsonl").open("w") as f:
-            f.writelines(json.dumps(line, default=str, ensure_ascii=False) + "\n" for line in lines)
-    written = tables(analysis)
-    for rel, frame in written.values():
+    scope = raw_scope(analysis)
+    write_raw(analysis, out / "raw", scope)
+    written = {}
+    for name, (rel, frame) in tables(analysis).items():
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(out / rel)
+        if isinstance(frame, pl.LazyFrame):
+            frame.sink_parquet(out / rel, engine="streaming")
+        else:
+            frame.write_parquet(out / rel)
+        written[name] = (rel, pl.scan_parquet(out / rel).select(pl.len()).collect().item())
     (out / "spec").mkdir()
     shutil.copyfile(s.path / MANIFEST, out / "spec" / MANIFEST)
-    (out / "README.md").write_text(card(analysis, {k: (rel, f.height) for k, (rel, f) in written.items()}))
+    (out / "README.md").write_text(card(analysis, written, raw_complete=scope is None))
     return out

@@ -1,8 +1,10 @@
 """The report: one self-contained HTML file (inline CSS and SVG) that opens with no server.
 
-Tables and plots first, then every transcript as seed 001 shows it (turn,
-speaker, call id, message, action). Private briefs and scratchpads are shown
-apart and marked private; technical failures are marked as such.
+Tables and plots first, then transcripts as seed 001 shows them (turn, speaker,
+call id, message, action): up to ``SAMPLE`` per cell on the page, every game in
+the dataset's ``raw/`` folder, which the page links to, so the page stays small
+at any scale. Private briefs and scratchpads are shown apart and marked private;
+technical failures are marked as such.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,15 +19,16 @@ import polars as pl
 
 from bargain_ray.analysis import svg
 from bargain_ray.analysis.build import Analysis
-from bargain_ray.analysis.per_game import Spaces, family_metrics
-from bargain_ray.games.multi_issue import frontier
+from bargain_ray.analysis.per_game import game_class
+from bargain_ray.analysis.sample import SAMPLE, game_count, raw_scope, sampled
+from bargain_ray.games.base import DEFAULT_HEADLINE
+from bargain_ray.store import DATASET, JOURNAL
 
-HEADLINE = ("efficiency", "efficiency_all_assigned", "joint_gain", "rounds_to_agreement", "dist_pareto", "dist_nash")
-"""Metrics shown by cell for a family whose metrics module sets no ``HEADLINE`` of its own;
-the first two are also plotted. Deal rate and format failures are always shown."""
 PRIVATE_KEYS = ("private", "scratchpad", "reasoning")
 """Turn fields whose name contains one of these are private to the speaker, as are the fields a
-family's metrics module names in ``PRIVATE_FIELDS`` (e.g. a true valuation)."""
+family's Game names in ``private_fields`` (e.g. a true valuation)."""
+DEALS_PLOTTED = 2000
+"""Deals drawn per frontier plot at most (the first journaled)."""
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:24px;color:#1f2937;max-width:1320px}
@@ -104,10 +106,7 @@ def varying(frame: pl.DataFrame, by: list[str]) -> list[str]:
 
 
 def summary(a: Analysis) -> pl.DataFrame:
-    g = a.per_game
-    if g.height == 0:
-        return g
-    return g.group_by("game", "family").agg(
+    return a.scan_per_game.group_by("game", "family").agg(
         pl.len().alias("games"),
         pl.col("known").sum().alias("known"),
         *((pl.col("status") == s).sum().alias(s.lower()) for s in
@@ -115,15 +114,16 @@ def summary(a: Analysis) -> pl.DataFrame:
         pl.col("agreement").mean().alias("deal_rate"),
         pl.col("rounds").mean().alias("mean_rounds"),
         pl.col("cost_usd").sum().alias("cost_usd"),
-    ).sort("game")
+    ).sort("game").collect()
 
 
 def headline(a: Analysis) -> list[str]:
     """Deal rate, each family's headline metrics, format failures: those the sweep has."""
     names = ["agreement"]
-    families = a.per_game["family"].unique(maintain_order=True).drop_nulls().to_list() if a.per_game.height else []
-    for name in families:
-        names += [m for m in getattr(family_metrics(name), "HEADLINE", HEADLINE) if m not in names]
+    families = a.scan_per_game.select(pl.col("family").unique(maintain_order=True).drop_nulls()).collect()
+    for name in families["family"].to_list():
+        cls = game_class(name)
+        names += [m for m in (cls.headline if cls else DEFAULT_HEADLINE) if m not in names]
     present = set(a.by_cell["metric"].to_list())
     return [m for m in [*names, "format_failure"] if m in present]
 
@@ -158,34 +158,31 @@ def interval_plots(a: Analysis) -> list[str]:
 
 
 def frontier_plots(a: Analysis) -> list[str]:
-    spaces = Spaces()
+    """Deals against the agreement space, for each game config whose family has one."""
+    s = a.sweep
+    games = a.scan_per_game
     out = []
-    by_config: dict[str, tuple[dict, list]] = {}
-    for rec in a.sweep.records:
-        config = a.sweep.game_config(rec["unit"])
-        if config and config.get("family") == "multi_issue":
-            key = f"{rec['unit'].get('game')} under {rec['unit'].get('condition')}"
-            by_config.setdefault(key, (config, []))[1].append(rec)
-    for key, (config, records) in by_config.items():
-        s = spaces.of(config)
-        deals = []
-        for rec in records:
-            u = rec["outcome"].get("utilities") if rec["outcome"]["agreement"] else None
-            if u:
-                deals.append((u[s.roles[0]]["value"], u[s.roles[1]]["value"], rec["unit"]["unit_id"]))
+    pairs = games.select("game", "condition").unique(maintain_order=True).collect()
+    for game_name, condition in pairs.iter_rows():
+        game = s.game_for(game_name, condition)
+        space = game.utility_space() if game else None
+        if space is None:
+            continue
+        x, y = (f"utility_{r}" for r in space.roles)
+        if not {x, y} <= set(games.collect_schema().names()):
+            continue
+        deals = (games.filter((pl.col("game") == game_name) & (pl.col("condition") == condition) & pl.col("agreement"))
+                 .select(x, y, "unit_id").drop_nulls().head(DEALS_PLOTTED).collect())
         out.append(svg.frontier(
-            frontier.as_floats(s.frontier), deals, [float(x) for x in s.disagreement],
-            None if s.nash is None else [float(x) for x in s.nash], frontier.as_floats(s.max_welfare),
-            [[float(lo), float(hi)] for lo, hi in s.ranges], s.roles, f"Deals against the Pareto frontier: {key}",
+            space.frontier, list(deals.iter_rows()), space.disagreement, space.nash, space.max_welfare,
+            space.ranges, space.roles, f"Deals against the Pareto frontier: {game_name} under {condition}",
         ))
     return out
 
 
 def rounds_plot(a: Analysis) -> str:
-    g = a.per_game
-    if g.height == 0:
-        return ""
-    counts = g.drop_nulls("rounds_to_agreement").group_by("rounds_to_agreement").len().sort("rounds_to_agreement")
+    counts = (a.scan_per_game.drop_nulls("rounds_to_agreement").group_by("rounds_to_agreement").len()
+              .sort("rounds_to_agreement").collect())
     return svg.bars([(int(k), int(n)) for k, n in counts.iter_rows()], "Rounds to agreement", "turns played (deals)")
 
 
@@ -216,7 +213,8 @@ def transcript(rec: dict[str, Any], briefs: dict[str, tuple[str, bool]]) -> str:
     speaker = f"{unit.get('first_speaker')} opens; " if unit.get("first_speaker") else ""
     models = ", ".join(f"{r}: {m}" for r, m in (unit.get("models_by_role") or {}).items())
     parts = [f'<details class="game"><summary><b>{escape(unit["unit_id"])}</b> · {escape(str(unit.get("cell")))} · '
-             f'{escape(models)} · <span class="status-{escape(status)}">{escape(status)}</span></summary>',
+             f'{escape(models)} · <span class="status-{escape(status)}">{escape(status)}</span> · '
+             f'<a href="{DATASET}/raw/{escape(unit["unit_id"])}.jsonl">raw</a></summary>',
              f'<p>{escape(str(unit.get("pairing")))}; {escape(speaker)}{escape(status)}</p>']
     if not out["known"]:
         parts.append(f'<div class="technical">TECHNICAL FAILURE: unknown, unscored, re-run on resume. '
@@ -224,7 +222,8 @@ def transcript(rec: dict[str, Any], briefs: dict[str, tuple[str, bool]]) -> str:
     for role, (brief, sent) in briefs.items():
         how = "only the {role} saw this" if sent else "rebuilt from the game config (no request to this role was recorded)"
         parts.append(_private(f"{role} brief: {how.format(role=role)}", brief, folded=True))
-    hidden = set(getattr(family_metrics(unit.get("family")), "PRIVATE_FIELDS", ()))
+    cls = game_class(unit.get("family"))
+    hidden = set(cls.private_fields if cls else ())
     placed = set()
     for t in rec["turns"]:
         placed.update(t["call_ids"])
@@ -259,16 +258,30 @@ def _turn(t: dict[str, Any], calls: list[dict[str, Any]], hidden: set[str]) -> s
     return "".join(parts) + "</div>"
 
 
+def transcripts(a: Analysis) -> str:
+    """The sampled transcripts, streamed from the journal, and where the rest are."""
+    shown, total, scope = sampled(a), game_count(a), raw_scope(a)
+    s = a.sweep
+    parts = [f"<h2>Transcripts ({total})</h2>"]
+    if len(shown) < total:
+        where = (f'every game has its file in <a href="{DATASET}/raw/">{DATASET}/raw/</a>' if scope is None else
+                 f'the games shown have their files in <a href="{DATASET}/raw/">{DATASET}/raw/</a> and every game '
+                 f'is in <a href="{JOURNAL}">{JOURNAL}</a> (one JSON record per line)')
+        parts.append(f'<p class="meta">Showing the first {SAMPLE} games of each cell ({len(shown)} of {total}); '
+                     f"{where}.</p>")
+    parts += [transcript(r, s.briefs(r)) for r in s.records(only=shown)]
+    return "".join(parts)
+
+
 def render(a: Analysis) -> str:
     s = a.sweep
-    g = a.per_game
-    statuses = Counter(g["status"].to_list()) if g.height else Counter()
+    statuses = dict(a.scan_per_game.group_by("status").len().collect().iter_rows())
     plots = [*interval_plots(a), *frontier_plots(a), rounds_plot(a)]
     headline_pairs = a.paired.filter(pl.col("metric").is_in(("agreement", "efficiency")))
     sections = [
         f"<h1>Sweep report: {escape(s.name)}</h1>",
         f'<p class="meta">{escape(str(s.path))} · created {escape(str(s.manifest.get("created")))} · '
-        f"{g.height} games ({escape(', '.join(f'{k} {v}' for k, v in sorted(statuses.items())))}) · "
+        f"{sum(statuses.values())} games ({escape(', '.join(f'{k} {v}' for k, v in sorted(statuses.items())))}) · "
         f"cells by {escape(' x '.join(a.by))} · {a.resamples} bootstrap resamples of seeds, {a.level:.0%} intervals · "
         f"built {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</p>",
         "<h2>Summary</h2>", table(summary(a), left=2),
@@ -281,8 +294,7 @@ def render(a: Analysis) -> str:
         '<p class="meta">a − b on common seeds, cells differing in one factor; the full table is in the export.</p>',
         table(headline_pairs, left=len(a.by) + 4),
         "<h2>Operational, per model</h2>", table(a.operational, left=2),
-        f"<h2>Transcripts ({len(s.records)})</h2>",
-        "".join(transcript(r, s.briefs(r)) for r in s.records),
+        transcripts(a),
     ]
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(s.name)} report</title>'
             f"<style>{CSS}</style></head><body>" + "".join(sections) + "</body></html>")

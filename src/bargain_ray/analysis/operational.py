@@ -4,11 +4,10 @@ As seed 002's ``operational`` table: calls, repairs, invalid attempts by
 rule, format failures, technical failures, latency percentiles, tokens, cost.
 A format failure counts against the model whose repairs ran out; a game that
 ended in a technical failure counts against every model that played in it.
+All of it is lazy polars over the tables.
 """
 
 from __future__ import annotations
-
-import json
 
 import polars as pl
 
@@ -19,9 +18,7 @@ KEY = ["provider", "model"]
 
 def operational(sweep: Sweep) -> pl.DataFrame:
     """One row per (provider, model) as configured; ``reported_models`` lists what the provider said."""
-    calls = sweep.calls
-    if calls.height == 0:
-        return pl.DataFrame(schema={"provider": pl.String, "model": pl.String, "calls": pl.Int64})
+    calls = sweep.scan("calls")
     main = calls.group_by(KEY).agg(
         pl.col("unit_id").n_unique().alias("games"),
         pl.len().alias("calls"),
@@ -35,13 +32,12 @@ def operational(sweep: Sweep) -> pl.DataFrame:
         *(pl.col(c).sum() for c in ("input_tokens", "output_tokens", "cache_read_tokens",
                                      "cache_write_tokens", "reasoning_tokens", "cost_usd")),
         pl.col("model_version").drop_nulls().unique().sort().str.join(", ").alias("reported_models"),
-    )
-    main = main.with_columns(
-        (pl.col("invalid_attempts") / pl.col("calls")).alias("invalid_rate"),
-    )
-    frames = [main, _by_rule(calls), _format_failures(sweep), _technical_games(sweep)]
-    out = frames[0]
-    for f in frames[1:]:
+    ).collect(engine="streaming")
+    if main.height == 0:
+        return pl.DataFrame(schema={"provider": pl.String, "model": pl.String, "calls": pl.Int64})
+    main = main.with_columns((pl.col("invalid_attempts") / pl.col("calls")).alias("invalid_rate"))
+    out = main
+    for f in (_by_rule(calls), _format_failures(sweep), _technical_games(sweep)):
         if f.height:
             out = out.join(f, on=KEY, how="left")
     for name in ("format_failures", "games_technical_error"):
@@ -51,9 +47,9 @@ def operational(sweep: Sweep) -> pl.DataFrame:
     return out.with_columns(pl.col(counts).fill_null(0).cast(pl.Int64)).sort(KEY)
 
 
-def _by_rule(calls: pl.DataFrame) -> pl.DataFrame:
+def _by_rule(calls: pl.LazyFrame) -> pl.DataFrame:
     """Invalid attempts counted by the rule they broke, one column per rule."""
-    bad = calls.filter(pl.col("valid") == False).group_by([*KEY, "rule"]).len()  # noqa: E712
+    bad = calls.filter(pl.col("valid") == False).group_by([*KEY, "rule"]).len().collect(engine="streaming")  # noqa: E712
     if bad.height == 0:
         return pl.DataFrame()
     return bad.with_columns(("invalid_rule_" + pl.col("rule").fill_null("unknown")).alias("rule")).pivot(
@@ -63,25 +59,26 @@ def _by_rule(calls: pl.DataFrame) -> pl.DataFrame:
 
 def _format_failures(sweep: Sweep) -> pl.DataFrame:
     """Games ended by exhausted repairs, by the model whose last reply was invalid."""
-    failed = {g["unit_id"] for g in sweep.games.filter(pl.col("status") == "FORMAT_FAILURE").iter_rows(named=True)}
+    failed = sweep.scan("games").filter(pl.col("status") == "FORMAT_FAILURE").select("unit_id")
     last = (
-        sweep.turns.filter(pl.col("unit_id").is_in(list(failed)) & ~pl.col("valid"))
+        sweep.scan("turns").join(failed, on="unit_id").filter(~pl.col("valid"))
         .select(pl.col("call_ids").list.last().alias("call_id"))
     )
-    if last.height == 0:
-        return pl.DataFrame()
-    return last.join(sweep.calls, on="call_id").group_by(KEY).len().rename({"len": "format_failures"})
+    return (last.join(sweep.scan("calls"), on="call_id").group_by(KEY).len()
+            .rename({"len": "format_failures"}).collect(engine="streaming"))
 
 
 def _technical_games(sweep: Sweep) -> pl.DataFrame:
     """Games that ended unknown, counted for each model that played in them."""
-    rows = []
-    for g in sweep.games.filter(~pl.col("known")).iter_rows(named=True):
-        models = set(json.loads(g["models_by_role"] or "{}").values())
-        rows.extend({"model": m, "unit_id": g["unit_id"]} for m in models)
-    if not rows:
+    games = sweep.scan("games")
+    models = [c for c in games.collect_schema().names() if c.startswith("model_")]
+    if not models:
         return pl.DataFrame()
-    providers = sweep.calls.select(KEY).unique()
-    return (
-        pl.DataFrame(rows).join(providers, on="model").group_by(KEY).len().rename({"len": "games_technical_error"})
+    played = (
+        games.filter(~pl.col("known")).select("unit_id", *models)
+        .unpivot(index="unit_id", on=models, value_name="model").drop_nulls("model")
+        .select("unit_id", "model").unique()
     )
+    providers = sweep.scan("calls").select(KEY).unique()
+    return (played.join(providers, on="model").group_by(KEY).len()
+            .rename({"len": "games_technical_error"}).collect(engine="streaming"))

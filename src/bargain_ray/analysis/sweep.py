@@ -1,38 +1,74 @@
-"""A sweep folder as analysis sees it: manifest, the latest record of each unit, the tables."""
+"""A sweep folder as analysis sees it: the manifest, the tables as lazy scans, the journal streamed.
+
+Nothing here holds every record: the tables are scanned (``scan``), and records are read one at a
+time from the journal (``records``), the latest of each unit only.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from bargain_ray.core.hashing import digest
 from bargain_ray.games import load_game
 from bargain_ray.games.base import Game
-from bargain_ray.store import MANIFEST, read_manifest, read_records, read_tables
+from bargain_ray.store import MANIFEST, index_latest, read_at, read_manifest, scan_tables
 
 
 @dataclass(frozen=True)
 class Sweep:
     path: Path
     manifest: dict[str, Any]
-    records: list[dict[str, Any]]
-    """The latest journaled record of each unit, in journal order."""
-    games: pl.DataFrame
-    turns: pl.DataFrame
-    calls: pl.DataFrame
-    _games: dict[str, Game] = field(default_factory=dict, repr=False)
+    tables: dict[str, pl.LazyFrame]
+    _games: dict[str, Game | None] = field(default_factory=dict, repr=False)
+    _journal: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
         return self.manifest.get("grid") or self.path.name
 
+    def scan(self, table: str) -> pl.LazyFrame:
+        """``games``, ``turns`` or ``calls`` as a lazy scan."""
+        return self.tables[table]
+
+    @property
+    def games(self) -> pl.DataFrame:
+        return self.scan("games").collect()
+
+    @property
+    def turns(self) -> pl.DataFrame:
+        return self.scan("turns").collect()
+
+    @property
+    def calls(self) -> pl.DataFrame:
+        return self.scan("calls").collect()
+
+    def records(self, only: set[str] | None = None) -> Iterator[dict[str, Any]]:
+        """The latest journaled record of each unit (of those in ``only``), in journal order, one at a time."""
+        if "index" not in self._journal:
+            self._journal["index"] = index_latest(self.path)  # once per sweep read: unit -> its latest line
+        latest = self._journal["index"]
+        return read_at(self.path, sorted(o for u, o in latest.items() if only is None or u in only))
+
+    def component(self, game: str | None, condition: str | None) -> dict[str, Any] | None:
+        return self.manifest.get("components", {}).get(f"game {game} under condition {condition}")
+
     def game_config(self, unit: dict[str, Any]) -> dict[str, Any] | None:
         """The game config a unit was played under, as the manifest fixed it."""
-        part = self.manifest.get("components", {}).get(f"game {unit.get('game')} under condition {unit.get('condition')}")
+        part = self.component(unit.get("game"), unit.get("condition"))
         return part["config"] if part else None
+
+    def game_for(self, game: str | None, condition: str | None) -> Game | None:
+        """The game a unit of ``game`` under ``condition`` was played as (from the manifest), loaded once."""
+        key = f"{game} under {condition}"
+        if key not in self._games:
+            part = self.component(game, condition)
+            self._games[key] = load_game(part["config"]) if part else None
+        return self._games[key]
 
     def briefs(self, record: dict[str, Any]) -> dict[str, tuple[str, bool]]:
         """role -> (private system prompt, whether it was sent): as recorded in the role's first
@@ -43,13 +79,21 @@ class Sweep:
             system = sent_system(c.get("request") or {})
             if c["role"] not in out and system:
                 out[c["role"]] = (system, True)
-        config = self.game_config(record["unit"])
-        if config is None:
-            return out
-        game = self._games.setdefault(digest(config), load_game(config))
         unit = record["unit"]
-        state = game.start(unit.get("seed", 0), unit.get("first_speaker"))
-        return {role: out.get(role) or (game.prompt(state, role).system, False) for role in game.roles}
+        game = self.game_for(unit.get("game"), unit.get("condition"))
+        if game is None:
+            return out
+        if any(role not in out for role in game.roles):
+            rebuilt = dict(_rebuilt_briefs(game, unit.get("seed", 0), unit.get("first_speaker")))
+            out = {role: out.get(role) or (rebuilt[role], False) for role in game.roles}
+        return {role: out[role] for role in game.roles}
+
+
+@lru_cache(maxsize=4096)
+def _rebuilt_briefs(game: Game, seed: int, first_speaker: str | None) -> tuple[tuple[str, str], ...]:
+    """Each role's brief as the engine renders it at the start (the same for every cell of a seed)."""
+    state = game.start(seed, first_speaker)
+    return tuple((role, game.prompt(state, role).system) for role in game.roles)
 
 
 def sent_system(request: dict[str, Any]) -> str | None:
@@ -61,12 +105,8 @@ def sent_system(request: dict[str, Any]) -> str | None:
 
 
 def read_sweep(path: Path) -> Sweep:
-    """Read a sweep folder; the parquet tables are rebuilt from the journal if absent."""
+    """Read a sweep folder; the parquet tables are rebuilt (in memory) from the journal if absent."""
     path = Path(path)
     if not (path / MANIFEST).exists():
         raise FileNotFoundError(f"{path} is not a sweep folder: no {MANIFEST}")
-    latest: dict[str, dict[str, Any]] = {}
-    for rec in read_records(path):
-        latest.pop(rec["unit"]["unit_id"], None)
-        latest[rec["unit"]["unit_id"]] = rec
-    return Sweep(path=path, manifest=read_manifest(path), records=list(latest.values()), **read_tables(path))
+    return Sweep(path=path, manifest=read_manifest(path), tables=scan_tables(path))

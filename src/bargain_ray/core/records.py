@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bargain_ray.core.text import whole_characters
 
+Scalar = str | int | float | bool | None
+"""One cell of a metrics row."""
+
 
 class Usage(BaseModel):
     """Tokens as the provider reported them."""
@@ -89,7 +92,8 @@ class TurnRecord(BaseModel):
 
 
 class GameRecord(BaseModel):
-    """A game as journaled: its unit, its outcome record, its turns and calls."""
+    """A game as journaled: its unit, its outcome record, its turns and calls, and the family's figures
+    of it (computed once, when the game ends, so analysis reads them from the tables)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -97,3 +101,7 @@ class GameRecord(BaseModel):
     outcome: dict[str, Any]
     turns: list[TurnRecord]
     calls: list[CallRecord]
+    metrics: dict[str, Scalar] = {}
+    """The family's per-game figures (empty for a game with no known result)."""
+    turn_metrics: list[dict[str, Scalar]] = []
+    """The family's per-turn figures, each row naming its ``turn``."""

@@ -10,10 +10,29 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.prompt import Prompt
+from bargain_ray.core.records import Scalar
 from bargain_ray.core.status import Ended
+
+
+class UtilitySpace(BaseModel):
+    """A two-party agreement space in utility points, as a plot draws it (first role on x)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    roles: tuple[str, str]
+    frontier: list[tuple[float, float]]
+    disagreement: tuple[float, float]
+    nash: tuple[float, float] | None
+    max_welfare: list[tuple[float, float]]
+    ranges: tuple[tuple[float, float], tuple[float, float]]
+
+
+DEFAULT_HEADLINE = ("efficiency", "efficiency_all_assigned", "joint_gain", "rounds_to_agreement", "dist_pareto",
+                    "dist_nash")
+"""Headline metrics of a family that names none of its own (those it has are shown)."""
 
 
 class RuleError(ValueError):
@@ -112,3 +131,24 @@ class Game:
     def turn_fields(self, state: Any, role: str, action: Any) -> dict[str, Any]:
         """Family columns of the turn record for a legal action."""
         raise NotImplementedError
+
+    # --- what analysis reads: declared here, so a family overrides them and analysis never looks one up by name
+
+    headline: ClassVar[tuple[str, ...]] = DEFAULT_HEADLINE
+    """Metrics the report shows by cell (deal rate and format failures are always shown)."""
+    private_fields: ClassVar[tuple[str, ...]] = ()
+    """Turn fields private to the speaker beyond those named private/scratchpad/reasoning (e.g. a true valuation)."""
+    fields: ClassVar[dict[str, str]] = {}
+    """What each of the family's metric columns means, for the dataset card."""
+
+    def game_metrics(self, record: dict[str, Any]) -> dict[str, Scalar]:
+        """The family's figures of one finished, known game (its journaled record), computed once as it ends."""
+        return {}
+
+    def turn_metrics(self, record: dict[str, Any]) -> list[dict[str, Scalar]]:
+        """The family's per-turn figures of a finished game; each row names its ``turn``."""
+        return []
+
+    def utility_space(self) -> UtilitySpace | None:
+        """The exact agreement space a plot draws deals against, for families that have one."""
+        return None

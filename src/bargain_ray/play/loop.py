@@ -103,4 +103,9 @@ async def play(game: Game, agents: dict[str, Agent], unit: dict[str, Any]) -> Ga
         **scored,
         "technical_pass": status in (Status.AGREEMENT, Status.NO_AGREEMENT),
     }
-    return GameRecord(unit=unit, outcome=outcome, turns=log.turns, calls=log.calls)
+    record = GameRecord(unit=unit, outcome=outcome, turns=log.turns, calls=log.calls)
+    if status.known:
+        scored_record = record.model_dump(mode="json")
+        record.metrics = game.game_metrics(scored_record)
+        record.turn_metrics = game.turn_metrics(scored_record)
+    return record

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bargain_ray.store.jsonl import Appender, read_lines
+from bargain_ray.store.jsonl import Appender, CorruptJournal, read_lines
 from bargain_ray.store.paths import JOURNAL
 
 
@@ -14,6 +16,57 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
     """Every journaled game of the sweep folder ``path``, oldest first; a torn last line is skipped,
     a corrupt one refused (``CorruptJournal``)."""
     return read_lines(path / JOURNAL)
+
+
+_UNIT_ID = re.compile(rb'^\{"unit": \{"unit_id": ("(?:[^"\\\\]|\\\\.)*")')
+"""The unit id at the head of a journal line as ``GameJournal`` writes it (read without parsing the line)."""
+
+
+def _unit_id(line: bytes) -> str:
+    m = _UNIT_ID.match(line)
+    return json.loads(m.group(1)) if m else json.loads(line)["unit"]["unit_id"]
+
+
+def index_latest(path: Path) -> dict[str, int]:
+    """unit_id -> byte offset of the unit's latest line, in journal order; reads only each line's head."""
+    journal = path / JOURNAL
+    latest: dict[str, int] = {}
+    if not journal.exists():
+        return latest
+    offset = 0
+    with journal.open("rb") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.endswith(b"\n"):
+                break
+            try:
+                unit_id = _unit_id(line)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise CorruptJournal(journal, number, type(exc).__name__) from None
+            latest.pop(unit_id, None)
+            latest[unit_id] = offset
+            offset += len(line)
+    return latest
+
+
+def read_at(path: Path, offsets: list[int]) -> Iterator[dict[str, Any]]:
+    """The records at ``offsets`` (from ``index_latest``), in that order, one at a time."""
+    if not offsets:
+        return
+    with (path / JOURNAL).open("rb") as f:
+        for offset in offsets:
+            f.seek(offset)
+            yield json.loads(f.readline())
+
+
+def read_latest(path: Path, only: set[str] | None = None) -> Iterator[dict[str, Any]]:
+    """The latest record of each unit (of those in ``only``), in journal order, one at a time.
+
+    One pass reads only each line's unit id; then only the lines kept are read and parsed, so
+    memory holds one record and an index, and a sample costs what it keeps.
+    """
+    latest = index_latest(path)
+    offsets = sorted(o for u, o in latest.items() if only is None or u in only)
+    return read_at(path, offsets)
 
 
 def finished_units(path: Path) -> dict[str, str]:

@@ -1,64 +1,120 @@
-"""A journaled game as table rows: the one flattening of records, used by the tables and by analysis."""
+"""A journaled game as table rows: the one flattening of records, used by the tables and by analysis.
+
+A figure has one column name everywhere: ``games.parquet`` holds every per-game figure (the shared
+columns below, the family's metrics computed when the game ended, its scalar outcome fields) beside
+the full outcome object (``outcome``, JSON, for replay). Nothing a researcher needs is a JSON string:
+who played which role is ``model_<role>`` / ``agent_<role>``, a deal's terms are ``deal_<term>``
+numbers, a turn's action fields each have a column in ``turns.parquet``.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import polars as pl
 
+from bargain_ray.core.figures import is_figure, value_of
+from bargain_ray.core.status import Status
 
-def _scalar(v: Any) -> Any:
-    if isinstance(v, dict) and set(v) == {"exact", "value"}:
-        return float(v["value"])
-    if isinstance(v, bool | str | float) or v is None:
-        return v
-    if isinstance(v, int):
-        return float(v)
-    return json.dumps(v, default=str)
+IDENTITY = (
+    "unit_id", "experiment", "game", "family", "condition", "pairing", "assignment", "cell",
+    "seed", "block", "position", "first_speaker",
+)
+SHARED_SCHEMA = {c: pl.Int64 if c in ("assignment", "seed", "block", "position") else pl.String for c in IDENTITY} | {
+    "status": pl.String, "known": pl.Boolean, "reason": pl.String, "agreement": pl.Boolean,
+    "format_failure": pl.Boolean, "technical_failure": pl.Boolean, "technical_pass": pl.Boolean,
+    "rounds": pl.Int64, "rounds_to_agreement": pl.Int64, "calls_attempted": pl.Int64, "repairs_used": pl.Int64,
+    "invalid_attempts": pl.Int64, "input_tokens": pl.Int64, "output_tokens": pl.Int64, "cost_usd": pl.Float64,
+}
+"""The columns every game has, with their types (a sweep without games still has them)."""
+GAME_SCHEMA = SHARED_SCHEMA | {"unit_hash": pl.String, "outcome": pl.String}
+
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+
+
+def shared_columns(rec: dict[str, Any]) -> dict[str, Any]:
+    """The columns every family has, from the unit, the loop's outcome, turns and calls."""
+    unit, out, calls = rec["unit"], rec["outcome"], rec["calls"]
+    known = bool(out["known"])
+    rounds = len(rec["turns"])
+    usage = [c.get("usage") or {} for c in calls]
+    return {k: unit.get(k) for k in IDENTITY} | {
+        "status": out["status"], "known": known, "reason": out["reason"],
+        "agreement": bool(out["agreement"]) if known else None,
+        "format_failure": out["status"] == Status.FORMAT_FAILURE if known else None,
+        "technical_failure": not known,
+        "technical_pass": out["technical_pass"],
+        "rounds": rounds, "rounds_to_agreement": rounds if out["agreement"] else None,
+        "calls_attempted": out["calls_attempted"], "repairs_used": out["repairs_used"],
+        "invalid_attempts": len(out["invalid_attempts"]),
+        "input_tokens": sum(u.get("input_tokens", 0) for u in usage),
+        "output_tokens": sum(u.get("output_tokens", 0) for u in usage),
+        "cost_usd": sum(c.get("cost_usd", 0.0) for c in calls),
+    }
+
+
+def _cell(v: Any) -> Any:
+    """A scalar as a typed cell; a figure as its number; anything nested is left to the JSON beside it."""
+    if is_figure(v):
+        return value_of(v)
+    return v if isinstance(v, bool | int | float | str) or v is None else _SKIP
+
+
+_SKIP = object()
 
 
 def game_row(rec: dict[str, Any]) -> dict[str, Any]:
-    """One row of games.parquet: identity, status, and the outcome's figures flattened."""
+    """One row of games.parquet: identity, who played, status, every figure, and the outcome object."""
     unit, out = rec["unit"], rec["outcome"]
-    row = {
-        "unit_id": unit["unit_id"], "game": unit.get("game"), "family": unit.get("family"),
-        "condition": unit.get("condition"), "pairing": unit.get("pairing"),
-        "assignment": unit.get("assignment"), "cell": unit.get("cell"), "seed": unit.get("seed"),
-        "block": unit.get("block"), "position": unit.get("position"), "first_speaker": unit.get("first_speaker"),
-        "status": out["status"], "known": out["known"], "agreement": out["agreement"], "reason": out["reason"],
-        "calls_attempted": out["calls_attempted"], "repairs_used": out["repairs_used"],
-        "invalid_attempts": len(out["invalid_attempts"]), "technical_pass": out["technical_pass"],
-        "models_by_role": json.dumps(unit.get("models_by_role")),
-        "agent_of_role": json.dumps(unit.get("agent_of_role")),
-        "unit_hash": unit.get("hash"),
-        "cost_usd": sum(c.get("cost_usd", 0.0) for c in rec["calls"]),
-    }
+    row = shared_columns(rec)
+    row |= {f"model_{role}": name for role, name in (unit.get("models_by_role") or {}).items()}
+    row |= {f"agent_{role}": agent for role, agent in (unit.get("agent_of_role") or {}).items()}
+    row["unit_hash"] = unit.get("hash")
     for key, value in out.items():
-        if key in row or key in ("invalid_attempts", "models_by_role", "agent_of_role"):
-            continue
-        if isinstance(value, dict) and value and all(isinstance(v, dict) and "value" in v for v in value.values()):
-            for sub, fig in value.items():
-                row[f"{key}_{sub}"] = float(fig["value"])
-        else:
-            row[key] = _scalar(value)
+        if key not in row and (cell := _cell(value)) is not _SKIP:
+            row[key] = cell
+    row |= rec.get("metrics") or {}  # the family's figures win: they name each figure once
     row["outcome"] = json.dumps(out, default=str)
     return row
 
 
 TURN_SCHEMA = {
     "unit_id": pl.String, "turn": pl.Int64, "role": pl.String, "call_ids": pl.List(pl.String),
-    "attempts": pl.Int64, "valid": pl.Boolean, "action": pl.String, "message": pl.String, "fields": pl.String,
+    "attempts": pl.Int64, "valid": pl.Boolean, "action": pl.String, "message": pl.String,
+    "turn_scored": pl.Boolean, "fields": pl.String,
 }
+"""The columns every turn has; a family's action fields and per-turn metrics add their own."""
 
 
-def turn_row(t: dict[str, Any]) -> dict[str, Any]:
-    f = t.get("fields", {})
-    return {
-        "unit_id": t["unit_id"], "turn": t["turn"], "role": t["role"], "call_ids": t["call_ids"],
-        "attempts": t["attempts"], "valid": t["valid"], "action": f.get("action"),
-        "message": f.get("message"), "fields": json.dumps(f, default=str),
-    }
+def _number(v: Any) -> Any:
+    """A decimal string as written in a record (terms) as its number."""
+    return float(v) if isinstance(v, str) and _NUMBER.fullmatch(v) else v
+
+
+def turn_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of turns.parquet for one game: each action field in its own column (a dict of scalars,
+    e.g. an offer's terms, as ``<field>_<key>``), the family's per-turn metrics of that turn beside them
+    (``turn_scored`` marks the turns that have them), and the fields as JSON."""
+    scored = {m["turn"]: m for m in rec.get("turn_metrics") or [] if "turn" in m}
+    rows = []
+    for t in rec["turns"]:
+        f = t.get("fields") or {}
+        row = {k: t[k] for k in ("unit_id", "turn", "role", "call_ids", "attempts", "valid")}
+        row |= {"action": f.get("action"), "message": f.get("message")}
+        for key, value in f.items():
+            if isinstance(value, dict):
+                row |= {f"{key}_{k}": _number(v) for k, v in value.items()
+                        if f"{key}_{k}" not in row and _cell(v) is not _SKIP}
+            elif key not in row and (cell := _cell(value)) is not _SKIP:
+                row[key] = cell
+        metrics = scored.get(t["turn"])
+        row |= {k: v for k, v in (metrics or {}).items() if k not in row}
+        row["turn_scored"] = metrics is not None
+        row["fields"] = json.dumps(f, default=str)
+        rows.append(row)
+    return rows
 
 
 CALL_SCHEMA = {
@@ -70,15 +126,33 @@ CALL_SCHEMA = {
     "request_id": pl.String, "model_version": pl.String, "cost_usd": pl.Float64, "status": pl.String,
     "valid": pl.Boolean, "rule": pl.String, "error": pl.String, "resumed": pl.Boolean,
 }
+_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 
 
 def call_row(c: dict[str, Any]) -> dict[str, Any]:
     usage = c.get("usage", {})
-    row = {k: c.get(k) for k in CALL_SCHEMA if k not in usage}
+    row = {k: c.get(k) for k in CALL_SCHEMA if k not in _USAGE}
     row["request"] = json.dumps(c["request"], ensure_ascii=False)
-    row |= {k: usage.get(k, 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens",
-                                          "cache_write_tokens", "reasoning_tokens")}
-    return row
+    return row | {k: usage.get(k, 0) for k in _USAGE}
 
 
-SCHEMAS: dict[str, dict[str, Any] | None] = {"games": None, "turns": TURN_SCHEMA, "calls": CALL_SCHEMA}
+def record_rows(rec: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Every row one journaled game contributes, by table."""
+    return {"games": [game_row(rec)], "turns": turn_rows(rec), "calls": [call_row(c) for c in rec["calls"]]}
+
+
+SCHEMAS: dict[str, dict[str, Any]] = {"games": GAME_SCHEMA, "turns": TURN_SCHEMA, "calls": CALL_SCHEMA}
+"""Each table's columns when it has no rows; games and turns gain a family's columns when they do."""
+FIXED = frozenset({"calls"})
+"""Tables whose rows always have exactly their schema's columns."""
+
+
+def rows_frame(name: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """Rows of table ``name`` as a frame: the fixed schema where a table has one, else inferred over
+    every row with the shared columns' types kept."""
+    if not rows:
+        return pl.DataFrame(schema=SCHEMAS[name])
+    if name in FIXED:
+        return pl.DataFrame(rows, schema=SCHEMAS[name])
+    out = pl.DataFrame(rows, infer_schema_length=None)
+    return out.with_columns(pl.col(c).cast(t) for c, t in SCHEMAS[name].items() if c in out.columns)

@@ -13,17 +13,16 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 from pydantic import BaseModel, ValidationError
 
-from bargain_ray.store.journal import read_records
+from bargain_ray.store.journal import read_latest
 from bargain_ray.store.jsonl import complete_size
 from bargain_ray.store.paths import JOURNAL, TABLES_MARKER
-from bargain_ray.store.rows import SCHEMAS, call_row, game_row, turn_row
+from bargain_ray.store.rows import SCHEMAS, record_rows, rows_frame
 
 TABLES = ("games", "turns", "calls")
 GENERATION_KEY = "bargain_ray.generation"
@@ -39,21 +38,10 @@ class TableSet(BaseModel):
     rows: dict[str, int]
 
 
-def latest_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The latest journaled record of each unit, in journal order; two passes, so memory holds
-    one index per unit and never the records."""
-    latest: dict[str, int] = {}
-    for i, rec in enumerate(read_records(path)):
-        latest[rec["unit"]["unit_id"]] = i
-    keep = set(latest.values())
-    return (rec for i, rec in enumerate(read_records(path)) if i in keep)
-
-
 def add_rows(rows: dict[str, list[dict[str, Any]]], rec: dict[str, Any]) -> None:
     """A record's rows appended to each table's list."""
-    rows["games"].append(game_row(rec))
-    rows["turns"].extend(turn_row(t) for t in rec["turns"])
-    rows["calls"].extend(call_row(c) for c in rec["calls"])
+    for name, more in record_rows(rec).items():
+        rows[name].extend(more)
 
 
 def write_tables(path: Path, chunk: int = 2000) -> dict[str, int]:
@@ -82,13 +70,12 @@ def _publish(path: Path, work: Path, generation: str, chunk: int) -> dict[str, i
     def flush() -> None:
         for name, batch in rows.items():
             if batch:
-                frame = pl.DataFrame(batch, schema=SCHEMAS.get(name), infer_schema_length=None)
                 part = parts / f"{name}-{len(written[name]):05d}.parquet"
-                frame.write_parquet(part)
+                rows_frame(name, batch).write_parquet(part)
                 written[name].append(part)
                 batch.clear()
 
-    for rec in latest_records(path):
+    for rec in read_latest(path):
         add_rows(rows, rec)
         if len(rows["games"]) >= chunk:
             flush()
@@ -103,7 +90,7 @@ def _publish(path: Path, work: Path, generation: str, chunk: int) -> dict[str, i
             frame = pl.concat([pl.scan_parquet(p) for p in paths], how="diagonal_relaxed")
             frame.sink_parquet(target, row_group_size=chunk, metadata=stamp)  # small row groups: the writer buffers one
         else:
-            pl.DataFrame(schema=SCHEMAS.get(name)).write_parquet(target, metadata=stamp)
+            pl.DataFrame(schema=SCHEMAS[name]).write_parquet(target, metadata=stamp)
         counts[name] = pl.scan_parquet(target).select(pl.len()).collect().item()
         _fsync(target)
     for name in TABLES:
@@ -152,6 +139,14 @@ def read_tables(path: Path) -> dict[str, pl.DataFrame]:
     if published(path):
         return {name: pl.read_parquet(path / f"{name}.parquet") for name in TABLES}
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
-    for rec in latest_records(path):
+    for rec in read_latest(path):
         add_rows(rows, rec)
-    return {name: pl.DataFrame(r, schema=SCHEMAS.get(name), infer_schema_length=None) for name, r in rows.items()}
+    return {name: rows_frame(name, r) for name, r in rows.items()}
+
+
+def scan_tables(path: Path) -> dict[str, pl.LazyFrame]:
+    """The tables of the sweep folder ``path`` as lazy scans (analysis streams them): the published set,
+    or the same rows built in memory from the journal when there is none or it is stale."""
+    if published(path):
+        return {name: pl.scan_parquet(path / f"{name}.parquet") for name in TABLES}
+    return {name: frame.lazy() for name, frame in read_tables(path).items()}

@@ -12,7 +12,7 @@ import statistics
 from fractions import Fraction
 from typing import Any
 
-from bargain_ray.core.figures import figure
+from bargain_ray.core.figures import exact_of, figure
 from bargain_ray.core.status import Status
 from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
 from bargain_ray.games.bargaining.engine import State
@@ -52,9 +52,6 @@ def outcome(config: BargainingConfig, state: State) -> dict[str, Any]:
     }
 
 
-def _exact(fig: dict[str, Any] | None) -> Fraction | None:
-    return None if fig is None else Fraction(fig["exact"])
-
 
 def _rate(flag: bool) -> float:
     return 1.0 if flag else 0.0
@@ -80,18 +77,18 @@ def per_game(record: dict[str, Any]) -> dict[str, Any]:
     deal = out["status"] == Status.AGREEMENT
     row |= {
         "seller_cost": vs, "buyer_value": vb, "available_surplus": vb - vs,
-        "seller_payoff": float(_exact(out["seller_payoff"])), "buyer_payoff": float(_exact(out["buyer_payoff"])),
+        "seller_payoff": float(exact_of(out["seller_payoff"])), "buyer_payoff": float(exact_of(out["buyer_payoff"])),
         "deal_rate": _rate(deal),
         "sensitivity": _rate(deal) if vb > vs else None,
         "false_positive_rate": _rate(deal) if vb < vs else None,
-        "joint_payoff": float(_exact(out["joint_payoff"])),
+        "joint_payoff": float(exact_of(out["joint_payoff"])),
     }
     if deal:
-        p = _exact(out["price"])
+        p = exact_of(out["price"])
         row |= {
             "price": float(p),
             "sigma_b": float((vb - p) / (vb - vs)) if vb - vs > 1 else None,
-            "efficiency": float(_exact(out["discount"])),
+            "efficiency": float(exact_of(out["discount"])),
             "rounds_to_deal": float(out["round"]),
             "ir_violation_rate": _rate(p < vs or p > vb),
         }
@@ -131,7 +128,7 @@ def per_turn(record: dict[str, Any]) -> list[dict[str, Any]]:
         claim = None if f["stated_valuation"] is None else Fraction(str(f["stated_valuation"]))
         price = _own_price(f)
         rows.append({
-            "unit_id": record["unit"].get("unit_id"), "round": f["round"], "role": role, "action": f["action"],
+            "unit_id": record["unit"].get("unit_id"), "turn": turn["turn"], "round": f["round"], "role": role, "action": f["action"],
             "offer": f["offer"], "stated_valuation": f["stated_valuation"], "actual_valuation": v,
             "self_serving_bias": float(s * (claim - v)) if claim is not None else None,
             "disclosure": _rate(claim is not None),

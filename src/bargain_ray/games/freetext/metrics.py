@@ -75,7 +75,7 @@ def _messages(record: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         v = verdicts.get(f["party_turn"], {})
         rows.append({
-            "unit_id": record["unit"].get("unit_id"), "party_turn": f["party_turn"], "role": t["role"],
+            "unit_id": record["unit"].get("unit_id"), "turn": t["turn"], "party_turn": f["party_turn"], "role": t["role"],
             "sentences": f["sentences"], "words": len(f["message"].split()), "question": "?" in f["message"],
             "agreement_reached": v.get("agreement_reached"), "allocation_type": v.get("allocation_type"),
             "observer_confidence": v.get("confidence"),

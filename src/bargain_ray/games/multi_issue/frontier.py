@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from bargain_ray.core.figures import exact_of
+from bargain_ray.games.base import UtilitySpace
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
 from bargain_ray.games.multi_issue.metrics import fallback, utility
 
@@ -152,5 +154,22 @@ def distances(s: Space, point: Point) -> dict[str, Any]:
     return out
 
 
-def as_floats(points: tuple[Point, ...]) -> list[list[float]]:
-    return [[float(x), float(y)] for x, y in points]
+def deal_distances(s: Space, outcome: dict[str, Any]) -> dict[str, Any]:
+    """``distances`` of an outcome record's deal, read from its exact utilities; {} without a deal."""
+    if not outcome.get("agreement") or not outcome.get("utilities"):
+        return {}
+    utilities = outcome["utilities"]
+    return distances(s, (exact_of(utilities[s.roles[0]]), exact_of(utilities[s.roles[1]])))
+
+
+def as_floats(points: tuple[Point, ...]) -> list[tuple[float, float]]:
+    return [(float(x), float(y)) for x, y in points]
+
+
+def utility_space(s: Space) -> UtilitySpace:
+    """The space as the report's plot draws it."""
+    return UtilitySpace(
+        roles=s.roles, frontier=as_floats(s.frontier), disagreement=as_floats((s.disagreement,))[0],
+        nash=None if s.nash is None else as_floats((s.nash,))[0], max_welfare=as_floats(s.max_welfare),
+        ranges=tuple(as_floats(s.ranges)),
+    )

@@ -6,7 +6,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from bargain_ray.core.figures import figure
+from bargain_ray.core.figures import Figure, figure, value_of
 from bargain_ray.core.status import Status
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
 from bargain_ray.games.multi_issue.engine import State
@@ -50,7 +50,7 @@ def outcome(config: MultiIssueConfig, state: State, b: dict[str, tuple[Fraction,
     """The scored part of the outcome record (the loop adds identity and calls); ``b`` is ``bounds(config)``."""
     best = b["joint_gain"][1]
     result: dict[str, Any] = {
-        "bounds": {k: [figure(lo)["value"], figure(hi)["value"]] for k, (lo, hi) in b.items()},
+        "bounds": {k: [Figure.of(lo).value, Figure.of(hi).value] for k, (lo, hi) in b.items()},
         "no_deal": state.ended is not None and state.ended.status == Status.NO_AGREEMENT,
         "deal": None,
     }
@@ -88,9 +88,6 @@ def outcome(config: MultiIssueConfig, state: State, b: dict[str, tuple[Fraction,
 _SCORED = ("utilities", "gains", "joint", "joint_gain", "efficiency", "efficiency_all_assigned")
 
 
-def _value(fig: dict[str, Any] | None) -> float | None:
-    return None if fig is None else float(fig["value"])
-
 
 def per_game(record: dict[str, Any]) -> dict[str, Any]:
     """One journaled game as flat figures: the multi-issue columns of ``metrics_per_game``."""
@@ -106,12 +103,12 @@ def per_game(record: dict[str, Any]) -> dict[str, Any]:
         row[f"deal_{name}"] = float(value)
     for key, prefix in (("utilities", "utility"), ("gains", "gain")):
         for role, fig in (out.get(key) or {}).items():
-            row[f"{prefix}_{role}"] = _value(fig)
+            row[f"{prefix}_{role}"] = value_of(fig)
     for key in ("joint", "joint_gain", "efficiency", "efficiency_all_assigned"):
-        row[key] = _value(out.get(key))
+        row[key] = value_of(out.get(key))
     for key, fig in out.items():
         if key.endswith("_share_of_joint_gain"):
-            row[key] = _value(fig)
+            row[key] = value_of(fig)
     scored = out.get("utilities") is not None
     row["below_fallback"] = len(out.get("below_fallback") or []) if scored else None
     return row

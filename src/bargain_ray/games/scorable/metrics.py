@@ -19,7 +19,7 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
-from bargain_ray.core.figures import figure
+from bargain_ray.core.figures import figure, value_of
 from bargain_ray.core.status import Status
 from bargain_ray.games.scorable.config import ScorableConfig, exact
 from bargain_ray.games.scorable.engine import State
@@ -169,12 +169,12 @@ def per_game(record: dict[str, Any]) -> dict[str, Any]:
         "below_threshold": len(out.get("below_threshold") or []),
     }
     for key in ("welfare", "joint_surplus", "welfare_ratio", "surplus_ratio"):
-        row[key] = _value(out.get(key))
+        row[key] = value_of(out.get(key))
     for issue, option in (out.get("options") or {}).items():
         row[f"option_{issue}"] = option
     for key, column in (("scores", "score"), ("surplus", "surplus")):
         for party, fig in (out.get(key) or {}).items():
-            row[f"{column}_{party}"] = _value(fig)
+            row[f"{column}_{party}"] = value_of(fig)
     agents = unit.get("agent_of_role") or {}
     focal = [role for role, agent in agents.items() if agent == "A"]
     if len(focal) == 1 and len(agents) > 2:
@@ -182,9 +182,6 @@ def per_game(record: dict[str, Any]) -> dict[str, Any]:
         row |= {"focal_seat": seat, "focal_score": row.get(f"score_{seat}"), "focal_surplus": row.get(f"surplus_{seat}")}
     return row
 
-
-def _value(fig: dict[str, Any] | None) -> float | None:
-    return None if fig is None else float(fig["value"])
 
 
 FIELDS = {
