@@ -69,6 +69,9 @@ class SimSettings(Strict):
     timeout_sleep_s: float = Field(5.0, ge=0)
     strategies: dict[str, str] = {}
     apis: dict[str, str] = {}
+    served_by: dict[str, str] = {}
+    """model -> the upstream provider its OpenAI-style replies name in a top-level ``provider`` field, as
+    OpenRouter's do (e.g. ``{"claude-haiku-5-5": "Anthropic"}``); a model not named gets no such field."""
 
     def strategy(self, model: str) -> str:
         """The concession kind that answers for ``model``: configured, else a stable hash."""

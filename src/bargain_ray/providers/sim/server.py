@@ -246,7 +246,8 @@ class SimServer:
         }
 
     @staticmethod
-    def _openai_body(rid: str, model: str, text: str, stop: str, n_in: int, n_out: int) -> dict[str, Any]:
+    def _openai_body(rid: str, model: str, text: str, stop: str, n_in: int, n_out: int,
+                     served_by: str | None = None) -> dict[str, Any]:
         refused = stop == "refusal"
         finish = {"end_turn": "stop", "max_tokens": "length"}.get(stop, "stop")
         return {
@@ -256,7 +257,7 @@ class SimServer:
                 "role": "assistant", "content": None if refused else text, "refusal": REFUSAL if refused else None,
             }}],
             "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
-        }
+        } | ({"provider": served_by} if served_by else {})
 
 
 def requests_inside_waits(log: list[dict[str, Any]], announced_by: tuple[Any, ...] = (429,)) -> int:
@@ -301,5 +302,7 @@ def answer(settings: SimSettings, api: str, body: dict[str, Any], rid: str,
     if tokens(text) > max_tokens:
         text, stop = text[: max_tokens * 4], "max_tokens"
     out_tokens = tokens(text or REFUSAL)
-    build = SimServer._anthropic_body if api == "anthropic" else SimServer._openai_body
-    return build(rid, model, text, stop, prompt_tokens(api, body), out_tokens), out_tokens
+    n_in = prompt_tokens(api, body)
+    if api == "anthropic":
+        return SimServer._anthropic_body(rid, model, text, stop, n_in, out_tokens), out_tokens
+    return SimServer._openai_body(rid, model, text, stop, n_in, out_tokens, settings.served_by.get(model)), out_tokens
