@@ -65,6 +65,8 @@ class SimSettings(Strict):
     latency: Latency = Latency()
     limits: ServerLimits = ServerLimits()
     faults: Faults = Faults()
+    model_faults: dict[str, Faults] = {}
+    """model -> the faults of its requests instead of ``faults`` (e.g. an observer model that only refuses)."""
     batch: BatchSettings = BatchSettings()
     timeout_sleep_s: float = Field(5.0, ge=0)
     strategies: dict[str, str] = {}

@@ -166,7 +166,7 @@ class SimServer:
         if refused:
             entry["status"] = 429
             return self._error(api, 429, self._headers(rid, entry, limits, refused))
-        fault = self._draw()
+        fault = self._draw(model)
         entry["fault"] = fault
         await asyncio.sleep(self._delay())
         if fault == "timeout":
@@ -192,11 +192,12 @@ class SimServer:
         headers = self._headers(rid, entry, limits)
         return web.Response(body=data, status=200, headers=headers, content_type="application/json")
 
-    def _draw(self) -> str | None:
-        """At most one fault per request, from the seeded stream."""
+    def _draw(self, model: str) -> str | None:
+        """At most one fault per request, from the seeded stream (the model's own faults where it has them)."""
+        faults = self.settings.model_faults.get(model, self.settings.faults)
         x = self._faults.random()
         for name in FAULTS:
-            x -= getattr(self.settings.faults, name)
+            x -= getattr(faults, name)
             if x < 0:
                 return name
         return None
