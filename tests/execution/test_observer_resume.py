@@ -13,6 +13,8 @@ from pathlib import Path
 import polars as pl
 from helpers import DATA
 
+from bargain_ray.analysis.operational import operational
+from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.calljournal import failed_calls
@@ -76,6 +78,9 @@ def test_resume_replays_the_parties_and_asks_only_the_observer_again(ray_session
     assert games.height == 1 and games.row(0, named=True)["reason"] == "observer_failure"
     first = requests_by_model(broken)
     assert first == {PARTY: 1, OBSERVER: 3}  # party A's message, then the observer asked 1 + max_repairs times
+    ops = {r["model"]: r for r in operational(read_sweep(tmp_path)).iter_rows(named=True)}
+    assert (ops[OBSERVER]["observer_calls"], ops[OBSERVER]["observer_reasks"]) == (3, 2)  # per observer model
+    assert (ops[PARTY]["observer_calls"], ops[PARTY]["observer_reasks"]) == (0, 0)
 
     # resume with a working observer: party A's reply replays, the observer is asked again, the game ends known
     working = SimServer(SimSettings())
