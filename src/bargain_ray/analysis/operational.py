@@ -37,7 +37,7 @@ def operational(sweep: Sweep) -> pl.DataFrame:
         return pl.DataFrame(schema={"provider": pl.String, "model": pl.String, "calls": pl.Int64})
     main = main.with_columns((pl.col("invalid_attempts") / pl.col("calls")).alias("invalid_rate"))
     out = main
-    for f in (_by_rule(calls), _format_failures(sweep), _technical_games(sweep)):
+    for f in (_by_rule(calls), _format_failures(sweep), _technical_games(sweep), _observer_reasks(sweep)):
         if f.height:
             out = out.join(f, on=KEY, how="left")
     for name in ("format_failures", "games_technical_error"):
@@ -82,3 +82,18 @@ def _technical_games(sweep: Sweep) -> pl.DataFrame:
     providers = sweep.scan("calls").select(KEY).unique()
     return (played.join(providers, on="model").group_by(KEY).len()
             .rename({"len": "games_technical_error"}).collect(engine="streaming"))
+
+
+def _observer_reasks(sweep: Sweep) -> pl.DataFrame:
+    """How often each model, as a game's observer, was asked again because its verdict could not be read
+    (``observer_reasks``), out of its ``observer_calls``: the instrument's own reliability, apart from the
+    model's calls as a party. Only families whose games name an ``observer_role`` have these columns."""
+    games = sweep.scan("games")
+    if "observer_role" not in games.collect_schema().names():
+        return pl.DataFrame()
+    observed = games.select("unit_id", pl.col("observer_role").alias("role")).drop_nulls("role")
+    return (
+        sweep.scan("calls").join(observed, on=["unit_id", "role"]).group_by(KEY)
+        .agg(pl.len().alias("observer_calls"), (pl.col("repair") > 0).sum().alias("observer_reasks"))
+        .collect(engine="streaming")
+    )

@@ -30,6 +30,7 @@ class Sent:
     request_id: str | None
     model_version: str | None
     headers: dict[str, str] = field(default_factory=dict)
+    served_by: str | None = None
 
 
 def cost_usd(usage: Usage, price: Price, input_includes_cache: bool) -> float:
@@ -124,6 +125,6 @@ class HTTPClient(ABC):
         return self._reply(
             body, text=sent.text, stop_reason=sent.stop_reason, usage=sent.usage, latency_s=latency,
             attempts=len(errors) + 1, attempt_errors=errors, request_id=sent.request_id,
-            model_version=sent.model_version,
+            model_version=sent.model_version, served_by=sent.served_by,
             cost_usd=cost * (1.0 - self.model.price.batch_discount) if batched else cost,
         )

@@ -77,4 +77,13 @@ def sent_of(completion: ChatCompletion, request_id: str | None, headers: dict[st
         request_id=request_id,
         model_version=completion.model,
         headers=headers,
+        served_by=served_by(completion),
     )
+
+
+def served_by(completion: ChatCompletion) -> str | None:
+    """The upstream provider that answered, as a router names it: OpenRouter's top-level ``provider``
+    field (e.g. "Anthropic", "Together"), kept by the SDK among the fields it does not model.
+    OpenAI itself and most compatible servers send none (None)."""
+    name = (completion.model_extra or {}).get("provider")
+    return name if isinstance(name, str) and name else None

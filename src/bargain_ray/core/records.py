@@ -41,6 +41,7 @@ class CallMeta(BaseModel):
     attempt_errors: list[str] = []
     request_id: str | None = None
     model_version: str | None = None
+    served_by: str | None = None  # the upstream provider that answered, as a router reports it (OpenRouter's "provider")
     cost_usd: float = 0.0
 
 

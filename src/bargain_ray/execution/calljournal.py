@@ -19,7 +19,7 @@ from bargain_ray.config import ModelConfig
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.hashing import digest
 from bargain_ray.core.prompt import Prompt
-from bargain_ray.core.records import Reply
+from bargain_ray.core.records import GameRecord, Reply
 from bargain_ray.execution.budget import worst_case_usd
 from bargain_ray.store.calls import CallJournal, calls_journal_path
 
@@ -81,3 +81,27 @@ class JournaledAgent:
                 {"unit_id": self.unit_id, "call_id": call_id, "prompt": key, "reply": reply.model_dump(mode="json")}
             )
         return reply
+
+
+def failed_calls(record: GameRecord) -> list[str]:
+    """The calls whose failure made this game unknown: those of its last turn when that turn used up its
+    repairs and the game ended unknown (an observer that could not be read: ``exhausted`` ends every game,
+    so such a turn is the last one, and only a role that is an instrument ends it unknown; a party's
+    exhausted repairs are a format failure, a known result that is never resumed).
+
+    These are not replayed on resume (the role is asked again); every other journaled reply is: the
+    parties' replies were valid moves and are paid for. A game stopped by an API failure or interrupted
+    has no such turn, and all its replies replay.
+    """
+    last = record.turns[-1] if record.turns else None
+    if record.outcome["known"] or last is None or last.valid:
+        return []
+    return list(last.call_ids)
+
+
+async def void_failed_calls(journal: Any, record: GameRecord) -> None:
+    """Journal that the calls whose failure made ``record`` unknown are asked again on resume (before the
+    game's record reaches the driver, so a stop in between leaves them asked again too)."""
+    if journal is not None and (calls := failed_calls(record)):
+        unit_id = record.unit["unit_id"]
+        await journal.void.remote(unit_id, calls, f"{record.outcome['reason']}: asked again on resume")

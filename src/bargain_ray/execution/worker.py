@@ -12,7 +12,7 @@ from bargain_ray.agents.base import Agent
 from bargain_ray.config import SweepConfig
 from bargain_ray.design import game_config
 from bargain_ray.execution.batcher import batched_clients
-from bargain_ray.execution.calljournal import JournaledAgent
+from bargain_ray.execution.calljournal import JournaledAgent, void_failed_calls
 from bargain_ray.games import Game, load_game
 from bargain_ray.play.loop import play
 from bargain_ray.providers import ClientPool, effective_model
@@ -58,6 +58,7 @@ class GameRunner:
                 agent = JournaledAgent(agent, model, unit["unit_id"], recorded, journal, budget, self.holder, resumed)
             agents[role] = agent
         record = await play(game, agents, unit)
+        await void_failed_calls(self.journal, record)
         for call in record.calls:
             call.resumed = call.call_id in resumed
         return record.model_dump(mode="json")

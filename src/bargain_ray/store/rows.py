@@ -83,7 +83,7 @@ def game_row(rec: dict[str, Any]) -> dict[str, Any]:
 TURN_SCHEMA = {
     "unit_id": pl.String, "turn": pl.Int64, "role": pl.String, "call_ids": pl.List(pl.String),
     "attempts": pl.Int64, "valid": pl.Boolean, "action": pl.String, "message": pl.String,
-    "turn_scored": pl.Boolean, "fields": pl.String,
+    "turn_scored": pl.Boolean, "fields": pl.String, "served_by": pl.String,
 }
 """The columns every turn has; a family's action fields and per-turn metrics add their own."""
 
@@ -98,6 +98,7 @@ def turn_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
     e.g. an offer's terms, as ``<field>_<key>``), the family's per-turn metrics of that turn beside them
     (``turn_scored`` marks the turns that have them), and the fields as JSON."""
     scored = {m["turn"]: m for m in rec.get("turn_metrics") or [] if "turn" in m}
+    served = {c["call_id"]: c.get("served_by") for c in rec["calls"]}
     rows = []
     for t in rec["turns"]:
         f = t.get("fields") or {}
@@ -112,6 +113,7 @@ def turn_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
         metrics = scored.get(t["turn"])
         row |= {k: v for k, v in (metrics or {}).items() if k not in row}
         row["turn_scored"] = metrics is not None
+        row["served_by"] = served.get(t["call_ids"][-1]) if t["call_ids"] else None  # who answered the last ask
         row["fields"] = json.dumps(f, default=str)
         rows.append(row)
     return rows
@@ -123,7 +125,7 @@ CALL_SCHEMA = {
     "stop_reason": pl.String, "input_tokens": pl.Int64, "output_tokens": pl.Int64,
     "cache_read_tokens": pl.Int64, "cache_write_tokens": pl.Int64, "reasoning_tokens": pl.Int64,
     "latency_s": pl.Float64, "attempts": pl.Int64, "attempt_errors": pl.List(pl.String),
-    "request_id": pl.String, "model_version": pl.String, "cost_usd": pl.Float64, "status": pl.String,
+    "request_id": pl.String, "model_version": pl.String, "served_by": pl.String, "cost_usd": pl.Float64, "status": pl.String,
     "valid": pl.Boolean, "rule": pl.String, "error": pl.String, "resumed": pl.Boolean,
 }
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")

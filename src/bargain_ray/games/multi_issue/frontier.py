@@ -37,11 +37,20 @@ class Space(BaseModel):
     """Vertices of the best-joint-gain set: one point, or the two ends of a segment."""
     ranges: tuple[Point, Point]
     """(min, max) of each role's utility over every possible deal."""
+    kalai_smorodinsky: Point | None = None
+    """Equal shares of each role's best possible gain (None when no deal leaves both at or above no agreement)."""
+    kalai: Point | None = None
+    """Kalai's egalitarian point: the largest equal gain over no agreement."""
 
     @property
     def max_distance(self) -> float:
         """The diagonal of the utility box: distances are normalised by it, as negmas does."""
         return math.hypot(*(float(hi - lo) for lo, hi in self.ranges))
+
+    @property
+    def best_welfare(self) -> Fraction:
+        """The highest joint utility of a deal (negmas' ``max(sum(u) for u in pareto_utils)``)."""
+        return sum(self.max_welfare[0], Fraction(0))
 
 
 def space(config: MultiIssueConfig) -> Space:
@@ -80,9 +89,11 @@ def space(config: MultiIssueConfig) -> Space:
         (sum(min(0, s[i]) for s in steps.values()) + base[i], sum(max(0, s[i]) for s in steps.values()) + base[i])
         for i in (0, 1)
     )
+    rational = _rational(frontier, d)
     return Space(
-        roles=roles, frontier=frontier, disagreement=d, nash=_nash(frontier, d),
+        roles=roles, frontier=frontier, disagreement=d, nash=_nash(rational, d),
         max_welfare=_max_welfare(frontier), ranges=ranges,
+        kalai_smorodinsky=_kalai_smorodinsky(rational, d), kalai=_max_min_gain(rational, d, (Fraction(1), Fraction(1))),
     )
 
 
@@ -98,9 +109,10 @@ def _segments(points: tuple[Point, ...]) -> list[tuple[Point, Point]]:
     return [(points[0], points[0])] if len(points) == 1 else list(zip(points, points[1:], strict=False))
 
 
-def _nash(frontier: tuple[Point, ...], d: Point) -> Point | None:
-    """The frontier point maximising the product of gains over the disagreement point."""
-    best: tuple[Fraction, Point] | None = None
+def _rational(frontier: tuple[Point, ...], d: Point) -> list[tuple[Point, Point]]:
+    """The parts of the frontier's segments where both roles get at least their no-agreement points, exactly
+    (negmas' frontier keeps only rational outcomes too)."""
+    out = []
     for a, b in _segments(frontier):
         g = (a[0] - d[0], a[1] - d[1])
         v = (b[0] - a[0], b[1] - a[1])
@@ -113,16 +125,60 @@ def _nash(frontier: tuple[Point, ...], d: Point) -> Point | None:
                 lo = max(lo, -gi / vi)
             else:
                 hi = min(hi, -gi / vi)
-        if lo > hi:
-            continue
+        if lo <= hi:
+            out.append(((a[0] + lo * v[0], a[1] + lo * v[1]), (a[0] + hi * v[0], a[1] + hi * v[1])))
+    return out
+
+
+def _nash(rational: list[tuple[Point, Point]], d: Point) -> Point | None:
+    """The rational frontier point maximising the product of gains over the disagreement point."""
+    best: tuple[Fraction, Point] | None = None
+    for a, b in rational:
+        g = (a[0] - d[0], a[1] - d[1])
+        v = (b[0] - a[0], b[1] - a[1])
         quad, lin = v[0] * v[1], g[0] * v[1] + g[1] * v[0]
-        candidates = [lo, hi] + ([min(max(-lin / (2 * quad), lo), hi)] if quad < 0 else [])
+        candidates = [Fraction(0), Fraction(1)] + ([min(max(-lin / (2 * quad), Fraction(0)), Fraction(1))]
+                                                  if quad < 0 else [])
         for lam in candidates:
             point = (a[0] + lam * v[0], a[1] + lam * v[1])
             product = (point[0] - d[0]) * (point[1] - d[1])
             if best is None or product > best[0]:
                 best = (product, point)
     return None if best is None else best[1]
+
+
+def _max_min_gain(rational: list[tuple[Point, Point]], d: Point, scale: Point) -> Point | None:
+    """The rational frontier point maximising the smaller of the two gains, each divided by its ``scale``.
+
+    On a segment the smaller of two linear functions peaks at an end or where they cross, so the
+    candidates are exact; the first best point along the frontier is kept (from the first role's best end).
+    """
+    best: tuple[Fraction, Point] | None = None
+    for a, b in rational:
+        f0 = ((a[0] - d[0]) / scale[0], (a[1] - d[1]) / scale[1])  # scaled gains at a
+        slope = ((b[0] - a[0]) / scale[0], (b[1] - a[1]) / scale[1])
+        candidates = [Fraction(0), Fraction(1)]
+        if slope[0] != slope[1]:
+            cross = (f0[1] - f0[0]) / (slope[0] - slope[1])
+            if 0 <= cross <= 1:
+                candidates.append(cross)
+        for lam in candidates:
+            value = min(f0[0] + lam * slope[0], f0[1] + lam * slope[1])
+            if best is None or value > best[0]:
+                best = (value, (a[0] + lam * (b[0] - a[0]), a[1] + lam * (b[1] - a[1])))
+    return None if best is None else best[1]
+
+
+def _kalai_smorodinsky(rational: list[tuple[Point, Point]], d: Point) -> Point | None:
+    """Kalai and Smorodinsky's point: gains in proportion to each role's best rational gain (its ideal point),
+    the frontier point maximising the smaller share of the ideal gain."""
+    ends = [p for seg in rational for p in seg]
+    if not ends:
+        return None
+    scale = (max(p[0] for p in ends) - d[0], max(p[1] for p in ends) - d[1])
+    if scale[0] <= 0 or scale[1] <= 0:
+        return None
+    return _max_min_gain(rational, d, scale)
 
 
 def _max_welfare(frontier: tuple[Point, ...]) -> tuple[Point, ...]:
@@ -142,15 +198,24 @@ def _distance2(p: Point, a: Point, b: Point) -> Fraction:
 
 
 def distances(s: Space, point: Point) -> dict[str, Any]:
-    """A deal's distances to the frontier, the Nash point and the best joint gain (and 1 - normalised)."""
+    """A deal's distances to the frontier and the solution points, and its optimalities as negmas defines them
+    (``negmas.preferences.ops.calc_outcome_optimality``): ``<point>_optimality`` is 1 - distance / the utility
+    box's diagonal; ``max_welfare_optimality`` is the deal's joint utility / the best joint utility (a ratio of
+    welfare, not a distance, as negmas has it since its ``OutcomeDistances.max_welfare`` is ``sum(utils)``)."""
     to_frontier = min(_distance2(point, a, b) for a, b in _segments(s.frontier))
     to_welfare = min(_distance2(point, a, b) for a, b in _segments(s.max_welfare))
-    to_nash = None if s.nash is None else _distance2(point, s.nash, s.nash)
     out: dict[str, Any] = {"pareto_optimal": to_frontier == 0}
-    for name, d2 in (("pareto", to_frontier), ("nash", to_nash), ("max_welfare", to_welfare)):
+    squared = {"pareto": to_frontier} | {
+        name: None if target is None else _distance2(point, target, target)
+        for name, target in (("nash", s.nash), ("ks", s.kalai_smorodinsky), ("kalai", s.kalai))
+    }
+    for name, d2 in squared.items():
         d = None if d2 is None else math.sqrt(d2)
         out[f"dist_{name}"] = d
         out[f"{name}_optimality"] = None if d is None else 1 - d / s.max_distance
+    out["dist_max_welfare"] = math.sqrt(to_welfare)
+    best = s.best_welfare
+    out["max_welfare_optimality"] = float((point[0] + point[1]) / best) if best > 0 else None
     return out
 
 

@@ -128,5 +128,19 @@ FIELDS = {
     "efficiency_all_assigned": "joint gain / best possible joint gain, no deal counted as 0",
     "*_share_of_joint_gain": "that role's gain / joint gain",
     "below_fallback": "number of roles left below their no-agreement points",
+    "pareto_optimal": "the deal lies on the exact Pareto frontier",
+    "dist_pareto": "Euclidean distance in utility points from the deal to the exact Pareto frontier",
+    "dist_nash": "distance to the Nash point (the frontier deal with the largest product of gains over no agreement)",
+    "dist_ks": "distance to the Kalai-Smorodinsky point (the frontier deal giving both roles the same share of "
+               "their best possible gain over no agreement)",
+    "dist_kalai": "distance to the Kalai (egalitarian) point (the frontier deal with the largest equal gain "
+                  "over no agreement)",
+    "dist_max_welfare": "distance to the nearest deal with the best joint utility",
+    "pareto_optimality": "1 - dist_pareto / the diagonal of the utility ranges (negmas' pareto_optimality)",
+    "nash_optimality": "1 - dist_nash / the diagonal of the utility ranges (negmas' nash_optimality)",
+    "ks_optimality": "1 - dist_ks / the diagonal of the utility ranges (negmas' ks_optimality)",
+    "kalai_optimality": "1 - dist_kalai / the diagonal of the utility ranges (negmas' kalai_optimality)",
+    "max_welfare_optimality": "the deal's joint utility / the best joint utility of any deal on the frontier "
+                              "(negmas' max_welfare_optimality: a ratio of welfare, not a distance)",
 }
 """What each ``per_game`` column means, for the dataset card (``*`` stands for a role or term)."""

@@ -65,10 +65,15 @@ class SimSettings(Strict):
     latency: Latency = Latency()
     limits: ServerLimits = ServerLimits()
     faults: Faults = Faults()
+    model_faults: dict[str, Faults] = {}
+    """model -> the faults of its requests instead of ``faults`` (e.g. an observer model that only refuses)."""
     batch: BatchSettings = BatchSettings()
     timeout_sleep_s: float = Field(5.0, ge=0)
     strategies: dict[str, str] = {}
     apis: dict[str, str] = {}
+    served_by: dict[str, str] = {}
+    """model -> the upstream provider its OpenAI-style replies name in a top-level ``provider`` field, as
+    OpenRouter's do (e.g. ``{"claude-haiku-5-5": "Anthropic"}``); a model not named gets no such field."""
 
     def strategy(self, model: str) -> str:
         """The concession kind that answers for ``model``: configured, else a stable hash."""

@@ -166,7 +166,7 @@ class SimServer:
         if refused:
             entry["status"] = 429
             return self._error(api, 429, self._headers(rid, entry, limits, refused))
-        fault = self._draw()
+        fault = self._draw(model)
         entry["fault"] = fault
         await asyncio.sleep(self._delay())
         if fault == "timeout":
@@ -192,11 +192,12 @@ class SimServer:
         headers = self._headers(rid, entry, limits)
         return web.Response(body=data, status=200, headers=headers, content_type="application/json")
 
-    def _draw(self) -> str | None:
-        """At most one fault per request, from the seeded stream."""
+    def _draw(self, model: str) -> str | None:
+        """At most one fault per request, from the seeded stream (the model's own faults where it has them)."""
+        faults = self.settings.model_faults.get(model, self.settings.faults)
         x = self._faults.random()
         for name in FAULTS:
-            x -= getattr(self.settings.faults, name)
+            x -= getattr(faults, name)
             if x < 0:
                 return name
         return None
@@ -246,7 +247,8 @@ class SimServer:
         }
 
     @staticmethod
-    def _openai_body(rid: str, model: str, text: str, stop: str, n_in: int, n_out: int) -> dict[str, Any]:
+    def _openai_body(rid: str, model: str, text: str, stop: str, n_in: int, n_out: int,
+                     served_by: str | None = None) -> dict[str, Any]:
         refused = stop == "refusal"
         finish = {"end_turn": "stop", "max_tokens": "length"}.get(stop, "stop")
         return {
@@ -256,7 +258,7 @@ class SimServer:
                 "role": "assistant", "content": None if refused else text, "refusal": REFUSAL if refused else None,
             }}],
             "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
-        }
+        } | ({"provider": served_by} if served_by else {})
 
 
 def requests_inside_waits(log: list[dict[str, Any]], announced_by: tuple[Any, ...] = (429,)) -> int:
@@ -301,5 +303,7 @@ def answer(settings: SimSettings, api: str, body: dict[str, Any], rid: str,
     if tokens(text) > max_tokens:
         text, stop = text[: max_tokens * 4], "max_tokens"
     out_tokens = tokens(text or REFUSAL)
-    build = SimServer._anthropic_body if api == "anthropic" else SimServer._openai_body
-    return build(rid, model, text, stop, prompt_tokens(api, body), out_tokens), out_tokens
+    n_in = prompt_tokens(api, body)
+    if api == "anthropic":
+        return SimServer._anthropic_body(rid, model, text, stop, n_in, out_tokens), out_tokens
+    return SimServer._openai_body(rid, model, text, stop, n_in, out_tokens, settings.served_by.get(model)), out_tokens
