@@ -13,7 +13,7 @@ from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
 from bargain_ray.analysis.build import DEFAULT_BY
 from bargain_ray.analysis.report import build_report, partial_note
 from bargain_ray.core.status import ExitCode
-from bargain_ray.store import DATASET
+from bargain_ray.store import DATASET, MANIFEST
 
 
 def _positive(text: str) -> int:
@@ -39,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--level", type=_level, default=LEVEL, help="confidence level of the intervals")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap generator")
     args = parser.parse_args(argv)
+    if not (args.sweep / MANIFEST).is_file():
+        print(f"error: {args.sweep} is not a sweep folder: no {MANIFEST}", file=sys.stderr)
+        return ExitCode.USER_ERROR
     try:
         note = partial_note(args.sweep)
         path = build_report(args.sweep, [c for c in args.by.split(",") if c], args.resamples, args.level, args.seed)

@@ -12,9 +12,10 @@ from folders import cli
 from helpers import DATA, game_config, play_replies
 
 from bargain_ray.analysis.report import build_report
-from bargain_ray.config import ModelConfig, ProviderConfig
+from bargain_ray.config import ModelConfig, ProviderConfig, SweepConfig, compose_dict
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.records import Reply
+from bargain_ray.execution.plan import describe
 from bargain_ray.games import load_game
 from bargain_ray.games.kit.replies import json_object
 from bargain_ray.providers import make_client
@@ -48,7 +49,8 @@ def test_hostile_text_is_played_journaled_tabled_and_reported(tmp_path):
     assert record.outcome["repairs_used"] == plain.outcome["repairs_used"] + 1
     assert record.outcome["agreement"] == plain.outcome["agreement"]
 
-    open_manifest(tmp_path, "text", {})
+    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=bargaining_demo"]))
+    open_manifest(tmp_path, describe(sweep, "20261201"))
     journal = GameJournal(tmp_path)
     journal.append_many([record.model_dump(mode="json") | {"unit": {"unit_id": "u-text", "game": "bargaining",
                                                                     "family": "bargaining", "seed": 1001}}])
