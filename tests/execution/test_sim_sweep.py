@@ -18,7 +18,6 @@ from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.providers.clients import NO_KEY
 from bargain_ray.providers.services import provider_service
 from bargain_ray.providers.sim import SimServer, SimSettings
-from bargain_ray.providers.sim.server import requests_inside_waits
 
 SECRET = "sk-test-SECRET123"
 SCORING = {
@@ -71,7 +70,6 @@ def test_storm_sweep_statuses_and_every_call_once(ray_session: str, tmp_path: Pa
 
     # no call lost or counted twice: attempts recorded == requests served, replies == 200s served
     log = server.log
-    assert requests_inside_waits(log) == 0  # paced by the announced limits: no request against the server's word
     assert calls["attempts"].sum() == len(log)
     served = sorted(e["request_id"] for e in log if e["status"] == 200 and e["fault"] != "malformed")
     assert sorted(calls.filter(pl.col("status") == "ok")["request_id"]) == served

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
@@ -35,4 +36,4 @@ def ensure_ray(keys: Collection[str] = ()) -> None:
     """
     if not ray.is_initialized():
         with without_keys(keys):
-            ray.init(address=os.environ.get("RAY_ADDRESS"), log_to_driver=False, include_dashboard=False)
+            ray.init(address=os.environ.get("RAY_ADDRESS", logging_level=logging.WARNING), log_to_driver=False, include_dashboard=False)
