@@ -81,7 +81,7 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
     known = set(finished)
     exhausted = False
     bar = tqdm(total=total, unit="game", disable=not run.progress, dynamic_ncols=True, smoothing=0.1)
-    watch, rate_limited = LimiterWatch(path, {m.name for m in sweep.models.values()}), 0
+    watch, rate_limited, rate_clock = LimiterWatch(path, {m.name for m in sweep.models.values()}), 0, False
     try:
         while not stop.requested:
             while (not exhausted and not tally.budget_refused
@@ -100,7 +100,8 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
                     if record["outcome"]["known"]:
                         known.add(record["unit"]["unit_id"])
                 rate_limited += sum(is_429(str(e)) for r in records for c in r["calls"] for e in c.get("attempt_errors") or [])
-                if bar.n == bar.initial == 0:  # the ETA's clock starts at the first finished game, not the warm-up
+                if not rate_clock:  # the ETA's clock starts at the first finished game, not the warm-up
+                    rate_clock = True
                     bar.reset()
                     bar.n = bar.last_print_n = bar.initial = len(records)
                 else:
