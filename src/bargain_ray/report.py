@@ -1,6 +1,7 @@
 """``python -m bargain_ray.report outputs/<sweep>``: metrics, dataset export and HTML report.
 
-Writes ``<sweep>/dataset/`` (seed 002's layout) and ``<sweep>/report.html``.
+Writes ``<sweep>/dataset/`` (seed 002's layout) and ``<sweep>/report.html``; with ``--by`` other than the
+default cells, ``<sweep>/report-by-<columns>.html`` beside them (neither is overwritten).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
 from bargain_ray.analysis.build import DEFAULT_BY
 from bargain_ray.analysis.report import build_report, partial_note
 from bargain_ray.core.status import ExitCode
-from bargain_ray.store import DATASET, MANIFEST
+from bargain_ray.store import DATASET, MANIFEST, REPORT
 
 
 def _positive(text: str) -> int:
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.USER_ERROR
     if note:
         print(note)
-    print(f"report: {path}\ndataset: {path.parent / DATASET}")
+    print(f"report: {path}\ndataset: {path.parent / DATASET}" + ("" if path.name == REPORT else " (default cells)"))
     return 0
 
 

@@ -40,13 +40,15 @@ def test_report_is_one_self_contained_file(report):
     assert report.name == "report.html" and html.startswith("<!doctype html>")
     assert not re.search(r'<(script|link|img)[^>]+(src|href)="(https?:)?//', html)  # nothing fetched
     assert html.count("<svg") >= 4  # efficiency x2, deal rate, frontier, rounds
-    for heading in ("Summary", "By cell", "Plots", "Operational, per model", "Transcripts (12)"):
-        assert f"<h2>{heading}</h2>" in html
+    for anchor, heading in (("summary", "Summary"), ("legend", "Legend"), ("by-model", "Results by model and role"),
+                            ("by-cell", "By cell"), ("plots", "Plots"), ("operational", "Operational, per model"),
+                            ("texts", "Texts a model reads"), ("transcripts", "Transcripts (12)")):
+        assert f'<h2 id="{anchor}">{heading}</h2>' in html and f'<a href="#{anchor}">' in html  # in the contents
 
 
 def test_every_transcript_is_rendered_with_private_parts_marked(report):
     html = report.read_text()
-    assert html.count('<details class="game">') == 12
+    assert html.count('<details class="game" ') == 12
     assert html.count("PRIVATE · buyer brief") == 12
     assert html.count("PRIVATE · seller brief: only the seller saw this") == 11
     # the buyer opened the format failure, so the seller was never asked: its brief is rebuilt from the config
@@ -57,13 +59,17 @@ def test_every_transcript_is_rendered_with_private_parts_marked(report):
     assert "invalid reply</b> (rule <code>not_one_json_object</code>)" in html
 
 
-def test_cli_groups_cells_as_asked(tmp_path):
+def test_cli_groups_cells_as_asked_beside_the_default_report(tmp_path):
     sweep = make_sweep(tmp_path / "sweep")
-    done = subprocess.run([sys.executable, "-m", "bargain_ray.report", str(sweep), "--by", "pairing",
+    default = build_report(sweep, resamples=50)
+    before = (default.read_bytes(), (sweep / "dataset" / "metrics" / "metrics_by_cell.parquet").read_bytes())
+    done = subprocess.run([sys.executable, "-m", "bargain_ray.report", str(sweep), "--by", "pairing,first_speaker",
                            "--resamples", "100"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "report: " in done.stdout and (sweep / "report.html").exists()
-    assert pl.read_parquet(sweep / "dataset" / "metrics" / "metrics_by_cell.parquet")["pairing"].n_unique() == 2
+    beside = sweep / "report-by-pairing-first_speaker.html"
+    assert f"report: {beside}" in done.stdout and beside.exists()
+    assert "cells by pairing x first_speaker" in beside.read_text()
+    assert before == (default.read_bytes(), (sweep / "dataset" / "metrics" / "metrics_by_cell.parquet").read_bytes())
 
 
 def test_cli_names_a_bad_grouping(tmp_path, capsys):
@@ -116,7 +122,7 @@ def test_every_family_plugs_in_unchanged(grid, tmp_path):
     report = build_report(tmp_path, resamples=100).read_text()
     per_game = pl.read_parquet(tmp_path / "dataset" / "metrics" / "metrics_per_game.parquet")
     games = pl.read_parquet(tmp_path / "games.parquet")
-    assert per_game.height == games.height > 0 and report.count('<details class="game">') == games.height
+    assert per_game.height == games.height > 0 and report.count('<details class="game" ') == games.height
     records = [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
     for name in {r["unit"]["family"] for r in records}:
         module = family(name).metrics
@@ -131,7 +137,71 @@ def test_a_sweep_without_games_still_reports(tmp_path):
     """build_report runs at the end of every sweep, also one interrupted before its first game."""
     open_manifest(tmp_path, describe(SweepConfig.model_validate(compose_dict("config", ["+grid=demo"])), "20261201"))
     html = build_report(tmp_path, resamples=10).read_text()
-    assert "<h2>Transcripts (0)</h2>" in html
+    assert '<h2 id="transcripts">Transcripts (0)</h2>' in html
     assert pl.read_parquet(tmp_path / "dataset" / "metrics" / "metrics_per_game.parquet").height == 0
     record = json.loads((make_sweep(tmp_path / "full") / "journal.jsonl").read_text().splitlines()[0])
     assert set(EMPTY) == {k for k in shared(record) if not k.startswith("model_")}  # same columns either way
+
+
+def test_gains_by_model_and_role_with_seed_clustered_intervals(report):
+    """What model-x gains as buyer against model-y: the mean of per-seed means, with a CI, as the page shows it."""
+    html = report.read_text()
+    section = html[html.index('<h2 id="by-model">'):html.index('<h2 id="by-cell">')]
+    games = pl.read_parquet(report.parent / "games.parquet").filter(pl.col("known"))
+    for role, other in (("buyer", "seller"), ("seller", "buyer")):
+        for model, opponent in (("model-x", "model-y"), ("model-y", "model-x")):
+            rows = games.filter((pl.col(f"model_{role}") == model) & (pl.col(f"model_{other}") == opponent)
+                                & pl.col(f"gain_{role}").is_not_null())
+            mean = rows.group_by("seed").agg(pl.col(f"gain_{role}").mean())[f"gain_{role}"].mean()
+            cells = (f'<td class="l">tickets</td><td class="l">{role}</td><td class="l">{model}</td>'
+                     f'<td class="l">{opponent}</td><td class="">{rows.height}</td><td class="">{rows["seed"].n_unique()}</td>'
+                     f'<td class="">{round(mean, 3)} [')
+            assert cells in section, (role, model)
+    assert section.count("<tr>") == 1 + 4 + 2  # header, four (role, model, opponent), two pooled ("any")
+    legend = html[html.index('<h2 id="legend">'):html.index('<h2 id="by-model">')]
+    assert "<dt>X</dt><dd>model-x (anthropic)</dd>" in legend and "buyer: agent A, seller: agent B" in legend
+
+
+def test_transcript_headers_show_the_deal_gains_and_where_briefs_come_from(report):
+    html = report.read_text()
+    seed001 = html[html.index('id="negotiation-test-20261129-b01-p02-xy-a1-fseller"'):]
+    summary = seed001[:seed001.index("</summary>")]
+    assert "deal: unit_price_usd 64.5, cancellation_fee_pct 37, name_change_notice_hours 96" in summary
+    assert "gains: buyer" in summary and "seller" in summary
+    assert "PRIVATE · buyer brief: only the buyer saw this</span> <span class=meta>(seed 000)</span>" in html
+    texts = html[html.index('<h2 id="texts">'):html.index('<h2 id="transcripts">')]
+    assert "brief:buyer" in texts and "OURS, not a seed" in texts  # our own texts are marked as ours
+
+
+def test_simulated_costs_are_labelled(tmp_path):
+    sweep = make_sweep(tmp_path / "sweep")
+    assert "(simulated)" not in build_report(sweep, resamples=20).read_text()
+    manifest = json.loads((sweep / "manifest.json").read_text())
+    manifest["config"]["provider"] = "sim"
+    (sweep / "manifest.json").write_text(json.dumps(manifest))
+    html = build_report(sweep, resamples=20).read_text()
+    assert "Costs are simulated" in html and "<th>cost_usd (simulated)</th>" in html.replace(' class=""', "")
+
+
+def visible_games(url: str, profile) -> int:
+    """Transcripts left visible once the page's filter script ran on ``url`` (headless Chromium's DOM)."""
+    dom = subprocess.run(
+        [shutil.which("chromium"), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         f"--user-data-dir={profile}", "--dump-dom", url], capture_output=True, text=True, timeout=120, check=True,
+    ).stdout
+    tags = re.findall(r'<details class="game"[^>]*>', dom)
+    assert tags, dom[-2000:]
+    return sum(" hidden" not in t for t in tags)
+
+
+def test_the_transcript_filter_works_in_headless_chromium(report, tmp_path):
+    games = pl.read_parquet(report.parent / "games.parquet")
+    cell = "C3|XY|a1|seller"
+    assert visible_games(report.as_uri(), tmp_path / "p") == 12
+    assert visible_games(report.as_uri() + "?status=AGREEMENT", tmp_path / "p") == games.filter(
+        pl.col("status") == "AGREEMENT").height
+    both = games.filter((pl.col("status") == "AGREEMENT") & (pl.col("cell") == cell)).height
+    assert 0 < both < 12
+    assert visible_games(report.as_uri() + f"?status=AGREEMENT&cell={cell.replace('|', '%7C')}", tmp_path / "p") == both
+    assert visible_games(report.as_uri() + "?model=model-x&status=TECHNICAL_ERROR", tmp_path / "p") == 1
+    assert visible_games(report.as_uri() + f"?status=TECHNICAL_ERROR&cell={cell.replace('|', '%7C')}", tmp_path / "p") == 0

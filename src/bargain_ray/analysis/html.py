@@ -51,7 +51,42 @@ pre{background:#f9fafb;padding:6px;font-size:12px;white-space:pre-wrap;margin:4p
 .technical{border:2px solid #dc2626;background:#fef2f2;color:#991b1b;padding:4px 8px;margin:6px 0;font-weight:600}
 .status-TECHNICAL_ERROR{color:#dc2626;font-weight:700} .status-AGREEMENT{color:#15803d}
 .status-FORMAT_FAILURE{color:#b45309}
+nav.toc{font-size:13px;columns:2;max-width:640px} nav.toc a{color:#2563eb}
+.legend{font-size:13px} .legend dt{font-weight:600;display:inline} .legend dd{display:inline;margin:0 14px 0 4px}
+.filters{font-size:13px;margin:8px 0} .filters select{margin-right:12px}
+.ours{background:#fef3c7;color:#92400e;font-weight:700;font-size:11px;padding:0 4px;border-radius:3px}
+.sim{color:#b45309;font-weight:600}
+.deal{font-size:12px;color:#374151}
 """
+
+FILTER_SCRIPT = """
+(function(){
+  var keys=["cell","status","model"], sel={}, games=document.querySelectorAll("details.game");
+  function apply(){
+    var shown=0;
+    games.forEach(function(g){
+      var ok=keys.every(function(k){var v=sel[k].value;
+        return !v || (k==="model" ? (" "+g.dataset.model+" ").indexOf(" "+v+" ")>=0 : g.dataset[k]===v);});
+      g.hidden=!ok; if(ok) shown++;
+    });
+    document.getElementById("shown").textContent=shown;
+  }
+  function store(){
+    var q=new URLSearchParams();
+    keys.forEach(function(k){if(sel[k].value) q.set(k, sel[k].value);});
+    history.replaceState(null, "", (q.toString() ? "?"+q : location.pathname) + location.hash);
+  }
+  var q=new URLSearchParams(location.search);
+  keys.forEach(function(k){
+    sel[k]=document.getElementById("filter-"+k);
+    if(q.get(k)) sel[k].value=q.get(k);
+    sel[k].addEventListener("change", function(){store(); apply();});
+  });
+  apply();
+})();
+"""
+"""The transcript filter: by cell, status and model, from each transcript's data attributes; the
+choice is kept in the page's query string (``report.html?status=AGREEMENT``) so a link reopens it."""
 
 
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -186,8 +221,15 @@ def rounds_plot(a: Analysis) -> str:
     return svg.bars([(int(k), int(n)) for k, n in counts.iter_rows()], "Rounds to agreement", "turns played (deals)")
 
 
-def _private(title: str, body: str, folded: bool = False) -> str:
-    tag = f'<span class="tag">PRIVATE · {escape(title)}</span>'
+def source_tag(source: str | None) -> str:
+    """Where a text's wording comes from; ours (no seed gives it) is marked so a reader sees it."""
+    if source is None:
+        return ""
+    return ' <span class="ours">OURS, not a seed\'s</span>' if source == "ours" else f" <span class=meta>({escape(source)})</span>"
+
+
+def _private(title: str, body: str, folded: bool = False, source: str | None = None) -> str:
+    tag = f'<span class="tag">PRIVATE · {escape(title)}</span>{source_tag(source)}'
     if folded:
         return f'<details class="private"><summary>{tag}</summary><pre>{escape(body)}</pre></details>'
     return f'<div class="private">{tag}<pre>{escape(body)}</pre></div>'
@@ -205,23 +247,38 @@ def _numbers(v: Any) -> Any:
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 
-def transcript(rec: dict[str, Any], briefs: dict[str, tuple[str, bool]]) -> str:
-    """One game as seed 001 shows it, briefs and scratchpads apart and marked private."""
+def deal_line(row: dict[str, Any]) -> str:
+    """The deal's terms and each role's gain, from the game's typed columns (empty without a deal)."""
+    terms = [f"{k.removeprefix('deal_')} {_num(v)}" for k, v in row.items() if k.startswith("deal_") and v is not None]
+    gains = [f"{k.removeprefix('gain_')} {_num(v)}" for k, v in row.items() if k.startswith("gain_") and v is not None]
+    parts = ([f"deal: {', '.join(terms)}"] if terms else ["no deal"]) + ([f"gains: {', '.join(gains)}"] if gains else [])
+    return " · ".join(parts)
+
+
+def transcript(rec: dict[str, Any], briefs: dict[str, tuple[str, bool]], row: dict[str, Any] | None = None,
+               sources: dict[str, str] | None = None) -> str:
+    """One game as seed 001 shows it, briefs and scratchpads apart and marked private; its header shows
+    the deal and the gains (``row``: the game's typed columns), each brief where its wording comes from."""
     unit, out = rec["unit"], rec["outcome"]
     calls = {c["call_id"]: c for c in rec["calls"]}
     status = out["status"]
     speaker = f"{unit.get('first_speaker')} opens; " if unit.get("first_speaker") else ""
-    models = ", ".join(f"{r}: {m}" for r, m in (unit.get("models_by_role") or {}).items())
-    parts = [f'<details class="game"><summary><b>{escape(unit["unit_id"])}</b> · {escape(str(unit.get("cell")))} · '
-             f'{escape(models)} · <span class="status-{escape(status)}">{escape(status)}</span> · '
-             f'<a href="{DATASET}/raw/{escape(unit["unit_id"])}.jsonl">raw</a></summary>',
+    by_role = unit.get("models_by_role") or {}
+    models = ", ".join(f"{r}: {m}" for r, m in by_role.items())
+    data = (f'data-cell="{escape(str(unit.get("cell")))}" data-status="{escape(status)}" '
+            f'data-model="{escape(" ".join(sorted(set(by_role.values()))))}"')
+    deal = f' · <span class="deal">{escape(deal_line(row))}</span>' if row else ""
+    parts = [f'<details class="game" id="{escape(unit["unit_id"])}" {data}><summary><b>{escape(unit["unit_id"])}</b> · '
+             f'{escape(str(unit.get("cell")))} · {escape(models)} · <span class="status-{escape(status)}">{escape(status)}'
+             f'</span>{deal} · <a href="{DATASET}/raw/{escape(unit["unit_id"])}.jsonl">raw</a></summary>',
              f'<p>{escape(str(unit.get("pairing")))}; {escape(speaker)}{escape(status)}</p>']
     if not out["known"]:
         parts.append(f'<div class="technical">TECHNICAL FAILURE: unknown, unscored, re-run on resume. '
                      f'{escape(str(out["reason"]))}</div>')
     for role, (brief, sent) in briefs.items():
         how = "only the {role} saw this" if sent else "rebuilt from the game config (no request to this role was recorded)"
-        parts.append(_private(f"{role} brief: {how.format(role=role)}", brief, folded=True))
+        source = (sources or {}).get(f"brief:{role}")
+        parts.append(_private(f"{role} brief: {how.format(role=role)}", brief, folded=True, source=source))
     cls = game_class(unit.get("family"))
     hidden = set(cls.private_fields if cls else ())
     placed = set()
@@ -258,42 +315,151 @@ def _turn(t: dict[str, Any], calls: list[dict[str, Any]], hidden: set[str]) -> s
     return "".join(parts) + "</div>"
 
 
+def _options(name: str, label: str, values: list[str]) -> str:
+    opts = "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)
+    return f'<label>{label} <select id="filter-{name}"><option value="">all</option>{opts}</select></label>'
+
+
+def filters(a: Analysis) -> str:
+    """Selects for cell, status and model (every value the sweep has); the inline script does the rest."""
+    games = a.scan_per_game
+    models = [c for c in games.collect_schema().names() if c.startswith("model_")]
+    values = games.select(pl.col("cell").unique().sort().implode(), pl.col("status").unique().sort().implode(),
+                          pl.concat_list(models).explode().unique().drop_nulls().sort().implode().alias("model")
+                          if models else pl.lit([]).alias("model")).collect().row(0)
+    cells, statuses, names = ([str(v) for v in col if v is not None] for col in values)
+    return (f'<div class="filters">{_options("cell", "Cell", cells)}{_options("status", "Status", statuses)}'
+            f'{_options("model", "Model", names)}<span class=meta><span id="shown"></span> shown</span></div>')
+
+
+def sources_of(a: Analysis, game: str | None, condition: str | None) -> dict[str, str]:
+    """name -> provenance of every text a model reads under one game config."""
+    loaded = a.sweep.game_for(game, condition)
+    return {k: t.source for k, t in loaded.texts().items()} if loaded else {}
+
+
 def transcripts(a: Analysis) -> str:
     """The sampled transcripts, streamed from the journal, and where the rest are."""
     shown, total, scope = sampled(a), game_count(a), raw_scope(a)
     s = a.sweep
-    parts = [f"<h2>Transcripts ({total})</h2>"]
+    parts = [f'<h2 id="transcripts">Transcripts ({total})</h2>']
     if len(shown) < total:
         where = (f'every game has its file in <a href="{DATASET}/raw/">{DATASET}/raw/</a>' if scope is None else
                  f'the games shown have their files in <a href="{DATASET}/raw/">{DATASET}/raw/</a> and every game '
                  f'is in <a href="{JOURNAL}">{JOURNAL}</a> (one JSON record per line)')
         parts.append(f'<p class="meta">Showing the first {SAMPLE} games of each cell ({len(shown)} of {total}); '
                      f"{where}.</p>")
-    parts += [transcript(r, s.briefs(r)) for r in s.records(only=shown)]
+    parts.append(filters(a))
+    names = a.scan_per_game.collect_schema().names()
+    header = [c for c in names if c.startswith(("deal_", "gain_"))]
+    rows = {r["unit_id"]: r for r in a.scan_per_game.filter(pl.col("unit_id").is_in(list(shown)))
+            .select("unit_id", *header).collect().iter_rows(named=True)}
+    sources: dict[tuple[str, str], dict[str, str]] = {}
+    for r in s.records(only=shown):
+        key = (r["unit"].get("game"), r["unit"].get("condition"))
+        if key not in sources:
+            sources[key] = sources_of(a, *key)
+        parts.append(transcript(r, s.briefs(r), rows.get(r["unit"]["unit_id"]), sources[key]))
+    parts.append(f"<script>{FILTER_SCRIPT}</script>")
     return "".join(parts)
 
 
-def render(a: Analysis) -> str:
+def simulated(a: Analysis) -> bool:
+    """Whether the sweep's models were served by the project's simulated provider (its costs are not paid)."""
+    return (a.sweep.manifest.get("config") or {}).get("provider") == "sim"
+
+
+def cost_label(frame: pl.DataFrame, sim: bool) -> pl.DataFrame:
+    """Cost columns renamed ``… (simulated)`` when the provider was simulated."""
+    return frame.rename({c: f"{c} (simulated)" for c in frame.columns if c.startswith("cost")}) if sim else frame
+
+
+def legends(a: Analysis) -> str:
+    """Which model each pairing letter is, and what each assignment puts where (from the manifest)."""
+    config = a.sweep.manifest.get("config") or {}
+    models = config.get("models") or {}
+    letters = "".join(f"<dt>{escape(k)}</dt><dd>{escape(m.get('name', '?'))} ({escape(str(m.get('provider')))})</dd>"
+                      for k, m in models.items())
+    rows = []
+    for d in (config.get("grid") or {}).get("designs") or []:
+        for asg in d.get("assignments") or []:
+            roles = ", ".join(f"{role}: agent {agent}" for role, agent in (asg.get("roles") or {}).items())
+            opens = f"{asg['first_speaker']} opens" if asg.get("first_speaker") else "opener as the game decides"
+            rows.append({"game": d.get("game"), "assignment": f"a{asg.get('id')}", "roles": roles, "opens": opens})
+    table_ = table(pl.DataFrame(rows), left=4) if rows else "<p class=meta>(no assignments recorded)</p>"
+    return (f'<h2 id="legend">Legend</h2><dl class="legend"><b>Pairing letters</b> (a pairing XY puts model X in '
+            f"agent A and model Y in agent B): {letters}</dl><p class=legend><b>Assignments</b>: which agent takes "
+            f"which role, and who opens.</p>{table_}")
+
+
+def texts_table(a: Analysis) -> str:
+    """Every text a model reads, per game config, and where its wording comes from; ours are marked."""
+    rows = []
+    for key in (a.sweep.manifest.get("components") or {}):
+        if key.startswith("game ") and " under condition " in key:
+            game, condition = key.removeprefix("game ").split(" under condition ", 1)
+            rows += [(game, condition, name, source) for name, source in sources_of(a, game, condition).items()]
+    if not rows:
+        return "<p class=meta>(none)</p>"
+    body = "".join(f'<tr><td class="l">{escape(g)}</td><td class="l">{escape(c)}</td><td class="l">{escape(n)}</td>'
+                   f'<td class="l">{escape(src)}{source_tag(src) if src == "ours" else ""}</td></tr>'
+                   for g, c, n, src in rows)
+    return ('<div class="wrap"><table><tr><th class="l">game</th><th class="l">condition</th><th class="l">text</th>'
+            f'<th class="l">wording from</th></tr>{body}</table></div>')
+
+
+SECTIONS = (("summary", "Summary"), ("legend", "Legend"), ("by-model", "Results by model and role"),
+            ("by-cell", "By cell"), ("plots", "Plots"), ("paired", "Paired differences"),
+            ("operational", "Operational, per model"), ("texts", "Texts a model reads"), ("transcripts", "Transcripts"))
+
+
+def contents() -> str:
+    return '<nav class="toc"><b>Contents</b><ol>' + "".join(
+        f'<li><a href="#{anchor}">{escape(title)}</a></li>' for anchor, title in SECTIONS) + "</ol></nav>"
+
+
+def gains_table(gains: pl.DataFrame) -> str:
+    """Mean gain [CI] of each model in each role against each opponent; ``any`` pools the roles."""
+    if gains.height == 0 or "mean" not in gains.columns:
+        return "<p class=meta>(no per-role gains in this sweep's games)</p>"
+    shown = gains.select(
+        "game", "role", "model", "opponent", pl.col("n_games").alias("games"), pl.col("n_seeds").alias("seeds"),
+        pl.format("{} [{}, {}]", pl.col("mean").round(3), pl.col("ci_low").round(3), pl.col("ci_high").round(3))
+        .fill_null(pl.col("mean").round(3).cast(pl.String)).alias("mean gain [CI]"),
+    )
+    return table(shown, left=4)
+
+
+def render(a: Analysis, gains: pl.DataFrame | None = None) -> str:
     s = a.sweep
+    sim = simulated(a)
     statuses = dict(a.scan_per_game.group_by("status").len().collect().iter_rows())
     plots = [*interval_plots(a), *frontier_plots(a), rounds_plot(a)]
     headline_pairs = a.paired.filter(pl.col("metric").is_in(("agreement", "efficiency")))
+    sim_note = ('<p class="sim">Costs are simulated: the models were served by the project\'s simulated provider '
+                "(provider=sim); no money was spent.</p>") if sim else ""
     sections = [
         f"<h1>Sweep report: {escape(s.name)}</h1>",
         f'<p class="meta">{escape(str(s.path))} · created {escape(str(s.manifest.get("created")))} · '
         f"{sum(statuses.values())} games ({escape(', '.join(f'{k} {v}' for k, v in sorted(statuses.items())))}) · "
         f"cells by {escape(' x '.join(a.by))} · {a.resamples} bootstrap resamples of seeds, {a.level:.0%} intervals · "
-        f"built {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</p>",
-        "<h2>Summary</h2>", table(summary(a), left=2),
-        "<h2>By cell</h2>",
+        f"built {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</p>", sim_note, contents(),
+        '<h2 id="summary">Summary</h2>', table(cost_label(summary(a), sim), left=2),
+        legends(a),
+        '<h2 id="by-model">Results by model and role</h2>',
+        '<p class="meta">Mean gain of a model in a role against the other role\'s model, over known games: mean of '
+        "per-seed means, [percentile bootstrap CI, seeds resampled]; role <i>any</i> pools both roles.</p>",
+        gains_table(gains if gains is not None else pl.DataFrame()),
+        '<h2 id="by-cell">By cell</h2>',
         '<p class="meta">Mean of per-seed means over known games, [percentile bootstrap CI]; technical failures are '
         "unknown and left out.</p>",
         table(cells_wide(a), left=len(a.by)),
-        "<h2>Plots</h2>", '<div class="plots">' + "".join(f"<figure>{p}</figure>" for p in plots if p) + "</div>",
-        "<h2>Paired differences (deal rate, efficiency)</h2>",
+        '<h2 id="plots">Plots</h2>', '<div class="plots">' + "".join(f"<figure>{p}</figure>" for p in plots if p) + "</div>",
+        '<h2 id="paired">Paired differences (deal rate, efficiency)</h2>',
         '<p class="meta">a − b on common seeds, cells differing in one factor; the full table is in the export.</p>',
         table(headline_pairs, left=len(a.by) + 4),
-        "<h2>Operational, per model</h2>", table(a.operational, left=2),
+        '<h2 id="operational">Operational, per model</h2>', table(cost_label(a.operational, sim), left=2),
+        '<h2 id="texts">Texts a model reads</h2>', texts_table(a),
         transcripts(a),
     ]
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(s.name)} report</title>'

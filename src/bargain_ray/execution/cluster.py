@@ -36,4 +36,5 @@ def ensure_ray(keys: Collection[str] = ()) -> None:
     """
     if not ray.is_initialized():
         with without_keys(keys):
-            ray.init(address=os.environ.get("RAY_ADDRESS", logging_level=logging.WARNING), log_to_driver=False, include_dashboard=False)
+            ray.init(address=os.environ.get("RAY_ADDRESS"), log_to_driver=False, include_dashboard=False,
+                     logging_level=logging.WARNING)

@@ -13,7 +13,7 @@ import os
 import socket
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -87,3 +87,81 @@ def read_progress(path: Path) -> Progress:
         holder = None  # the driver reporting on its own folder at its end
     return Progress(running=holder, units=status.units if status else None,
                     known=known, unknown=len(latest) - known)
+
+
+LIMITER = "limiter.json"
+"""The limiter's state as the driver last saw it (for the live view; written every few seconds)."""
+
+
+class KeyLimit(BaseModel):
+    """One limiter key (provider and model; the key's digest is left out) as the limiter actor reports it."""
+
+    key: str
+    window: float
+    """Calls in flight the limiter allows now (AIMD: halves on a 429/529)."""
+    slow_start: bool
+    in_flight: int
+    waiting: int
+    paces: dict[str, float]
+    """Paced rates per minute (requests, tokens) in force."""
+    paused_for_s: float
+    """Seconds of a wait the provider announced (retry-after) still to run."""
+
+
+class LimiterSnapshot(BaseModel):
+    at: str
+    keys: list[KeyLimit]
+
+
+def write_limiter(path: Path, keys: list[KeyLimit]) -> None:
+    """Replace ``limiter.json`` atomically (the view reads it while the driver runs)."""
+    snap = LimiterSnapshot(at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"), keys=keys)
+    tmp = path / f".{LIMITER}.tmp"
+    tmp.write_text(snap.model_dump_json())
+    os.replace(tmp, path / LIMITER)
+
+
+def read_limiter(path: Path) -> LimiterSnapshot | None:
+    file = path / LIMITER
+    try:
+        return LimiterSnapshot.model_validate_json(file.read_bytes())
+    except (OSError, ValueError):
+        return None  # none yet (a sweep without LLMs, or one before this file existed)
+
+
+def tail_lines(file: Path, offset: int, limit: int = 1 << 24) -> tuple[list[dict[str, Any]], int]:
+    """Complete JSON lines of a journal after byte ``offset`` (about ``limit`` bytes of them at most), and the
+    offset after them: a reader following a growing journal (the live view) reads each line once, in
+    bounded steps. A torn tail waits for its newline."""
+    out: list[dict[str, Any]] = []
+    if not file.exists():
+        return out, offset
+    start = offset
+    with file.open("rb") as f:
+        f.seek(offset)
+        while offset - start < limit:
+            line = f.readline()
+            if not line.endswith(b"\n"):
+                break
+            out.append(json.loads(line))
+            offset += len(line)
+    return out, offset
+
+
+def is_429(error: str) -> bool:
+    """Whether a failed attempt's error (``attempt_errors``) was a rate limit: what the bar and the view count."""
+    return "429" in error or "RateLimitError" in error
+
+
+def key_limits(raw: dict[str, dict[str, Any]], models: set[str], now: float) -> list[KeyLimit]:
+    """The limiter actor's ``snapshot()`` as the view's rows: keys of this sweep's ``models`` only (the actor is
+    shared by the cluster), named provider:model (the key's digest left out); ``now`` is the monotonic clock
+    the actor's ``paused_until`` is on (the same host's, so on another node the pause is approximate)."""
+    out = []
+    for key, state in raw.items():
+        provider, _, model = key.split(":", 2) if key.count(":") >= 2 else (key, "", key)
+        if model in models:
+            out.append(KeyLimit(key=f"{provider}:{model}", window=state["window"], slow_start=state["slow_start"],
+                                in_flight=state["in_flight"], waiting=state["waiting"], paces=state["paces"],
+                                paused_for_s=max(0.0, state["paused_until"] - now)))
+    return out
