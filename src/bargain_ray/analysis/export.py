@@ -39,7 +39,7 @@ OUTCOMES = {Status.AGREEMENT: "deal", Status.NO_AGREEMENT: "no_deal", Status.FOR
 """Seed 002's ``outcome`` values; ``technical_failure`` is ours (an unknown game, re-run on resume)."""
 GAMES_ORDER = ("file", "experiment", "cell", "seed", "rep", "{role}_model", "seller_cost", "buyer_value",
                "available_surplus", "outcome", "price", "round", "seller_payoff", "buyer_payoff", "failed_role",
-               "{role}_prompt_tokens", "{role}_completion_tokens", "total_retries", "prompt_variant", "prompt_hash",
+               ("{role}_prompt_tokens", "{role}_completion_tokens"), "total_retries", "prompt_variant", "prompt_hash",
                "git_commit")
 TURNS_ORDER = ("file", "cell", "seed", "rep", "turn", "round", "role", "model", "action", "offer", "stated_valuation",
                "actual_valuation", "standing_offer_before", "accepted_price", "n_attempts", "n_errors", "n_illegal",
@@ -76,9 +76,11 @@ def file_keys(analysis: Analysis) -> pl.DataFrame:
     )
 
 
-def _ordered(frame: pl.LazyFrame, order: tuple[str, ...], roles: list[str]) -> pl.LazyFrame:
+def _ordered(frame: pl.LazyFrame, order: tuple[str | tuple[str, ...], ...], roles: list[str]) -> pl.LazyFrame:
+    """The columns of ``order`` first (``{role}`` expanded for each role; a tuple is expanded role by role)."""
     names = frame.collect_schema().names()
-    first = [c.format(role=r) for c in order for r in (roles if "{role}" in c else [None])]
+    groups = [c if isinstance(c, tuple) else (c,) for c in order]
+    first = [c.format(role=r) for g in groups for r in (roles if "{role}" in g[0] else [None]) for c in g]
     first = [c for c in dict.fromkeys(first) if c in names]
     return frame.select(*first, *(c for c in names if c not in first))
 
