@@ -67,7 +67,9 @@ def test_card_header_holds_the_seeds_configs(sweep: Path) -> None:
     text = (sweep / "dataset" / "README.md").read_text()
     configs = yaml.safe_load(text.split("---\n")[1])["configs"]
     assert configs[: len(SEED_CONFIGS)] == SEED_CONFIGS
-    assert "(ddof = 1)" in text and "## Metrics" in text
+    metrics = text.split("## Metrics")[1].split("\n## ")[0]
+    for role in ("seller", "buyer"):  # how claim drift is aggregated: the sample standard deviation
+        assert f"| `{role}_claim_drift` | sample standard deviation (ddof=1)" in metrics
 
 
 def test_games_and_turns_have_the_cards_columns(loaded: dict[str, datasets.Dataset], sweep: Path) -> None:

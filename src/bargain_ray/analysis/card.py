@@ -72,7 +72,7 @@ TABLE_FIELDS = {
         "error": "the error shown to the model, or the technical error", "resumed": "replayed from the call journal",
     },
     "metrics_by_cell": {
-        "cell": "condition name", "metric": "a `metrics_per_game` column (see Metrics)",
+        "cell": "cell name from the grid (else its label condition|pairing|a<assignment>)", "metric": "a `metrics_per_game` column (see Metrics)",
         "role": "the role a per-role metric is about (empty for whole-game metrics)",
         "n_games": "known games with a value",
         "n_seeds": "seeds (clusters) with a value", "mean": "mean of per-seed means",
@@ -203,11 +203,11 @@ def metrics_section(analysis: Analysis, metrics: list[str]) -> str:
     rows = [[f"`{m}`", _describe(m, game_fields)] for m in metrics]
     return "\n\n".join([
         "## Metrics",
-        "Every estimate in `metrics_by_cell` is built in three steps: (1) one value per game and role: a per-turn "
-        "metric (`*_self_serving_bias`, `*_disclosure`, `*_truthful`, `*_claim_violation`, `*_msg_leakage`) is "
-        "averaged over the role's turns where it is defined, `*_claim_drift` is the **sample** standard deviation "
-        "(ddof = 1) of the role's stated valuations in the game (at least two claims), whole-game metrics are "
-        "the game's value; (2) those values are averaged over the games of each seed in the cell; (3) the cell's "
+        "Every estimate in `metrics_by_cell` is built in three steps: (1) one value per game (and per role for "
+        "the metrics named `<role>_...`, whose `role` column says which): a per-turn metric is aggregated over "
+        "the role's turns in the game as the table below says (a mean over the turns where it is defined; a "
+        "standard deviation says which one); (2) those values are averaged over the games of each seed in the "
+        "cell; (3) the cell's "
         f"estimate is the mean of the seed means, with a percentile bootstrap over seeds ({analysis.resamples} "
         f"resamples, {analysis.level:.0%} intervals). A row with no estimate is an empty denominator (no game of "
         "the cell had the metric defined), not missing data. `paired_differences` uses the same seed means.",
@@ -223,7 +223,7 @@ def design_section(analysis: Analysis) -> str:
     if not _count(analysis):
         return "## Experimental design\n\nNo games were journaled."
     lines = ["## Experimental design", ""]
-    for col in ("game", "condition", "pairing", "assignment", "first_speaker"):
+    for col in ("game", "cell", "condition", "pairing", "assignment", "first_speaker"):
         values = sorted({str(v) for v in _distinct(analysis, col) if v is not None})
         lines.append(f"- **{col}**: {', '.join(values) if values else '(not varied)'}")
     seeds = len(_distinct(analysis, "seed"))
