@@ -75,6 +75,9 @@ def test_card_header_holds_the_seeds_configs(sweep: Path) -> None:
 def test_games_and_turns_have_the_cards_columns(loaded: dict[str, datasets.Dataset], sweep: Path) -> None:
     games, turns = loaded["games"].to_polars(), loaded["turns"].to_polars()
     assert games.columns[: len(GAMES_COLUMNS)] == GAMES_COLUMNS
+    # the card types every CSV column (a column empty in one chunk must not be typed from it)
+    assert loaded["games"].features["failed_role"].dtype == "string"
+    assert loaded["turns"].features["valid"].dtype == "bool"
     assert set(TURNS_COLUMNS) <= set(turns.columns)
     assert games.height == 8 * len(SEEDS) and set(games["cell"]) == CELLS and set(games["rep"]) == {0}
     assert set(games["outcome"]) <= {"deal", "no_deal", "format_failure"}

@@ -141,6 +141,23 @@ def git_commit() -> tuple[str, bool]:
         return "unknown", False
 
 
+def _feature(dtype: pl.DataType) -> str:
+    """A column's Hugging Face ``datasets`` dtype."""
+    if dtype == pl.Boolean:
+        return "bool"
+    if dtype.is_integer():
+        return "int64"
+    if dtype.is_float():
+        return "float64"
+    return "string"
+
+
+def features(schema: pl.Schema) -> list[dict[str, str]]:
+    """Every column's type, for the card's ``dataset_info``: CSV carries no types, and ``datasets`` reads a CSV
+    in chunks, so a column empty in the first chunk would otherwise be typed from it and fail on a later one."""
+    return [{"name": name, "dtype": _feature(dtype)} for name, dtype in schema.items()]
+
+
 def front_matter(analysis: Analysis, written: dict[str, Written]) -> str:
     configs = [
         {"config_name": name, "data_files": w.data_files} | ({"default": True} if name == "games" else {})
@@ -153,6 +170,8 @@ def front_matter(analysis: Analysis, written: dict[str, Written]) -> str:
         "annotations_creators": ["machine-generated"],
         "source_datasets": ["original"],
         "configs": configs,
+        "dataset_info": [{"config_name": name, "features": features(w.schema_)}
+                         for name, w in written.items() if w.data_files.endswith(".csv")],
     }
     return "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n"
 
