@@ -117,7 +117,10 @@ def make_sweep(path: Path) -> Path:
     """A real sweep folder of the scripted games above."""
     components = {"game tickets under condition C3": {"config": TICKETS, "prompts": "f2cb6b083cd2fa8e"}}
     components |= {f"model {k} ({v[1]})": {"name": v[1], "provider": v[0]} for k, v in MODELS.items()}
-    config = Determinants(grid=GridConfig(name="test", experiment="test", designs=[]), provider="default",
+    design = {"game": "tickets", "conditions": ["C3"], "pairings": ["XX", "XY", "YX", "YY"],
+              "assignments": [{"id": 1, "roles": {"buyer": "A", "seller": "B"}}]}
+    grid = GridConfig.model_validate({"name": "test", "experiment": "test", "designs": [design]})
+    config = Determinants(grid=grid, provider="default",
                           games={"tickets": TICKETS}, conditions={},
                           models={k: ModelConfig(name=v[1], provider=v[0]) for k, v in MODELS.items()})
     open_manifest(path, Manifest(grid="test", created="20261129", config=config, components=components))

@@ -20,6 +20,7 @@ from test_analysis import make_sweep
 from bargain_ray.analysis.per_game import EMPTY, shared
 from bargain_ray.analysis.report import build_report
 from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.core.status import ExitCode
 from bargain_ray.design import units
 from bargain_ray.execution.plan import describe
 from bargain_ray.execution.worker import GameRunner
@@ -66,7 +67,7 @@ def test_cli_groups_cells_as_asked(tmp_path):
 
 
 def test_cli_names_a_bad_grouping(tmp_path, capsys):
-    assert main([str(make_sweep(tmp_path / "sweep")), "--by", "colour"]) == 2
+    assert main([str(make_sweep(tmp_path / "sweep")), "--by", "colour"]) == ExitCode.USER_ERROR
     assert "cannot group by ['colour']" in capsys.readouterr().err
 
 

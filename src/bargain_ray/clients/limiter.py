@@ -33,6 +33,7 @@ from typing import Any
 import ray
 from pydantic import BaseModel
 
+from bargain_ray.clients.bucket import Bucket
 from bargain_ray.clients.headers import read_headers
 from bargain_ray.config import Limits
 
@@ -55,33 +56,12 @@ class Feedback(BaseModel):
     output_tokens: int = 0
 
 
-class Pace:
-    """A per-minute rate as a continuously refilled bucket; a call larger than the bucket goes when it is full."""
+class Pace(Bucket):
+    """A key's pace for one limit: a bucket holding ``BURST_S`` seconds of it (pace evenly, keep the
+    provider's own burst as slack)."""
 
     def __init__(self, per_minute: float) -> None:
-        self.per_minute = per_minute
-        self.rate = per_minute / 60.0
-        self.capacity = max(self.rate * BURST_S, 1.0)
-        self.level = self.capacity
-        self.stamp = time.monotonic()
-
-    def _refill(self, now: float) -> None:
-        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
-        self.stamp = now
-
-    def wait_s(self, n: float, now: float) -> float:
-        """Seconds until ``n`` may be taken (0: now)."""
-        self._refill(now)
-        need = min(n, self.capacity)
-        return 0.0 if self.level >= need else (need - self.level) / self.rate
-
-    def take(self, n: float, now: float) -> None:
-        self._refill(now)
-        self.level -= n
-
-    def adjust(self, n: float) -> None:
-        """Correct an earlier debit by ``n`` (actual minus estimated)."""
-        self.level -= n
+        super().__init__(per_minute, BURST_S)
 
 
 class KeyState:
