@@ -10,8 +10,11 @@ import pytest
 import yaml
 from test_analysis import TICKETS, make_sweep
 
+from bargain_ray.analysis.build import analyse
 from bargain_ray.analysis.card import prompt_hash
+from bargain_ray.analysis.export import by_cell_table, roles_of
 from bargain_ray.analysis.report import build_report
+from bargain_ray.analysis.sweep import read_sweep
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +79,11 @@ def test_tables_load_with_polars_and_datasets(dataset, tmp_path, monkeypatch):
         assert loaded.column_names == frame.columns
     games = datasets.load_dataset(str(dataset), "metrics_per_game", split="train", cache_dir=str(tmp_path / "hf"))
     assert games.num_rows == 12 and "dist_pareto" in games.column_names
+
+
+def test_by_cell_names_cells_only_when_the_grouping_determines_them(dataset):
+    for by, named in ((["game", "condition", "pairing", "assignment", "first_speaker"], True), (["pairing"], False)):
+        analysis = analyse(read_sweep(dataset.parent), by=by, resamples=50)
+        table = by_cell_table(analysis, roles_of(analysis))
+        assert table.height == analysis.by_cell.height  # one row per estimate, never one per cell it spans
+        assert table["cell"].is_not_null().all() == named and table["cell"].is_null().all() != named

@@ -175,6 +175,8 @@ def by_cell_table(analysis: Analysis, roles: list[str]) -> pl.DataFrame:
     a row with no estimate), other families every per-game metric."""
     by = analysis.by
     cells = analysis.scan_per_game.select(*by, "cell").unique().collect() if "cell" not in by else None
+    if cells is not None and cells.height and cells.group_by(by).len()["len"].max() > 1:
+        cells = cells.select(*by).unique().with_columns(pl.lit(None, pl.String).alias("cell"))  # grouped coarser
     out = analysis.by_cell
     declared = _declared_metrics(analysis)
     if "game" in by and declared.height:
