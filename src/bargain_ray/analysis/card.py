@@ -298,8 +298,12 @@ def provenance_section(analysis: Analysis) -> str:
     ]
     if "git_commit" in s.manifest:
         lines.append(f"- Code commit when the sweep started: `{s.manifest['git_commit']}`")
+    lines.append(f"- Log schema: `log_version` {LOG_VERSION}, uniform across every raw file of this export.")
+    played = dict(((g, c), n) for g, c, n in analysis.scan_per_game.group_by("game", "condition").len().collect()
+                  .iter_rows())
     for game, condition, digest12 in prompt_hashes(analysis).iter_rows():
-        lines.append(f"- Prompt hash for game {game} under condition {condition}: `{digest12}`")
+        lines.append(f"- Prompt hash for game {game} under condition {condition}: `{digest12}` "
+                     f"({played.get((game, condition), 0)} games)")
     reported = Counter()
     for row in s.scan("calls").group_by("provider", "model", "model_version").len().collect().iter_rows(named=True):
         reported[(row["provider"], row["model"], row["model_version"] or "(not reported)")] += row["len"]
