@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -9,15 +10,20 @@ from typing import Any
 
 import polars as pl
 import yaml
+from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.per_game import FIELDS as SHARED_FIELDS
 from bargain_ray.analysis.per_game import family_fields
 from bargain_ray.analysis.sample import SAMPLE
+from bargain_ray.games import load_game
+
+LOG_VERSION = 2
+"""The raw logs' schema version (seed 002 writes 2: header, turns, result)."""
 
 UNITS = {
-    "games": "one game (the store's flat games table)",
-    "turns": "one accepted move, or the move that used up its repairs",
+    "games": "one game",
+    "turns": "one message within a game (an accepted move, or the move that used up its repairs)",
     "calls": "one model call, repairs included: the request as sent and the reply",
     "metrics_per_game": "derived metrics, one row per game",
     "metrics_per_turn": "derived metrics, one row per turn (families that define them)",
@@ -29,15 +35,25 @@ UNITS = {
 
 TABLE_FIELDS = {
     "games": {
+        "file": "source transcript path (join key to `turns`)", "rep": "replay index within a cell and seed",
+        "*_model": "model that played the role, as configured",
+        "outcome": "`deal`, `no_deal`, or `format_failure` (`technical_failure`: unknown, unscored, re-run on resume)",
+        "*_prompt_tokens": "input tokens of the side's calls", "*_completion_tokens": "output tokens of the side's calls",
+        "total_retries": "format retries (repair prompts) across the game",
+        "prompt_variant": "which system prompt was used (the condition where a family has no variants)",
+        "prompt_hash": "12 hex digits of SHA-256 of the rendered system prompts of the variant",
+        "git_commit": "harness commit that produced the sweep (recorded when it started)",
         "calls_attempted": "model calls, repairs included", "repairs_used": "repair prompts",
         "technical_pass": "the game ended in agreement or no agreement (no format or technical failure)",
         "unit_hash": "hash of everything that determines the game", "phase": "design phase",
-        "outcome": "the whole outcome record as JSON (for replay; every figure of it also has its own column)",
     },
     "turns": {
-        "unit_id": "game (join key)", "turn": "turn number", "role": "who moved",
-        "call_ids": "the calls of this turn, repairs included (`<unit_id>-k01`, ...)",
-        "attempts": "replies asked for this turn", "valid": "false if the repairs ran out",
+        "file": "source transcript path (join key to `games`)", "unit_id": "game (join key)",
+        "turn": "turn number", "role": "who moved", "model": "model that answered",
+        "n_attempts": "replies asked for this turn (format retries + 1)", "n_errors": "invalid replies of the turn",
+        "n_illegal": "invalid replies that proposed a move the protocol forbids (the family's `ILLEGAL_RULES`)",
+        "call_ids": "the calls of this turn, repairs included (`<unit_id>-k01`, ...), comma-separated",
+        "valid": "false if the repairs ran out",
         "action": "the action taken. **Authoritative**", "message": "text shown to the other side(s)",
         "fields": "every family field of the turn as JSON (private ones included: see `raw/`)",
         "turn_scored": "the family scored this turn (its per-turn metrics are in this row)",
@@ -56,14 +72,17 @@ TABLE_FIELDS = {
         "error": "the error shown to the model, or the technical error", "resumed": "replayed from the call journal",
     },
     "metrics_by_cell": {
-        "metric": "a `metrics_per_game` column", "n_games": "known games with a value",
+        "cell": "cell name from the grid (else its label condition|pairing|a<assignment>)", "metric": "a `metrics_per_game` column (see Metrics)",
+        "role": "the role a per-role metric is about (empty for whole-game metrics)",
+        "n_games": "known games with a value",
         "n_seeds": "seeds (clusters) with a value", "mean": "mean of per-seed means",
         "ci_low": "percentile bootstrap lower bound (empty with fewer than two seeds)",
         "ci_high": "percentile bootstrap upper bound",
     },
     "paired_differences": {
         "factor": "the one grouping column in which the two cells differ", "a": "its value in cell a",
-        "b": "its value in cell b", "metric": "a `metrics_per_game` column", "n_seeds": "seeds both cells played",
+        "b": "its value in cell b", "metric": "a `metrics_per_game` column", "role": "as in `metrics_by_cell`",
+        "n_seeds": "seeds both cells played",
         "mean_diff": "mean over common seeds of (a - b)", "ci_low": "bootstrap lower bound", "ci_high": "upper bound",
     },
     "operational": {
@@ -79,6 +98,36 @@ TABLE_FIELDS = {
 }
 
 
+class Written(BaseModel):
+    """One config of the export: its data file, rows and columns (the card documents what was written)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    data_files: str
+    rows: int
+    schema_: pl.Schema
+
+
+def prompt_hash(config: dict[str, Any]) -> str:
+    """12 hex digits of the rendered system prompt(s) of a game config: the ``brief:<role>`` texts of
+    ``Game.texts()`` (rendered from the opening state), joined in name order (``brief:buyer``, ``brief:seller``). The same for every game of
+    a prompt variant, different between variants (seed 002's ``prompt_hash``)."""
+    texts = load_game(config).texts()
+    briefs = [t.text for name, t in sorted(texts.items()) if name.startswith("brief:")]
+    text = "\n\n".join(briefs or [t.text for _, t in sorted(texts.items())])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def prompt_hashes(analysis: Analysis) -> pl.DataFrame:
+    """(game, condition, prompt_hash) for every game config of the manifest."""
+    rows = []
+    for key, part in analysis.sweep.manifest.get("components", {}).items():
+        if key.startswith("game ") and " under condition " in key and isinstance(part, dict) and part.get("config"):
+            game, condition = key.removeprefix("game ").split(" under condition ", 1)
+            rows.append({"game": game, "condition": condition, "prompt_hash": prompt_hash(part["config"])})
+    return pl.DataFrame(rows, schema={"game": pl.String, "condition": pl.String, "prompt_hash": pl.String})
+
+
 def git_commit() -> tuple[str, bool]:
     """(commit of the code that built this export, whether its tree had local changes)."""
     here = Path(__file__).resolve().parent
@@ -92,10 +141,27 @@ def git_commit() -> tuple[str, bool]:
         return "unknown", False
 
 
-def front_matter(analysis: Analysis, written: dict[str, tuple[str, int]]) -> str:
+def _feature(dtype: pl.DataType) -> str:
+    """A column's Hugging Face ``datasets`` dtype."""
+    if dtype == pl.Boolean:
+        return "bool"
+    if dtype.is_integer():
+        return "int64"
+    if dtype.is_float():
+        return "float64"
+    return "string"
+
+
+def features(schema: pl.Schema) -> list[dict[str, str]]:
+    """Every column's type, for the card's ``dataset_info``: CSV carries no types, and ``datasets`` reads a CSV
+    in chunks, so a column empty in the first chunk would otherwise be typed from it and fail on a later one."""
+    return [{"name": name, "dtype": _feature(dtype)} for name, dtype in schema.items()]
+
+
+def front_matter(analysis: Analysis, written: dict[str, Written]) -> str:
     configs = [
-        {"config_name": name, "data_files": rel} | ({"default": True} if name == "games" else {})
-        for name, (rel, _) in written.items()
+        {"config_name": name, "data_files": w.data_files} | ({"default": True} if name == "games" else {})
+        for name, w in written.items()
     ]
     meta = {
         "pretty_name": f"bargain_ray sweep {analysis.sweep.name}",
@@ -104,6 +170,8 @@ def front_matter(analysis: Analysis, written: dict[str, tuple[str, int]]) -> str
         "annotations_creators": ["machine-generated"],
         "source_datasets": ["original"],
         "configs": configs,
+        "dataset_info": [{"config_name": name, "features": features(w.schema_)}
+                         for name, w in written.items() if w.data_files.endswith(".csv")],
     }
     return "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n"
 
@@ -124,28 +192,46 @@ def _describe(column: str, fields: dict[str, str]) -> str:
     return "family figure (see the family's metrics module)"
 
 
-def fields_section(analysis: Analysis, written: dict[str, tuple[str, int]]) -> str:
-    """A fields table per config; per-game fields from the shared columns and each family's ``FIELDS``."""
+def fields_section(analysis: Analysis, written: dict[str, Written]) -> str:
+    """A fields table per config, of the columns written; per-game fields from the shared columns and each
+    family's ``FIELDS``."""
     s = analysis.sweep
     families = s.scan("games").select(pl.col("family").unique().drop_nulls()).collect()["family"].to_list()
     game_fields = SHARED_FIELDS | family_fields(families)
-    schemas = {
-        "games": (s.scan("games").collect_schema(), game_fields | TABLE_FIELDS["games"]),
-        "turns": (s.scan("turns").collect_schema(), TABLE_FIELDS["turns"]),
-        "calls": (s.scan("calls").collect_schema(), TABLE_FIELDS["calls"]),
-        "metrics_per_game": (analysis.scan_per_game.collect_schema(), game_fields),
-        "metrics_per_turn": (analysis.scan_per_turn.collect_schema(), game_fields | TABLE_FIELDS["turns"]),
-        "metrics_by_cell": (analysis.by_cell.schema, game_fields | TABLE_FIELDS["metrics_by_cell"]),
-        "paired_differences": (analysis.paired.schema, game_fields | TABLE_FIELDS["paired_differences"]),
-        "operational": (analysis.operational.schema, TABLE_FIELDS["operational"] | TABLE_FIELDS["calls"]),
+    fields = {
+        "games": TABLE_FIELDS["games"] | game_fields,
+        "turns": TABLE_FIELDS["turns"] | game_fields,
+        "calls": TABLE_FIELDS["calls"],
+        "metrics_per_game": TABLE_FIELDS["games"] | game_fields,
+        "metrics_per_turn": TABLE_FIELDS["turns"] | game_fields,
+        "metrics_by_cell": TABLE_FIELDS["metrics_by_cell"] | game_fields,
+        "paired_differences": TABLE_FIELDS["paired_differences"] | game_fields,
+        "operational": TABLE_FIELDS["operational"] | TABLE_FIELDS["calls"],
     }
     parts = []
-    for name in written:
-        if name in schemas:
-            schema, fields = schemas[name]
-            rows = [[f"`{c}`", str(t), _describe(c, fields)] for c, t in schema.items()]
-            parts.append(f"### `{name}` fields\n\n" + _table(["Field", "Type", "Meaning"], rows))
+    for name, w in written.items():
+        rows = [[f"`{c}`", str(t), _describe(c, fields[name])] for c, t in w.schema_.items()]
+        parts.append(f"### `{name}` fields\n\n" + _table(["Field", "Type", "Meaning"], rows))
     return "\n\n".join(parts)
+
+
+def metrics_section(analysis: Analysis, metrics: list[str]) -> str:
+    """How each metric of ``metrics_by_cell`` is aggregated: per game, then per seed, then over seeds."""
+    families = analysis.sweep.scan("games").select(pl.col("family").unique().drop_nulls()).collect()["family"]
+    game_fields = SHARED_FIELDS | family_fields(families.to_list())
+    rows = [[f"`{m}`", _describe(m, game_fields)] for m in metrics]
+    return "\n\n".join([
+        "## Metrics",
+        "Every estimate in `metrics_by_cell` is built in three steps: (1) one value per game (and per role for "
+        "the metrics named `<role>_...`, whose `role` column says which): a per-turn metric is aggregated over "
+        "the role's turns in the game as the table below says (a mean over the turns where it is defined; a "
+        "standard deviation says which one); (2) those values are averaged over the games of each seed in the "
+        "cell; (3) the cell's "
+        f"estimate is the mean of the seed means, with a percentile bootstrap over seeds ({analysis.resamples} "
+        f"resamples, {analysis.level:.0%} intervals). A row with no estimate is an empty denominator (no game of "
+        "the cell had the metric defined), not missing data. `paired_differences` uses the same seed means.",
+        _table(["Metric", "Per game"], rows) if rows else "",
+    ])
 
 
 def _distinct(analysis: Analysis, column: str) -> list[Any]:
@@ -156,7 +242,7 @@ def design_section(analysis: Analysis) -> str:
     if not _count(analysis):
         return "## Experimental design\n\nNo games were journaled."
     lines = ["## Experimental design", ""]
-    for col in ("game", "condition", "pairing", "assignment", "first_speaker"):
+    for col in ("game", "cell", "condition", "pairing", "assignment", "first_speaker"):
         values = sorted({str(v) for v in _distinct(analysis, col) if v is not None})
         lines.append(f"- **{col}**: {', '.join(values) if values else '(not varied)'}")
     seeds = len(_distinct(analysis, "seed"))
@@ -203,7 +289,6 @@ def limitations_section(analysis: Analysis) -> str:
 def provenance_section(analysis: Analysis) -> str:
     s = analysis.sweep
     commit, dirty = git_commit()
-    comps = s.manifest.get("components", {})
     lines = [
         "## Provenance",
         "",
@@ -213,9 +298,12 @@ def provenance_section(analysis: Analysis) -> str:
     ]
     if "git_commit" in s.manifest:
         lines.append(f"- Code commit when the sweep started: `{s.manifest['git_commit']}`")
-    for key, part in comps.items():
-        if key.startswith("game ") and isinstance(part, dict):
-            lines.append(f"- Prompt hash for {key}: `{part.get('prompts')}`")
+    lines.append(f"- Log schema: `log_version` {LOG_VERSION}, uniform across every raw file of this export.")
+    played = dict(((g, c), n) for g, c, n in analysis.scan_per_game.group_by("game", "condition").len().collect()
+                  .iter_rows())
+    for game, condition, digest12 in prompt_hashes(analysis).iter_rows():
+        lines.append(f"- Prompt hash for game {game} under condition {condition}: `{digest12}` "
+                     f"({played.get((game, condition), 0)} games)")
     reported = Counter()
     for row in s.scan("calls").group_by("provider", "model", "model_version").len().collect().iter_rows(named=True):
         reported[(row["provider"], row["model"], row["model_version"] or "(not reported)")] += row["len"]
@@ -225,10 +313,12 @@ def provenance_section(analysis: Analysis) -> str:
     return "\n".join(lines)
 
 
-def card(analysis: Analysis, written: dict[str, tuple[str, int]], raw_complete: bool = True) -> str:
+def card(analysis: Analysis, written: dict[str, Written], metrics: list[str], raw_complete: bool = True) -> str:
+    """The card: YAML header naming every config, structure, fields, metrics, design, limitations, provenance."""
     s = analysis.sweep
     statuses = dict(analysis.scan_per_game.group_by("status").len().collect().iter_rows())
-    structure = _table(["Config", "Rows", "Unit"], [[f"`{k}`", n, UNITS[k]] for k, (_, n) in written.items()])
+    structure = _table(["Config", "Rows", "Unit", "File"],
+                       [[f"`{k}`", w.rows, UNITS[k], f"`{w.data_files}`"] for k, w in written.items()])
     return "\n\n".join([
         front_matter(analysis, written).rstrip(),
         f"# bargain_ray sweep `{s.name}`",
@@ -236,20 +326,26 @@ def card(analysis: Analysis, written: dict[str, tuple[str, int]], raw_complete: 
         + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) + "). Every game keeps the private brief each "
         "side received, every request and reply, every invalid attempt and the rule it broke, and the exact outcome.",
         "## Structure\n\n" + structure,
+        "The five configs of seed 002's layout are CSV files, each with the same table as parquet beside it "
+        "(`data/games.parquet`, ...); `calls`, `paired_differences` and `metrics_per_turn` are ours, parquet only.",
         "```python\nfrom datasets import load_dataset\n\n"
-        'games = load_dataset("parquet", data_files="data/games.parquet", split="train")\n\n'
-        'import polars as pl\ncells = pl.read_parquet("metrics/metrics_by_cell.parquet")\n```',
-        "Loading this folder by config name (`load_dataset(\"path/to/dataset\", \"games\")`) also works, but "
-        "`datasets` caches such loads under the folder's name (`dataset`) without telling two sweeps apart: "
-        "with several sweeps, load the parquet files as above or pass a distinct `cache_dir`.",
-        "Raw transcripts live in `raw/`, one JSONL file per game named `{unit_id}.jsonl`: a `header` record "
-        "(unit, game config, prompt hash, the private brief of each role), one `turn` record per turn with its "
-        "calls (requests and replies, invalid attempts included), and a `result` record (the outcome record). "
+        'games = load_dataset("path/to/dataset", "games", split="train")\n'
+        'turns = load_dataset("path/to/dataset", "turns", split="train")\n```',
+        "`datasets` caches loads by config under the folder's name (`dataset`) without telling two sweeps apart: "
+        "with several sweeps, pass a distinct `cache_dir`, or read the parquet files with polars.",
+        "Raw transcripts live in `raw/`, one JSONL file per game named `{cell}_s{seed}.jsonl` (the `file` column "
+        "of `games` and `turns`). **They are deliberately not a loadable config**: each file mixes three record "
+        "types with different schemas, each named by its `record` key: one `header` (`log_version` "
+        f"{LOG_VERSION}, seed, true valuations, models, prompt variant and hash, harness commit, game config, "
+        "the private brief of each role), one `turn` per turn with its calls (requests and replies, invalid "
+        "attempts included), and one `result` (outcome, price, payoffs, tokens per side). "
         + ("" if raw_complete else f"This sweep is large: `raw/` holds the games the report shows (the first {SAMPLE} of "
            "each cell); every game's record is in the sweep folder's `journal.jsonl`, one JSON object per line. ")
-        + "They are not a loadable config: the three record types have different schemas. Everything in `data/` "
-        "and `metrics/` is derived from them.",
+        + "Everything in `data/` and `metrics/` is derived from them.",
+        "```python\nimport json\nrecords = [json.loads(line) for line in open(path)]\n"
+        "header, result, turns = records[0], records[-1], records[1:-1]\n```",
         fields_section(analysis, written),
+        metrics_section(analysis, metrics),
         design_section(analysis),
         limitations_section(analysis),
         provenance_section(analysis),

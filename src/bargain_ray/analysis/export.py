@@ -1,7 +1,11 @@
-"""The dataset export in seed 002's layout: raw JSONL per game, parquet tables, a card.
+"""The dataset export in seed 002's layout: raw JSONL per game, the card's five configs as CSV (parquet beside),
+our extra tables as parquet, and the card.
 
-``raw/`` is the archival truth (header, turns with their calls, result); ``data/``
-and ``metrics/`` are derived and can be regenerated from it.
+``raw/{cell}_s{seed}.jsonl`` is the archival truth (a ``header`` record, one ``turn`` record per turn with its
+calls, a ``result`` record); ``data/`` and ``metrics/`` are derived and can be regenerated from it. Every
+table is a lazy frame over the store's tables sunk to disk, and raw files are written one journaled record at
+a time, so the export's memory does not grow with the number of games. Every family gets the same shape
+(games / turns / metrics / raw); seed 002's column names are used wherever a family has the figure.
 """
 
 from __future__ import annotations
@@ -14,71 +18,276 @@ from typing import Any
 import polars as pl
 
 from bargain_ray.analysis.build import Analysis
-from bargain_ray.analysis.card import card
-from bargain_ray.analysis.per_game import in_design_order
+from bargain_ray.analysis.card import LOG_VERSION, Written, card, git_commit, prompt_hashes
+from bargain_ray.analysis.per_game import family_declared, in_design_order
 from bargain_ray.analysis.sample import raw_scope
+from bargain_ray.core.status import Status
 from bargain_ray.store import MANIFEST
 
-LOG_VERSION = 1
-GROUND_TRUTH = ("seller_cost", "buyer_value")
-"""Outcome fields that are private truths of the game, copied to the header as seed 002 keeps them."""
+CARD_TABLES = {
+    "games": "data/games", "turns": "data/turns", "metrics_per_game": "metrics/metrics_per_game",
+    "metrics_by_cell": "metrics/metrics_by_cell", "operational": "metrics/operational",
+}
+"""Seed 002's five configs, written as ``.csv`` (the card's data files) and ``.parquet`` beside them."""
+EXTRA_TABLES = {
+    "calls": "data/calls", "metrics_per_turn": "metrics/metrics_per_turn",
+    "paired_differences": "metrics/paired_differences",
+}
+"""Ours, beyond the seed: parquet only (a call's request is nested JSON; lists do not fit CSV)."""
+OUTCOMES = {Status.AGREEMENT: "deal", Status.NO_AGREEMENT: "no_deal", Status.FORMAT_FAILURE: "format_failure",
+            Status.TECHNICAL_ERROR: "technical_failure"}
+"""Seed 002's ``outcome`` values; ``technical_failure`` is ours (an unknown game, re-run on resume)."""
+GAMES_ORDER = ("file", "experiment", "cell", "seed", "rep", "{role}_model", "seller_cost", "buyer_value",
+               "available_surplus", "outcome", "price", "round", "seller_payoff", "buyer_payoff", "failed_role",
+               ("{role}_prompt_tokens", "{role}_completion_tokens"), "total_retries", "prompt_variant", "prompt_hash",
+               "git_commit")
+TURNS_ORDER = ("file", "cell", "seed", "rep", "turn", "round", "role", "model", "action", "offer", "stated_valuation",
+               "actual_valuation", "standing_offer_before", "accepted_price", "n_attempts", "n_errors", "n_illegal",
+               "message", "reasoning_private")
+KEY_ORDER = ("file", "cell", "seed", "rep")
+"""Seed 002's columns first, in the card's order (those a family has); every other column follows."""
 
 
-def raw_lines(record: dict[str, Any], config: dict[str, Any] | None, prompts: str | None,
-              briefs: dict[str, tuple[str, bool]]) -> list[dict[str, Any]]:
-    """One game as JSONL records: a header, one line per turn (its calls inside), the result."""
+def roles_of(analysis: Analysis) -> list[str]:
+    """Every role of the sweep: those with a model column, in the order games list them, then any other caller."""
+    s = analysis.sweep
+    roles = [c.removeprefix("model_") for c in s.scan("games").collect_schema().names() if c.startswith("model_")]
+    called = s.scan("calls").select(pl.col("role").unique().sort()).collect()["role"].to_list()
+    return roles + [r for r in called if r is not None and r not in roles]
+
+
+def file_keys(analysis: Analysis) -> pl.DataFrame:
+    """unit_id -> ``file`` (``raw/{cell}_s{seed}.jsonl``) and ``rep`` (0, 1, ... among the games of one cell and
+    seed, in design order). The name is ours where the seed's is not unique: the game is prefixed when a sweep
+    has several, ``_r{rep}`` added from the second game of a cell and seed, characters other than letters,
+    digits, ``_.-`` become ``_``."""
+    g = analysis.sweep.scan("games").select("unit_id", "game", "cell", "seed", "block", "position")
+    several = g.select(pl.col("game").n_unique()).collect().item() > 1
+    safe = pl.col("cell").cast(pl.String).fill_null("cell").str.replace_all(r"[^A-Za-z0-9_.\-]+", "_")
+    prefix = pl.col("game").cast(pl.String).str.replace_all(r"[^A-Za-z0-9_.\-]+", "_") + "_" if several else pl.lit("")
+    return (
+        in_design_order(g)
+        .with_columns(rep=pl.int_range(pl.len()).over("game", "cell", "seed"))
+        .with_columns(file=pl.concat_str([
+            pl.lit("raw/"), prefix, safe, pl.lit("_s"), pl.col("seed").cast(pl.String),
+            pl.when(pl.col("rep") > 0).then(pl.lit("_r") + pl.col("rep").cast(pl.String)).otherwise(pl.lit("")),
+            pl.lit(".jsonl")]))
+        .select("unit_id", "file", "rep").collect()
+    )
+
+
+def _ordered(frame: pl.LazyFrame, order: tuple[str | tuple[str, ...], ...], roles: list[str]) -> pl.LazyFrame:
+    """The columns of ``order`` first (``{role}`` expanded for each role; a tuple is expanded role by role)."""
+    names = frame.collect_schema().names()
+    groups = [c if isinstance(c, tuple) else (c,) for c in order]
+    first = [c.format(role=r) for g in groups for r in (roles if "{role}" in g[0] else [None]) for c in g]
+    first = [c for c in dict.fromkeys(first) if c in names]
+    return frame.select(*first, *(c for c in names if c not in first))
+
+
+def games_table(analysis: Analysis, keys: pl.DataFrame, roles: list[str]) -> pl.LazyFrame:
+    """One row per game with seed 002's columns: ``outcome`` as deal / no_deal / format_failure, models and
+    tokens per side, ``total_retries`` (repair prompts), the prompt variant and its hash, the commit."""
+    s = analysis.sweep
+    games = s.scan("games")
+    names = games.collect_schema().names()
+    tokens = s.scan("calls").group_by("unit_id").agg(
+        *(pl.col("input_tokens").filter(pl.col("role") == r).sum().alias(f"{r}_prompt_tokens") for r in roles),
+        *(pl.col("output_tokens").filter(pl.col("role") == r).sum().alias(f"{r}_completion_tokens") for r in roles),
+    )
+    variant = pl.coalesce("prompt_variant", "condition") if "prompt_variant" in names else pl.col("condition")
+    frame = (
+        games.drop("outcome", "unit_hash", strict=False)
+        .join(keys.lazy(), on="unit_id", how="left", maintain_order="left")
+        .join(tokens, on="unit_id", how="left", maintain_order="left")
+        .join(prompt_hashes(analysis).lazy(), on=["game", "condition"], how="left", maintain_order="left")
+        .with_columns(
+            pl.col("status").replace_strict({str(k): v for k, v in OUTCOMES.items()}, default=None).alias("outcome"),
+            pl.col("repairs_used").alias("total_retries"),
+            variant.alias("prompt_variant"),
+            pl.lit(s.manifest.get("git_commit") or git_commit()[0]).alias("git_commit"),
+            *(pl.col(f"{r}_{k}_tokens").fill_null(0) for r in roles for k in ("prompt", "completion")),
+        )
+        .rename({f"model_{r}": f"{r}_model" for r in roles if f"model_{r}" in names})
+    )
+    return _ordered(in_design_order(frame), GAMES_ORDER, roles)
+
+
+def turns_table(analysis: Analysis, keys: pl.DataFrame, roles: list[str]) -> pl.LazyFrame:
+    """One row per turn with seed 002's columns: the model that answered, ``n_attempts`` (replies asked),
+    ``n_errors`` (invalid replies) and ``n_illegal`` (those that proposed a move the protocol forbids, as the
+    family's ``ILLEGAL_RULES`` say)."""
+    s = analysis.sweep
+    games = s.scan("games")
+    models = [f"model_{r}" for r in roles if f"model_{r}" in games.collect_schema().names()]
+    families = games.select(pl.col("family").unique()).collect()["family"].to_list()
+    illegal = pl.LazyFrame(
+        [{"family": f, "rule": r, "illegal": True} for f in families for r in family_declared(f, "ILLEGAL_RULES")],
+        schema={"family": pl.String, "rule": pl.String, "illegal": pl.Boolean})
+    turns = s.scan("turns")
+    counts = (
+        turns.select("unit_id", "turn", pl.col("call_ids").alias("call_id")).explode("call_id")
+        .join(s.scan("calls").select("call_id", "valid", "rule"), on="call_id", how="inner")
+        .join(games.select("unit_id", "family"), on="unit_id", how="left")
+        .join(illegal, on=["family", "rule"], how="left")
+        .group_by("unit_id", "turn")
+        .agg((pl.col("valid") == False).sum().alias("n_errors"),  # noqa: E712 (null stays out)
+             ((pl.col("valid") == False) & pl.col("illegal").fill_null(False)).sum().alias("n_illegal"))  # noqa: E712
+    )
+    model = pl.coalesce(*(pl.when(pl.col("role") == m.removeprefix("model_")).then(pl.col(m)) for m in models)) \
+        if models else pl.lit(None, pl.String)
+    frame = (
+        turns.join(keys.lazy(), on="unit_id", how="left", maintain_order="left")
+        .join(games.select("unit_id", "cell", "seed", *models), on="unit_id", how="left", maintain_order="left")
+        .join(counts, on=["unit_id", "turn"], how="left", maintain_order="left")
+        .with_columns(model.alias("model"), pl.col("call_ids").list.join(","),
+                      pl.col("n_errors", "n_illegal").fill_null(0))
+        .rename({"attempts": "n_attempts"})
+        .drop(models)
+    )
+    return _ordered(frame, TURNS_ORDER, roles)
+
+
+def per_game_table(analysis: Analysis, keys: pl.DataFrame) -> pl.LazyFrame:
+    frame = in_design_order(analysis.scan_per_game).join(keys.lazy(), on="unit_id", how="left", maintain_order="left")
+    return _ordered(frame, KEY_ORDER, [])
+
+
+def _declared_metrics(analysis: Analysis) -> pl.DataFrame:
+    """(game, metric, order) for games whose family declares its cell metrics (``CELL_METRICS``)."""
+    pairs = analysis.scan_per_game.select("game", "family").unique().collect()
+    rows = [{"game": g, "metric": m, "order": i} for g, f in pairs.iter_rows()
+            for i, m in enumerate(family_declared(f, "CELL_METRICS"))]
+    return pl.DataFrame(rows, schema={"game": pl.String, "metric": pl.String, "order": pl.Int64})
+
+
+def _role_of(metric: pl.Expr, roles: list[str]) -> pl.Expr:
+    """The role a metric is about (``seller_disclosure`` -> seller), null for whole-game metrics."""
+    out = pl.lit(None, pl.String)
+    for r in reversed(roles):
+        out = pl.when(metric.str.starts_with(f"{r}_")).then(pl.lit(r)).otherwise(out)
+    return out
+
+
+def by_cell_table(analysis: Analysis, roles: list[str]) -> pl.DataFrame:
+    """``metrics_by_cell`` with its ``cell`` name and the ``role`` of per-role metrics. A family that declares
+    its cell metrics gets exactly those, one row each per cell (seed 002: 20 per cell; an empty denominator is
+    a row with no estimate), other families every per-game metric."""
+    by = analysis.by
+    cells = analysis.scan_per_game.select(*by, "cell").unique().collect() if "cell" not in by else None
+    if cells is not None and cells.height and cells.group_by(by).len()["len"].max() > 1:
+        cells = cells.select(*by).unique().with_columns(pl.lit(None, pl.String).alias("cell"))  # grouped coarser
+    out = analysis.by_cell
+    declared = _declared_metrics(analysis)
+    if "game" in by and declared.height:
+        grid = (cells.drop("cell") if cells is not None else out.select(by)).unique().join(declared, on="game")
+        listed = grid.join(out, on=[*by, "metric"], how="left", nulls_equal=True) \
+            .with_columns(pl.col("n_games", "n_seeds").fill_null(0))
+        rest = out.join(declared.select("game").unique(), on="game", how="anti")
+        sort = [c for c in (*by, "order") if c in listed.columns]
+        out = pl.concat([listed.sort(sort, nulls_last=True).drop("order"), rest], how="diagonal_relaxed")
+    if cells is not None:
+        out = out.join(cells, on=by, how="left", nulls_equal=True, maintain_order="left")
+    out = out.with_columns(_role_of(pl.col("metric"), roles).alias("role"))
+    first = ["cell", "metric", "role"]
+    return out.select(*first, *(c for c in out.columns if c not in first and c not in ("cell",)))
+
+
+def paired_table(analysis: Analysis, roles: list[str]) -> pl.DataFrame:
+    """Paired differences, restricted like ``metrics_by_cell`` to a family's declared cell metrics."""
+    out = analysis.paired
+    declared = _declared_metrics(analysis)
+    if "game" in analysis.by and declared.height:
+        keep = out.join(declared.select("game", "metric"), on=["game", "metric"], how="semi")
+        out = pl.concat([keep, out.join(declared.select("game").unique(), on="game", how="anti")])
+    return out.with_columns(_role_of(pl.col("metric"), roles).alias("role"))
+
+
+def tables(analysis: Analysis, keys: pl.DataFrame) -> dict[str, pl.LazyFrame | pl.DataFrame]:
+    """config name -> frame, in card order (the seed's five, then ours)."""
+    roles = roles_of(analysis)
+    out: dict[str, pl.LazyFrame | pl.DataFrame] = {
+        "games": games_table(analysis, keys, roles),
+        "turns": turns_table(analysis, keys, roles),
+        "metrics_per_game": per_game_table(analysis, keys),
+        "metrics_by_cell": by_cell_table(analysis, roles),
+        "operational": analysis.operational,
+        "calls": analysis.sweep.scan("calls"),
+        "paired_differences": paired_table(analysis, roles),
+    }
+    per_turn = analysis.scan_per_turn
+    if per_turn.collect_schema().names() and per_turn.select(pl.len()).collect().item():
+        out["metrics_per_turn"] = per_turn
+    return out
+
+
+def raw_lines(record: dict[str, Any], file: str, rep: int, config: dict[str, Any] | None, prompts: str | None,
+              commit: str | None, briefs: dict[str, tuple[str, bool]]) -> list[dict[str, Any]]:
+    """One game as seed 002's JSONL records: a header (seed, true valuations, models, provenance), one
+    ``turn`` record per turn (its calls inside, invalid attempts included), the ``result`` with tokens per side."""
+    unit, out = record["unit"], record["outcome"]
     calls = {c["call_id"]: c for c in record["calls"]}
+    models = unit.get("models_by_role") or {}
+    truth = family_declared(unit.get("family"), "GROUND_TRUTH")
     header = {
-        "type": "header", "log_version": LOG_VERSION, "unit": record["unit"], "game_config": config,
-        "prompts_hash": prompts,
-        "ground_truth": {k: record["outcome"][k] for k in GROUND_TRUTH if k in record["outcome"]},
+        "record": "header", "log_version": LOG_VERSION, "file": file,
+        **{k: unit.get(k) for k in ("experiment", "cell", "seed")}, "rep": rep,
+        **{k: unit.get(k) for k in ("unit_id", "game", "family", "condition", "pairing", "assignment",
+                                    "first_speaker")},
+        **{f"{role}_model": name for role, name in models.items()},
+        **{k: out[k] for k in truth if k in out},
+        "prompt_variant": out.get("prompt_variant", unit.get("condition")), "prompt_hash": prompts,
+        "git_commit": commit, "game_config": config, "unit": unit,
         "private_briefs": {role: {"text": text, "sent": sent} for role, (text, sent) in briefs.items()},
     }
     lines = [header]
     placed = set()
     for t in record["turns"]:
         placed.update(t["call_ids"])
-        lines.append({"type": "turn", **t, "calls": [calls[i] for i in t["call_ids"] if i in calls]})
+        lines.append({"record": "turn", **t, "model": models.get(t["role"]),
+                      "calls": [calls[i] for i in t["call_ids"] if i in calls]})
     for c in record["calls"]:  # a call that failed technically belongs to no finished turn
         if c["call_id"] not in placed:
-            lines.append({"type": "turn", "unit_id": c["unit_id"], "turn": c["turn"], "role": c["role"],
-                          "call_ids": [c["call_id"]], "attempts": 1, "valid": False, "unfinished": True,
-                          "fields": {}, "calls": [c]})
-    lines.append({"type": "result", **record["outcome"]})
+            lines.append({"record": "turn", "unit_id": c["unit_id"], "turn": c["turn"], "role": c["role"],
+                          "model": models.get(c["role"]), "call_ids": [c["call_id"]], "attempts": 1, "valid": False,
+                          "unfinished": True, "fields": {}, "calls": [c]})
+    tokens = {}
+    for role in dict.fromkeys([*models, *(c["role"] for c in record["calls"])]):
+        usage = [c.get("usage") or {} for c in record["calls"] if c["role"] == role]
+        tokens |= {f"{role}_prompt_tokens": sum(u.get("input_tokens", 0) for u in usage),
+                   f"{role}_completion_tokens": sum(u.get("output_tokens", 0) for u in usage)}
+    lines.append({"record": "result", "outcome": OUTCOMES.get(out["status"]),
+                  **{k: v for k, v in out.items() if k != "outcome"}, **tokens,
+                  "total_retries": out.get("repairs_used")})
     return lines
 
 
-def tables(analysis: Analysis) -> dict[str, tuple[str, pl.LazyFrame | pl.DataFrame]]:
-    """config name -> (relative parquet path, frame), in card order."""
-    s = analysis.sweep
-    out = {
-        "games": ("data/games.parquet", s.scan("games")),
-        "turns": ("data/turns.parquet", s.scan("turns")),
-        "calls": ("data/calls.parquet", s.scan("calls")),
-        "metrics_per_game": ("metrics/metrics_per_game.parquet", in_design_order(analysis.scan_per_game)),
-        "metrics_by_cell": ("metrics/metrics_by_cell.parquet", analysis.by_cell),
-        "paired_differences": ("metrics/paired_differences.parquet", analysis.paired),
-        "operational": ("metrics/operational.parquet", analysis.operational),
-    }
-    per_turn = analysis.scan_per_turn
-    if per_turn.collect_schema().names() and per_turn.select(pl.len()).collect().item():
-        out["metrics_per_turn"] = ("metrics/metrics_per_turn.parquet", per_turn)
-    return out
-
-
-def write_raw(analysis: Analysis, folder: Path, only: set[str] | None = None) -> int:
+def write_raw(analysis: Analysis, folder: Path, keys: pl.DataFrame, only: set[str] | None = None) -> int:
     """One JSONL file per game (of those in ``only``), streamed from the journal one record at a time;
     returns the count."""
     s = analysis.sweep
+    where = {u: (f, r) for u, f, r in keys.iter_rows()}
+    hashes = {(g, c): h for g, c, h in prompt_hashes(analysis).iter_rows()}
+    commit = s.manifest.get("git_commit") or git_commit()[0]
     n = 0
     for rec in s.records(only):
         unit = rec["unit"]
+        file, rep = where[unit["unit_id"]]
         part = s.component(unit.get("game"), unit.get("condition"))
-        lines = raw_lines(rec, part["config"] if part else None, part.get("prompts") if part else None, s.briefs(rec))
-        with (folder / f"{unit['unit_id']}.jsonl").open("w") as f:
+        lines = raw_lines(rec, file, rep, part["config"] if part else None,
+                          hashes.get((unit.get("game"), unit.get("condition"))), commit, s.briefs(rec))
+        with (folder / file).open("w") as f:
             f.writelines(json.dumps(line, default=str, ensure_ascii=False) + "\n" for line in lines)
         n += 1
     return n
+
+
+def _write(frame: pl.LazyFrame | pl.DataFrame, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".csv":
+        frame.lazy().sink_csv(path, engine="streaming")
+    else:
+        frame.lazy().sink_parquet(path, engine="streaming")
 
 
 def export(analysis: Analysis, out: Path) -> Path:
@@ -88,16 +297,20 @@ def export(analysis: Analysis, out: Path) -> Path:
         shutil.rmtree(out)
     (out / "raw").mkdir(parents=True)
     scope = raw_scope(analysis)
-    write_raw(analysis, out / "raw", scope)
-    written = {}
-    for name, (rel, frame) in tables(analysis).items():
-        (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(frame, pl.LazyFrame):
-            frame.sink_parquet(out / rel, engine="streaming")
-        else:
-            frame.write_parquet(out / rel)
-        written[name] = (rel, pl.scan_parquet(out / rel).select(pl.len()).collect().item())
+    keys = file_keys(analysis)
+    write_raw(analysis, out, keys, scope)
+    written: dict[str, Written] = {}
+    frames = tables(analysis, keys)
+    metrics = frames["metrics_by_cell"]["metric"].unique(maintain_order=True).to_list()
+    for name, frame in frames.items():
+        stem = CARD_TABLES.get(name) or EXTRA_TABLES[name]
+        _write(frame, out / f"{stem}.parquet")
+        if name in CARD_TABLES:
+            _write(pl.scan_parquet(out / f"{stem}.parquet"), out / f"{stem}.csv")
+        scan = pl.scan_parquet(out / f"{stem}.parquet")
+        written[name] = Written(data_files=f"{stem}.csv" if name in CARD_TABLES else f"{stem}.parquet",
+                                rows=scan.select(pl.len()).collect().item(), schema_=scan.collect_schema())
     (out / "spec").mkdir()
     shutil.copyfile(s.path / MANIFEST, out / "spec" / MANIFEST)
-    (out / "README.md").write_text(card(analysis, written, raw_complete=scope is None))
+    (out / "README.md").write_text(card(analysis, written, metrics, raw_complete=scope is None))
     return out

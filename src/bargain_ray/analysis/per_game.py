@@ -95,6 +95,13 @@ FIELDS = {
 """What the shared and agreement-space columns of ``metrics_per_game`` mean."""
 
 
+def family_declared(name: Any, attribute: str) -> tuple[str, ...]:
+    """A name list a family's metrics module may declare for the export (``CELL_METRICS``, ``ILLEGAL_RULES``,
+    ``GROUND_TRUTH``); empty when the family declares none."""
+    cls = game_class(name)
+    return tuple(getattr(cls.metrics, attribute, ())) if cls else ()
+
+
 def family_fields(families: list[Any]) -> dict[str, str]:
     """The column docs of the families a sweep played."""
     out: dict[str, str] = {}

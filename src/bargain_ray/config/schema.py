@@ -101,6 +101,39 @@ class Design(Strict):
     pairings: list[str] = Field(min_length=1)
     assignments: list[Assignment] = Field(min_length=1)
     first_speakers: list[str | None] = Field([None], min_length=1)
+    cells: dict[str, str] | None = None
+    """Optional names of this design's cells, keyed by the cell label (``condition|pairing|a<id>``, plus
+    ``|<first speaker>`` when the design varies it), e.g. seed 002's ``haiku_seller``; unnamed cells keep the label."""
+
+    def speakers_of(self, a: Assignment) -> list[str | None]:
+        """The first speakers an assignment is played with."""
+        return [a.first_speaker] if a.first_speaker else self.first_speakers
+
+    def speaker_varied(self, a: Assignment) -> bool:
+        return len(self.first_speakers) > 1 and not a.first_speaker
+
+    def cell(self, cond: str, pairing: str, a: Assignment, speaker: str | None) -> str:
+        """The cell a game is tabled under: its name from ``cells``, else its label."""
+        label = f"{cond}|{pairing}|a{a.id}" + (f"|{speaker}" if self.speaker_varied(a) and speaker else "")
+        return (self.cells or {}).get(label, label)
+
+    def cell_labels(self) -> list[str]:
+        """Every cell label this design lays out, in design order."""
+        plain = self.model_copy(update={"cells": None})
+        return [plain.cell(c, p, a, s) for c in self.conditions for p in self.pairings for a in self.assignments
+                for s in self.speakers_of(a)]
+
+    @model_validator(mode="after")
+    def _check_cells(self) -> Design:
+        if self.cells:
+            unknown = sorted(set(self.cells) - set(self.cell_labels()))
+            if unknown:
+                raise ValueError(f"grid cells {unknown} are not cells of design {self.game!r}; "
+                                 f"its cells are {self.cell_labels()}")
+            names = list(self.cells.values())
+            if len(set(names)) != len(names):
+                raise ValueError(f"grid cell names must be distinct: {names}")
+        return self
 
 
 class GridConfig(Strict):

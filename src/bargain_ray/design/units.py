@@ -28,8 +28,7 @@ def units(sweep: SweepConfig, created: str) -> Iterator[Unit]:
                 key = f"game {d.game} under condition {cond}"
                 for pairing in d.pairings:
                     for a in d.assignments:
-                        speakers = [a.first_speaker] if a.first_speaker else d.first_speakers
-                        for speaker in speakers:
+                        for speaker in d.speakers_of(a):
                             cells.append((d, cond, key, pairing, a, speaker))
         random.Random(f"{grid.seed}-{block}").shuffle(cells)
         seed = grid.block_seed(block)
@@ -37,9 +36,8 @@ def units(sweep: SweepConfig, created: str) -> Iterator[Unit]:
             agent_of_role = dict(a.roles)
             letters = {role: pairing[ord(agent) - ord("A")] for role, agent in agent_of_role.items()}
             models = {role: effective_model(sweep, letter).name for role, letter in letters.items()}
-            varied = len(d.first_speakers) > 1 and not a.first_speaker
-            suffix = f"-f{speaker}" if varied and speaker else ""
-            cell = f"{cond}|{pairing}|a{a.id}" + (f"|{speaker}" if varied and speaker else "")
+            suffix = f"-f{speaker}" if d.speaker_varied(a) and speaker else ""
+            cell = d.cell(cond, pairing, a, speaker)
             unit_id = (
                 f"{grid.prefix}-{grid.experiment}-{created}-b{block:02d}-p{position:02d}"
                 f"-{pairing.lower()}-a{a.id}{suffix}"

@@ -57,10 +57,21 @@ def _rate(flag: bool) -> float:
     return 1.0 if flag else 0.0
 
 
+GROUND_TRUTH = ("seller_cost", "buyer_value")
+"""Outcome fields that are private truths of the game, copied to the raw log's header as seed 002 keeps them."""
 DEAL_COLUMNS = ("seller_cost", "buyer_value", "available_surplus", "price", "seller_payoff", "buyer_payoff")
 GAME_METRICS = ("deal_rate", "sigma_b", "efficiency", "rounds_to_deal", "sensitivity",
                 "false_positive_rate", "ir_violation_rate", "joint_payoff")
 CLAIM_DRIFT = tuple(f"{role}_claim_drift" for role in ROLES)
+TURN_METRICS = ("self_serving_bias", "disclosure", "truthful", "claim_violation", "msg_leakage")
+"""Seed 002's per-turn metrics; each is also a per-game column per role (``seller_disclosure``, ...)."""
+ROLE_METRICS = tuple(f"{role}_{m}" for m in TURN_METRICS for role in ROLES)
+CELL_METRICS = (*GAME_METRICS, *ROLE_METRICS, *CLAIM_DRIFT)
+"""The 20 metrics of seed 002's ``metrics_by_cell`` (160 rows for 8 cells): 8 per game, and per role the
+5 per-turn metrics and the claim drift."""
+ILLEGAL_RULES = frozenset({"first_round_offer", "no_standing_offer", "offer_out_of_range", "offer_too_many_decimals"})
+"""Rules an invalid reply breaks by proposing a move the protocol does not allow (seed 002's ``n_illegal``);
+every other rule is a format error. The split is ours: the seed names the counts, not the rules."""
 
 
 def per_game(record: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +81,7 @@ def per_game(record: dict[str, Any]) -> dict[str, Any]:
     Identity columns are the caller's (``bargain_ray.analysis`` adds them).
     """
     out = record["outcome"]
-    row: dict[str, Any] = dict.fromkeys((*DEAL_COLUMNS, *GAME_METRICS, *CLAIM_DRIFT))
+    row: dict[str, Any] = dict.fromkeys((*DEAL_COLUMNS, *GAME_METRICS, *ROLE_METRICS, *CLAIM_DRIFT))
     if not out["known"]:
         return row
     vs, vb = out["seller_cost"], out["buyer_value"]
@@ -94,8 +105,12 @@ def per_game(record: dict[str, Any]) -> dict[str, Any]:
         }
     turns = per_turn(record)
     for role in ROLES:
-        claims = [float(t["stated_valuation"]) for t in turns if t["role"] == role and t["stated_valuation"] is not None]
-        row[f"{role}_claim_drift"] = statistics.stdev(claims) if len(claims) >= 2 else None
+        mine = [t for t in turns if t["role"] == role]
+        for m in TURN_METRICS:  # the game's value of a per-turn metric: its mean over the role's turns that have one
+            values = [t[m] for t in mine if t[m] is not None]
+            row[f"{role}_{m}"] = statistics.fmean(values) if values else None
+        claims = [float(t["stated_valuation"]) for t in mine if t["stated_valuation"] is not None]
+        row[f"{role}_claim_drift"] = statistics.stdev(claims) if len(claims) >= 2 else None  # sample SD, ddof=1
     return row
 
 
@@ -154,7 +169,13 @@ FIELDS = {
     "false_positive_rate": "deal indicator, games with v_b < v_s (mean: share of value-destroying games closed)",
     "ir_violation_rate": "1 if the deal gives a side a negative payoff, deals only",
     "joint_payoff": "seller_payoff + buyer_payoff (0 without a deal)",
-    "*_claim_drift": "sample standard deviation of the role's stated valuations, roles with at least two claims",
+    "*_claim_drift": "sample standard deviation (ddof=1) of the role's stated valuations in the game, "
+                     "roles with at least two claims",
+    "*_self_serving_bias": "per game: mean over the role's turns with a claim of s_i (claim - v_i)",
+    "*_disclosure": "per game: share of the role's turns that stated a valuation",
+    "*_truthful": "per game: share of the role's claims equal to its true valuation",
+    "*_claim_violation": "per game: share of the role's claims with a price that contradicts them (s_i (price - claim) < 0)",
+    "*_msg_leakage": "per game: share of the role's messages with a numeral equal to its true valuation",
     "self_serving_bias": "per turn: s_i (claim - v_i), s_seller = +1, s_buyer = -1; turns with a claim",
     "disclosure": "per turn: 1 if a valuation was stated",
     "truthful": "per turn: 1 if the stated valuation equals the true one; turns with a claim",
