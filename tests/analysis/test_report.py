@@ -35,6 +35,11 @@ def report(tmp_path_factory):
     return build_report(sweep, resamples=200)
 
 
+def test_every_raw_link_points_at_a_file_of_the_dataset(report):
+    links = re.findall(r'href="(dataset/raw/[^"]+\.jsonl)"', report.read_text())
+    assert links and all((report.parent / link).is_file() for link in links), links[:3]
+
+
 def test_report_is_one_self_contained_file(report):
     html = report.read_text()
     assert report.name == "report.html" and html.startswith("<!doctype html>")

@@ -19,6 +19,7 @@ import polars as pl
 
 from bargain_ray.analysis import svg
 from bargain_ray.analysis.build import Analysis
+from bargain_ray.analysis.export import file_keys
 from bargain_ray.analysis.per_game import game_class
 from bargain_ray.analysis.sample import SAMPLE, game_count, raw_scope, sampled
 from bargain_ray.games.base import DEFAULT_HEADLINE
@@ -256,7 +257,7 @@ def deal_line(row: dict[str, Any]) -> str:
 
 
 def transcript(rec: dict[str, Any], briefs: dict[str, tuple[str, bool]], row: dict[str, Any] | None = None,
-               sources: dict[str, str] | None = None) -> str:
+               sources: dict[str, str] | None = None, raw: str | None = None) -> str:
     """One game as seed 001 shows it, briefs and scratchpads apart and marked private; its header shows
     the deal and the gains (``row``: the game's typed columns), each brief where its wording comes from."""
     unit, out = rec["unit"], rec["outcome"]
@@ -270,7 +271,7 @@ def transcript(rec: dict[str, Any], briefs: dict[str, tuple[str, bool]], row: di
     deal = f' · <span class="deal">{escape(deal_line(row))}</span>' if row else ""
     parts = [f'<details class="game" id="{escape(unit["unit_id"])}" {data}><summary><b>{escape(unit["unit_id"])}</b> · '
              f'{escape(str(unit.get("cell")))} · {escape(models)} · <span class="status-{escape(status)}">{escape(status)}'
-             f'</span>{deal} · <a href="{DATASET}/raw/{escape(unit["unit_id"])}.jsonl">raw</a></summary>',
+             f'</span>{deal}' + (f' · <a href="{DATASET}/{escape(raw)}">raw</a>' if raw else "") + '</summary>',
              f'<p>{escape(str(unit.get("pairing")))}; {escape(speaker)}{escape(status)}</p>']
     if not out["known"]:
         parts.append(f'<div class="technical">TECHNICAL FAILURE: unknown, unscored, re-run on resume. '
@@ -354,12 +355,13 @@ def transcripts(a: Analysis) -> str:
     header = [c for c in names if c.startswith(("deal_", "gain_"))]
     rows = {r["unit_id"]: r for r in a.scan_per_game.filter(pl.col("unit_id").is_in(list(shown)))
             .select("unit_id", *header).collect().iter_rows(named=True)}
+    files = dict(file_keys(a).filter(pl.col("unit_id").is_in(list(shown))).select("unit_id", "file").iter_rows())
     sources: dict[tuple[str, str], dict[str, str]] = {}
     for r in s.records(only=shown):
         key = (r["unit"].get("game"), r["unit"].get("condition"))
         if key not in sources:
             sources[key] = sources_of(a, *key)
-        parts.append(transcript(r, s.briefs(r), rows.get(r["unit"]["unit_id"]), sources[key]))
+        parts.append(transcript(r, s.briefs(r), rows.get(r["unit"]["unit_id"]), sources[key], files.get(r["unit"]["unit_id"])))
     parts.append(f"<script>{FILTER_SCRIPT}</script>")
     return "".join(parts)
 
