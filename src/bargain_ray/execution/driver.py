@@ -61,8 +61,8 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
                 journal_file.append_many(records)
                 for record in records:
                     tally.add(record)
-                    if record["outcome"]["known"]:
-                        known.add(record["unit"]["unit_id"])
+                    if record.outcome.known:
+                        known.add(record.unit.unit_id)
                 bar.update(len(records))
                 bar.set_postfix(
                     agree=tally.statuses.get("AGREEMENT", 0), unknown=tally.games - tally.known,
