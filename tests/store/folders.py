@@ -11,7 +11,8 @@ from pathlib import Path
 from helpers import ROOT
 
 from bargain_ray.config import SweepConfig, compose_dict
-from bargain_ray.design import components, units
+from bargain_ray.design import units
+from bargain_ray.execution.plan import describe
 from bargain_ray.execution.worker import GameRunner
 from bargain_ray.store import GameJournal, open_manifest
 
@@ -19,10 +20,10 @@ from bargain_ray.store import GameJournal, open_manifest
 def play_demo(path: Path, count: int, overrides: list[str] | None = None) -> SweepConfig:
     """The first ``count`` units of the demo grid played into the sweep folder ``path``."""
     sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=demo", f"run.dir={path}", *(overrides or [])]))
-    manifest = open_manifest(path, sweep.grid.name, components(sweep))
+    manifest = open_manifest(path, describe(sweep, "20261201"))
     runner = GameRunner(sweep.model_dump(mode="json"))
     journal = GameJournal(path)
-    for u in islice(units(sweep, manifest["created"]), count):
+    for u in islice(units(sweep, manifest.created), count):
         journal.append_many([asyncio.run(runner.play(u))])
     journal.close()
     return sweep

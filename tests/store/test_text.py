@@ -12,10 +12,11 @@ from folders import cli
 from helpers import DATA, game_config, play_replies
 
 from bargain_ray.analysis.report import build_report
-from bargain_ray.config import ModelConfig, ProviderConfig
+from bargain_ray.config import ModelConfig, ProviderConfig, SweepConfig, compose_dict
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.records import Reply
 from bargain_ray.core.unit import Unit
+from bargain_ray.execution.plan import describe
 from bargain_ray.games import load_game
 from bargain_ray.games.kit.replies import json_object
 from bargain_ray.providers import make_client
@@ -49,7 +50,7 @@ def test_hostile_text_is_played_journaled_tabled_and_reported(tmp_path):
     assert record.outcome.repairs_used == plain.outcome.repairs_used + 1
     assert record.outcome.agreement == plain.outcome.agreement
 
-    open_manifest(tmp_path, "text", {})
+    open_manifest(tmp_path, describe(SweepConfig.model_validate(compose_dict("config", ["+grid=demo"])), "20261201"))
     journal = GameJournal(tmp_path)
     journal.append_many([record.model_copy(update={"unit": Unit.for_replay("bargaining", "bargaining", 1001,
                                                                            "seller", unit_id="u-text")})])
