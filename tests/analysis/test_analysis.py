@@ -25,6 +25,7 @@ from bargain_ray.analysis.bootstrap import Bootstrap, by_cell, paired
 from bargain_ray.analysis.build import analyse
 from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.config import GridConfig, ModelConfig
+from bargain_ray.config.schema import Assignment, Design
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.records import Reply, Usage
 from bargain_ray.core.unit import Unit
@@ -118,7 +119,9 @@ def make_sweep(path: Path) -> Path:
     """A real sweep folder of the scripted games above."""
     components = {"game tickets under condition C3": {"config": TICKETS, "prompts": "f2cb6b083cd2fa8e"}}
     components |= {f"model {k} ({v[1]})": {"name": v[1], "provider": v[0]} for k, v in MODELS.items()}
-    config = Determinants(grid=GridConfig(name="test", experiment="test", designs=[]), provider="default",
+    config = Determinants(grid=GridConfig(name="test", experiment="test", designs=[Design(
+        game="tickets", conditions=["C3"], pairings=["XY", "YX"],
+        assignments=[Assignment(id=1, roles={"buyer": "A", "seller": "B"})], first_speakers=["buyer", "seller"])]), provider="default",
                           games={"tickets": TICKETS}, conditions={},
                           models={k: ModelConfig(name=v[1], provider=v[0]) for k, v in MODELS.items()})
     open_manifest(path, Manifest(grid="test", created="20261129", config=config, components=components))

@@ -44,7 +44,7 @@ def raw_lines(record: dict[str, Any], config: dict[str, Any] | None, prompts: st
             lines.append({"type": "turn", "unit_id": c["unit_id"], "turn": c["turn"], "role": c["role"],
                           "call_ids": [c["call_id"]], "attempts": 1, "valid": False, "unfinished": True,
                           "fields": {}, "calls": [c]})
-    lines.append({"type": "result", **record["outcome"]})
+    lines.append({"type": "result", "unit_id": record["unit"]["unit_id"], **record["outcome"]})
     return lines
 
 
