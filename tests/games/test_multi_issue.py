@@ -40,6 +40,11 @@ def test_replay_of_seed_001_reproduces_its_outcome_exactly():
         capture_output=True, text=True, check=True, cwd=ROOT,
     )
     record = json.loads(out.stdout)
+    seed = ["unit_id", "block", "position", "phase", "condition", "pairing", "assignment", "cell", "models_by_role",
+            "agent_of_role", "first_speaker", "calls_attempted", "repairs_used", "invalid_attempts", "bounds",
+            "status", "known", "reason", "agreement", "no_deal", "deal", "utilities"]
+    assert list(record)[:len(seed)] == seed and list(record)[-1] == "technical_pass"  # seed 001's order
+    assert record["unit_id"] == "negotiation-c3rep40-20261027-b04-p04-oo-a3" and record["first_speaker"] == "seller"
     assert record["status"] == "AGREEMENT" and record["known"] is True
     assert record["utilities"]["buyer"] == {"exact": "2531/40", "value": 63.275}
     assert record["utilities"]["seller"] == {"exact": "1267/20", "value": 63.35}

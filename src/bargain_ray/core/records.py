@@ -152,10 +152,11 @@ class Outcome(BaseModel):
     @model_serializer(mode="wrap")
     def _flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = handler(self)
-        scored, tail = data.pop("scored"), data.pop("technical_pass")
-        if data["bounds"] is None:
+        scored = data.pop("scored", {})
+        tail = {"technical_pass": data.pop("technical_pass")} if "technical_pass" in data else {}
+        if "bounds" in data and data["bounds"] is None:
             del data["bounds"]
-        return data | scored | {"technical_pass": tail}
+        return data | scored | tail
 
 
 class GameRecord(BaseModel):
