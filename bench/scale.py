@@ -10,7 +10,7 @@ the HTML page, as every sweep ends) is timed on its own in a fresh Python proces
 ``report_peak_rss_mb`` is the report's own peak resident memory (``VmHWM`` of that
 process image), not the driver's; ``--no-report`` skips it. The plain loop plays the same units one after another in
 this process, with the same per-game code (``GameRunner.play``: game, agents,
-the shared loop, the record as JSON) and no Ray, no journal, no tables.
+the shared loop; the record dumped to JSON as the journal does) and no Ray, no journal, no tables.
 
 The driver's peak memory is sampled from ``/proc/self/status`` in a thread while
 the sweep runs (Ray's own processes are not the driver): ``driver_peak_rss_mb`` is
@@ -118,7 +118,7 @@ async def plain_loop(sweep: SweepConfig, created: str, limit: int | None) -> int
     runner = GameRunner(sweep.model_dump(mode="json"))
     n = 0
     for unit in itertools.islice(units(sweep, created), limit):
-        await runner.play(unit.model_dump(mode="json"))
+        (await runner.play(unit)).model_dump(mode="json")
         n += 1
     await runner.close()
     return n

@@ -17,6 +17,7 @@ import yaml
 from bargain_ray.agents.replay import ReplayAgent
 from bargain_ray.config import conf_dir
 from bargain_ray.core.records import GameRecord
+from bargain_ray.core.unit import Unit
 from bargain_ray.games import load_game
 from bargain_ray.play.loop import play
 
@@ -32,7 +33,7 @@ def game_config(name: str, **overrides: Any) -> dict[str, Any]:
 def play_replies(config: dict[str, Any], replies: list[str], first_speaker: str | None = None, seed: int = 0) -> GameRecord:
     game = load_game(config)
     agent = ReplayAgent(deque(replies))
-    unit = {"unit_id": "test-unit", "seed": seed, "first_speaker": first_speaker}
+    unit = Unit.for_replay(config["name"], config["family"], seed, first_speaker, unit_id="test-unit")
     return asyncio.run(play(game, dict.fromkeys(game.roles, agent), unit))
 
 

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from bargain_ray.config import choices
 from bargain_ray.config.errors import ConfigError, nearest, validation_problems
 from bargain_ray.core.status import ExitCode
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, outcome_record
 
 USAGE = "usage: python -m bargain_ray.replay FILE.json"
 SHAPE = '{"game": NAME, "first_speaker": ROLE, "replies": [...], "overrides": [...]}'
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         return _fail(exc.problems)
     try:
-        outcome = rescore(spec).outcome
+        outcome = outcome_record(spec)
     except ConfigError as exc:  # Hydra refused the file's overrides
         return _fail([f"{path}: overrides: {line}" for line in exc.problems])
     except ValidationError as exc:  # the overrides made a game config its family refuses

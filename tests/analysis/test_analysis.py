@@ -27,6 +27,7 @@ from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.config import GridConfig, ModelConfig
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.records import Reply, Usage
+from bargain_ray.core.unit import Unit
 from bargain_ray.games import load_game
 from bargain_ray.games.multi_issue import frontier
 from bargain_ray.play.loop import play
@@ -101,16 +102,16 @@ def scripts() -> dict[tuple[int, str, str], list[str | None]]:
     return out | EXTRA
 
 
-def unit(seed: int, pairing: str, first: str, position: int) -> dict[str, Any]:
+def unit(seed: int, pairing: str, first: str, position: int) -> Unit:
     roles = {"buyer": pairing[0], "seller": pairing[1]}
-    return {
+    return Unit(**{
         "unit_id": f"negotiation-test-20261129-b{seed:02d}-p{position:02d}-{pairing.lower()}-a1-f{first}",
         "experiment": "test", "game": "tickets", "family": "multi_issue", "block": seed, "position": position,
         "phase": "main", "condition": "C3", "pairing": pairing, "assignment": 1,
         "cell": f"C3|{pairing}|a1|{first}", "seed": seed, "first_speaker": first,
         "models_by_role": {r: MODELS[x][1] for r, x in roles.items()}, "model_of_role": roles,
         "agent_of_role": {"buyer": "A", "seller": "B"}, "hash": f"h{seed}{pairing}{first}",
-    }
+    })
 
 
 def make_sweep(path: Path) -> Path:
@@ -128,9 +129,9 @@ def make_sweep(path: Path) -> Path:
     for position, ((seed, pairing, first), replies) in enumerate(sorted(scripts().items()), start=1):
         queue = deque(replies)
         u = unit(seed, pairing, first, position)
-        agents = {role: ScriptedAgent(u["model_of_role"][role], queue) for role in game.roles}
+        agents = {role: ScriptedAgent(u.model_of_role[role], queue) for role in game.roles}
         record = asyncio.run(play(game, agents, u))
-        journal.append_many([record.model_dump(mode="json")])
+        journal.append_many([record])
     journal.close()
     write_tables(path)
     return path

@@ -115,7 +115,7 @@ def play_grid(grid: str, path):
     runner = GameRunner(sweep.model_dump(mode="json"))
     journal = GameJournal(path)
     for u in islice(units(sweep, manifest.created), 6):
-        journal.append_many([asyncio.run(runner.play(u.model_dump(mode="json")))])
+        journal.append_many([asyncio.run(runner.play(u))])
     journal.close()
     write_tables(path)
     return sweep

@@ -62,7 +62,7 @@ def test_the_call_rows_and_turn_rows_carry_served_by():
 
     with SimServer(SimSettings(served_by=routed, strategies={"sim-seller": "linear", "sim-buyer": "linear"})) as url:
         record = asyncio.run(game_record(url))
-    assert record.outcome["known"] and len(record.calls) >= 2
+    assert record.outcome.known and len(record.calls) >= 2
     assert {(c.role, c.served_by) for c in record.calls} == {("seller", "Together"), ("buyer", "DeepInfra")}
     rows = record_rows(record.model_dump(mode="json"))
     calls, turns = rows_frame("calls", rows["calls"]), rows_frame("turns", rows["turns"])

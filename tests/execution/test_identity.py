@@ -28,7 +28,7 @@ def play_some(path, n=4, created="20261027"):
     runner = GameRunner(sweep.model_dump(mode="json"))
     journal = GameJournal(path)
     for u in islice(units(sweep, created), n):
-        journal.append_many([asyncio.run(runner.play(u.model_dump(mode="json")))])
+        journal.append_many([asyncio.run(runner.play(u))])
     journal.close()
     return sweep
 

@@ -17,6 +17,7 @@ import pytest
 from bargain_ray.agents.replay import ReplayAgent
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.records import Reply
+from bargain_ray.core.unit import Unit
 from bargain_ray.design import game_config, units
 from bargain_ray.games import load_game
 from bargain_ray.games.bargaining import engine, metrics, prompts, strategy
@@ -138,7 +139,8 @@ def test_the_round_limit_ends_without_agreement_and_pays_nothing():
 
 
 async def _scripted(game, replies, seed=1001):
-    return await play(game, dict.fromkeys(game.roles, ReplayAgent(deque(replies))), {"unit_id": "u", "seed": seed})
+    unit = Unit.for_replay("bargaining", "bargaining", seed, unit_id="u")
+    return await play(game, dict.fromkeys(game.roles, ReplayAgent(deque(replies))), unit)
 
 
 def test_two_retries_with_the_error_then_format_failure():
@@ -146,8 +148,8 @@ def test_two_retries_with_the_error_then_format_failure():
     bad = reply(action="counter")
     record = asyncio.run(_scripted(game, [reply(offer=80), bad, bad, bad]))
     out = record.outcome
-    assert out["status"] == "FORMAT_FAILURE" and out["failed_role"] == "buyer" and out["known"]
-    assert out["joint_payoff"]["exact"] == "0" and out["calls_attempted"] == 4 and out["repairs_used"] == 2
+    assert out.status == "FORMAT_FAILURE" and out.scored["failed_role"] == "buyer" and out.known
+    assert out.scored["joint_payoff"]["exact"] == "0" and out.calls_attempted == 4 and out.repairs_used == 2
     last = record.calls[-1].request["messages"]
     assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]
     assert last[-1]["content"].startswith("Your reply was not accepted: Unknown action 'counter'")
@@ -165,12 +167,12 @@ def test_reasoning_private_never_reaches_the_other_side():
         reply(action="accept", offer=None, reasoning="SELLER-SECRET-3"),
     ]
     record = asyncio.run(_scripted(game, replies))
-    assert record.outcome["status"] == "AGREEMENT"
+    assert record.outcome.status == "AGREEMENT"
     for call in record.calls:
         seen = json.dumps(call.request)
         theirs = "BUYER-SECRET" if call.role == "seller" else "SELLER-SECRET"
         assert theirs not in seen
-        hidden = str(record.outcome["buyer_value" if call.role == "seller" else "seller_cost"])  # 97 or 7
+        hidden = str(record.outcome.scored["buyer_value" if call.role == "seller" else "seller_cost"])  # 97 or 7
         assert hidden not in re.findall(r"\d+(?:\.\d+)?", call.request["system"])
     seller_view = record.calls[-1].request["messages"][0]["content"]
     assert 'Round 3, Seller: reject (its "offer" field: 50); stated valuation: none; message: "hi"' in seller_view
@@ -325,9 +327,9 @@ def test_strategy_reads_its_prompt_and_states_claims_per_params():
     assert json.loads(strategy.respond(p.system, msgs, {"claim": "inflated", "bluff": 15}))["stated_valuation"] == 22
     assert json.loads(strategy.respond(p.system, msgs, {"claim": "silent"}))["stated_valuation"] is None
     record = asyncio.run(play(game, {"seller": Tactic({"kind": "linear"}), "buyer": Tactic({"kind": "conceder"})},
-                              {"unit_id": "u", "seed": 1001}))
+                              Unit.for_replay("bargaining", "bargaining", 1001, unit_id="u")))
     out = record.outcome
-    assert out["status"] == "AGREEMENT" and 7 <= out["price"]["value"] <= 97 and out["repairs_used"] == 0
+    assert out.status == "AGREEMENT" and 7 <= out.scored["price"]["value"] <= 97 and out.repairs_used == 0
 
 
 def test_replay_rescores_a_recorded_game():
@@ -367,7 +369,7 @@ def test_demo_sweep_writes_tables(tmp_path, sweep_env):
         spec = ReplayFile(game="bargaining", first_speaker="seller", seed=rec["unit"]["seed"],
                           overrides=[f"game.prompt_variant={variant}"],
                           replies=[c["response_text"] for c in rec["calls"]])
-        again = rescore(spec).outcome
+        again = rescore(spec).outcome.model_dump(mode="json")  # as journaled
         scored = ("status", "seller_cost", "buyer_value", "price", "round", "seller_payoff", "buyer_payoff")
         assert {k: again[k] for k in scored} == {k: rec["outcome"][k] for k in scored}
 

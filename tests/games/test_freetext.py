@@ -19,6 +19,7 @@ from bargain_ray.agents.replay import ReplayAgent
 from bargain_ray.agents.strategy import StrategyAgent
 from bargain_ray.config import compose_dict
 from bargain_ray.core.status import Status
+from bargain_ray.core.unit import Unit
 from bargain_ray.games import families, load_game
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.freetext import engine, metrics, prompts, strategy
@@ -47,7 +48,7 @@ def game(name: str = "orange", *overrides: str):
 
 
 def run(g, agents, unit_id: str = "u"):
-    return asyncio.run(play(g, agents, {"unit_id": unit_id}))
+    return asyncio.run(play(g, agents, Unit.for_replay(g.config.name, g.config.family, unit_id=unit_id)))
 
 
 def scripted(g, pairing: str) -> dict[str, StrategyAgent]:
@@ -214,13 +215,13 @@ def test_observer_agreement_closes_the_game_else_the_turn_limit():
 def test_observer_failure_is_a_technical_error_after_bounded_retries():
     record = rescore(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
     out = record.outcome
-    assert (out["status"], out["known"], out["reason"], out["failed_role"]) == (
+    assert (out.status, out.known, out.reason, out.scored["failed_role"]) == (
         "TECHNICAL_ERROR", False, "observer_failure", "observer")
     observer_calls = [c for c in record.calls if c.role == "observer"]
     assert len(observer_calls) == 1 + 2  # max_repairs re-asks, then it stops
     assert [c.rule for c in observer_calls] == ["not_one_json_object", "empty_text", "inconsistent_verdict"]
     assert observer_calls[0].response_text == "Party A wants the pack for a power bank; no proposal yet."
-    assert out["allocation_type"] is None and out["agreement_reached"] is None
+    assert out.scored["allocation_type"] is None and out.scored["agreement_reached"] is None
 
 
 def test_a_party_breaking_the_format_is_a_format_failure():
@@ -228,9 +229,9 @@ def test_a_party_breaking_the_format_is_a_format_failure():
     empty = "   "  # the only party rule with the hard word limit off
     record = run(g, dict.fromkeys(g.roles, ReplayAgent(deque([empty] * 3))))
     out = record.outcome
-    assert (out["status"], out["known"], out["failed_role"], out["calls_attempted"]) == (
+    assert (out.status, out.known, out.scored["failed_role"], out.calls_attempted) == (
         "FORMAT_FAILURE", True, "party_a", 3)
-    assert out["allocation_type"] is None
+    assert out.scored["allocation_type"] is None
 
 
 # --- privacy -------------------------------------------------------------------------------
@@ -311,8 +312,8 @@ def test_scripted_pairings_reach_each_allocation_type(pairing, expected):
         g = game(name)
         record = run(g, scripted(g, pairing))
         out = record.outcome
-        assert (out["status"], out["allocation_type"], out["party_turns"]) == expected
-        assert out["repairs_used"] == 0
+        assert (out.status, out.scored["allocation_type"], out.scored["party_turns"]) == expected
+        assert out.repairs_used == 0
         figures = metrics.per_game(record.model_dump(mode="json"))
         assert figures["allocation_type"] == expected[1]
         assert figures["agreement"] is (expected[0] == "AGREEMENT")
@@ -391,6 +392,6 @@ def test_the_rule_observer_reads_the_recorded_game_as_its_observer_did():
     agents = dict.fromkeys(g.config.parties, ReplayAgent(party)) | {
         "observer": StrategyAgent("rule-observer", {}, "freetext")}
     out = run(g, agents).outcome
-    assert (out["status"], out["allocation_type"], out["turns_to_agreement"]) == ("AGREEMENT", "integrative_full", 4)
-    assert out["allocation"] == (
+    assert (out.status, out.scored["allocation_type"], out.scored["turns_to_agreement"]) == ("AGREEMENT", "integrative_full", 4)
+    assert out.scored["allocation"] == (
         'Party A proposed "Then you could take all of the peel and I\'ll take all of the juice." and Party B agreed.')

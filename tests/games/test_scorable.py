@@ -158,7 +158,7 @@ def test_the_opener_rotates_each_round_over_a_fixed_rotation():
         ["Flynn", "Avery", "Blake", "Casey", "Devon", "Ember"],
     ]
     out = record.outcome
-    assert out["status"] == "NO_AGREEMENT" and out["reason"] == "rounds_exhausted" and out["calls_attempted"] == 24
+    assert out.status == "NO_AGREEMENT" and out.reason == "rounds_exhausted" and out.calls_attempted == 24
     assert [t.fields["round"] for t in record.turns] == [1] * 6 + [2] * 6 + [3] * 6 + [4] * 6
 
 
@@ -173,9 +173,9 @@ def test_an_accept_without_an_id_does_nothing(table):
     assert table.to_move(after) == "Casey" and after.record[-1].action.message == "I accept."
     record = play_replies(game_config("scorable6", rounds=1), [r("propose", deal=P1)] + [r("accept")] * 5,
                           first_speaker="Avery")
-    assert record.outcome["invalid_attempts"] == [] and record.outcome["repairs_used"] == 0
+    assert record.outcome.invalid_attempts == [] and record.outcome.repairs_used == 0
     assert [t.fields["action"] for t in record.turns] == ["propose"] + ["none"] * 5
-    assert record.outcome["reason"] == "rounds_exhausted"
+    assert record.outcome.reason == "rounds_exhausted"
 
 
 def test_the_opener_rotates_every_round_also_after_a_walk():
@@ -202,8 +202,8 @@ def test_a_walk_is_final_and_the_rotation_skips_the_walker():
     record = play_replies(game_config("scorable6", rounds=2), replies, first_speaker="Flynn")
     order = [t.role for t in record.turns]
     assert order == ["Flynn", "Avery", "Blake", "Casey", "Devon", "Ember", "Avery", "Blake", "Casey", "Devon", "Ember"]
-    assert record.outcome["walked"] == ["Flynn"] and record.outcome["reason"] == "rounds_exhausted"
-    assert record.outcome["surplus"]["Flynn"] == {"exact": "0", "value": 0}
+    assert record.outcome.scored["walked"] == ["Flynn"] and record.outcome.reason == "rounds_exhausted"
+    assert record.outcome.scored["surplus"]["Flynn"] == {"exact": "0", "value": 0}
 
 
 def test_a_deal_closes_once_everyone_at_the_table_backs_the_same_offer(table):
@@ -248,8 +248,8 @@ def test_repairs_reach_the_model_and_run_out_into_a_format_failure():
     assert "Your reply was not accepted: Your reply must be EXACTLY ONE fenced JSON object" in second.request["messages"][2]["content"]
     record = play_replies(game_config("scorable6"), ["junk"] * 3, first_speaker="Avery")
     out = record.outcome
-    assert out["status"] == "FORMAT_FAILURE" and out["known"] is True and out["calls_attempted"] == 3
-    assert out["scores"] is None and out["surplus"] is None and out["feasible_deals"] == 37
+    assert out.status == "FORMAT_FAILURE" and out.known is True and out.calls_attempted == 3
+    assert out.scored["scores"] is None and out.scored["surplus"] is None and out.scored["feasible_deals"] == 37
 
 
 # --- privacy -------------------------------------------------------------------------------
@@ -263,7 +263,7 @@ def test_no_party_ever_sees_another_partys_scratchpad():
             text = r(**(obj | {"scratchpad": f"SECRET-{k:02d}"}))
         replies.append(text)
     record = play_replies(game_config("scorable6"), replies, first_speaker="Ember")
-    assert record.outcome["status"] == "AGREEMENT"
+    assert record.outcome.status == "AGREEMENT"
     pads = {t.fields["scratchpad"]: t.role for t in record.turns}
     assert len(pads) == 12
     for call in record.calls:
@@ -324,9 +324,9 @@ def test_a_deal_space_past_the_limit_is_reported_not_enumerated():
     record = play_replies(game_config("scorable6", max_enumerated_deals=100),
                           [r("propose", deal=P2)] + [r("accept", offer_id="P1")] * 5, first_speaker="Avery")
     out = record.outcome
-    assert out["status"] == "AGREEMENT" and out["feasible_deals"] is None and out["pareto_optimal"] is None
-    assert "243 possible deals exceed max_enumerated_deals=100" in out["space_error"]
-    assert out["scores"]["Avery"]["value"] == 155 and out["welfare_ratio"] is None
+    assert out.status == "AGREEMENT" and out.scored["feasible_deals"] is None and out.scored["pareto_optimal"] is None
+    assert "243 possible deals exceed max_enumerated_deals=100" in out.scored["space_error"]
+    assert out.scored["scores"]["Avery"]["value"] == 155 and out.scored["welfare_ratio"] is None
 
 
 def test_replay_rescores_the_recorded_transcript():

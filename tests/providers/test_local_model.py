@@ -26,6 +26,7 @@ from bargain_ray.agents.llm import LLMAgent  # noqa: E402
 from bargain_ray.config import ModelConfig, ProviderConfig, Retry  # noqa: E402
 from bargain_ray.core.records import GameRecord  # noqa: E402
 from bargain_ray.core.status import Status  # noqa: E402
+from bargain_ray.core.unit import Unit  # noqa: E402
 from bargain_ray.games import load_game  # noqa: E402
 from bargain_ray.play.loop import play  # noqa: E402
 from bargain_ray.providers import make_client  # noqa: E402
@@ -55,7 +56,7 @@ async def _play(base_url: str, unit_id: str, first: str, max_tokens: int) -> Gam
     client = make_client(model, ProviderConfig(name="local", settings={"name": MODEL_NAME, "base_url": base_url}))
     agent = LLMAgent(client)  # provider=local always sends the game's reply schema
     try:
-        unit = {"unit_id": unit_id, "seed": 1, "first_speaker": first}
+        unit = Unit.for_replay("tickets", "multi_issue", 1, first, unit_id=unit_id)
         return await play(_game(2), {"buyer": agent, "seller": agent}, unit)
     finally:
         await client.close()
@@ -97,10 +98,10 @@ def test_openai_sdk_talks_to_the_server(base_url: str) -> None:
 
 def test_every_game_ends_with_a_known_status(games: list[GameRecord]) -> None:
     for record in games:
-        status = Status(record.outcome["status"])
-        assert status.known, record.outcome["reason"]
-        assert len(record.calls) == record.outcome["calls_attempted"] == sum(t.attempts for t in record.turns)
-        unit_id = record.unit["unit_id"]
+        status = record.outcome.status
+        assert status.known, record.outcome.reason
+        assert len(record.calls) == record.outcome.calls_attempted == sum(t.attempts for t in record.turns)
+        unit_id = record.unit.unit_id
         assert [c.call_id for c in record.calls] == [f"{unit_id}-k{k:02d}" for k in range(1, len(record.calls) + 1)]
         for call in record.calls:
             assert call.provider == "local" and call.model == call.request["model"] == MODEL_NAME
@@ -111,10 +112,10 @@ def test_every_game_ends_with_a_known_status(games: list[GameRecord]) -> None:
 def test_invalid_replies_are_recorded_with_rule_names(games: list[GameRecord]) -> None:
     for record in games:
         invalid = [c for c in record.calls if not c.valid]
-        assert [i["call_id"] for i in record.outcome["invalid_attempts"]] == [c.call_id for c in invalid]
-        for attempt in record.outcome["invalid_attempts"]:
-            assert re.fullmatch(r"[a-z_]+", attempt["rule"]), attempt
-            assert attempt["error"]
+        assert [i.call_id for i in record.outcome.invalid_attempts] == [c.call_id for c in invalid]
+        for attempt in record.outcome.invalid_attempts:
+            assert re.fullmatch(r"[a-z_]+", attempt.rule), attempt
+            assert attempt.error
 
 
 def test_constrained_replies_are_json(games: list[GameRecord]) -> None:
@@ -130,8 +131,8 @@ def test_cut_replies_ask_for_repairs_then_fail_the_format(games: list[GameRecord
     """Replies cut to 8 tokens can never be a whole action: every repair is asked, then the protocol ends the game."""
     record = games[2]
     game = _game(2)
-    assert record.outcome["status"] == Status.FORMAT_FAILURE
-    assert record.outcome["repairs_used"] == game.max_repairs
+    assert record.outcome.status == Status.FORMAT_FAILURE
+    assert record.outcome.repairs_used == game.max_repairs
     assert len(record.calls) == game.max_repairs + 1
     assert all(not c.valid and c.stop_reason == "length" for c in record.calls)
     for before, after in zip(record.calls, record.calls[1:], strict=False):

@@ -24,7 +24,7 @@ def play_demo(path: Path, count: int, overrides: list[str] | None = None) -> Swe
     runner = GameRunner(sweep.model_dump(mode="json"))
     journal = GameJournal(path)
     for u in islice(units(sweep, manifest.created), count):
-        journal.append_many([asyncio.run(runner.play(u.model_dump(mode="json")))])
+        journal.append_many([asyncio.run(runner.play(u))])
     journal.close()
     return sweep
 

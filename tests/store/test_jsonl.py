@@ -10,20 +10,28 @@ from pathlib import Path
 
 import pytest
 from folders import cli, play_demo
-from helpers import small_disk
+from helpers import DATA, game_config, play_replies, small_disk
 
 from bargain_ray.store import CorruptJournal, DiskFull, GameJournal, is_disk_full, read_calls, read_records
 from bargain_ray.store.calls import CallJournal
-from bargain_ray.store.jsonl import Appender, read_lines
+from bargain_ray.store.jsonl import Appender, encode, read_lines
 
 
 def test_a_torn_tail_is_cut_before_the_next_append(tmp_path):
-    for file, append in ((tmp_path / "journal.jsonl", lambda e: GameJournal(tmp_path).append_many([e])),
-                         (tmp_path / "calls.journal.jsonl", lambda e: CallJournal(str(tmp_path / "calls.journal.jsonl")).append(e))):
+    replies = json.loads((DATA / "seed001_replay.json").read_text())["replies"]
+    game = play_replies(game_config("tickets"), replies, "seller")
+    game = game.model_copy(update={"unit": game.unit.model_copy(update={"unit_id": "u3"})})
+    for file, append, line in (
+        (tmp_path / "journal.jsonl", lambda: GameJournal(tmp_path).append_many([game]),
+         encode([game.model_dump(mode="json")])),
+        (tmp_path / "calls.journal.jsonl",
+         lambda: CallJournal(str(tmp_path / "calls.journal.jsonl")).append({"unit_id": "u3", "n": 3}),
+         b'{"unit_id": "u3", "n": 3}\n'),
+    ):
         file.write_bytes(b'{"unit_id": "u1", "n": 1}\n{"unit_id": "u2", "n"')  # a kill mid-write
         assert [e["n"] for e in read_lines(file)] == [1], "a torn tail is not a line yet"
-        append({"unit_id": "u3", "n": 3})
-        assert file.read_bytes() == b'{"unit_id": "u1", "n": 1}\n{"unit_id": "u3", "n": 3}\n'
+        append()
+        assert file.read_bytes() == b'{"unit_id": "u1", "n": 1}\n' + line
     assert list(read_calls(tmp_path, skip=set())) == ["u1", "u3"]
 
 

@@ -90,10 +90,33 @@ def test_read_latest_keeps_each_units_last_record_and_parses_only_those(tmp_path
     from bargain_ray.store import GameJournal, read_latest
 
     journal = GameJournal(tmp_path)
-    records = [{"unit": {"unit_id": u}, "outcome": {"n": n}} for n, u in enumerate(["a", 'b"q', "a", "c"])]
+    game = rescore(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
+    records = [game.model_copy(update={"unit": game.unit.model_copy(update={"unit_id": u, "seed": n})})
+               for n, u in enumerate(["a", 'b"q', "a", "c"])]  # the seed tells the lines apart
     journal.append_many(records)
     journal.close()
     with (tmp_path / "journal.jsonl").open("ab") as f:
         f.write(b'{"unit": {"unit_id": "d"}, "outc')  # a torn last line, as a kill leaves it
-    assert [(r["unit"]["unit_id"], r["outcome"]["n"]) for r in read_latest(tmp_path)] == [('b"q', 1), ("a", 2), ("c", 3)]
-    assert [r["outcome"]["n"] for r in read_latest(tmp_path, only={"a"})] == [2]
+    assert [(r["unit"]["unit_id"], r["unit"]["seed"]) for r in read_latest(tmp_path)] == [('b"q', 1), ("a", 2), ("c", 3)]
+    assert [r["unit"]["seed"] for r in read_latest(tmp_path, only={"a"})] == [2]
+
+
+def test_a_record_is_journaled_once_as_its_dump_and_reads_back_as_the_model(tmp_path):
+    """The worker hands over a model; the journal writes its JSON with the unit id at the line head
+    (the index's fast path); the outcome names no identity and reads back into the same model."""
+    from bargain_ray.core.records import GameRecord
+    from bargain_ray.core.unit import Unit
+    from bargain_ray.store import GameJournal, index_latest
+
+    game = rescore(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
+    journal = GameJournal(tmp_path)
+    journal.append_many([game])
+    journal.close()
+    line = (tmp_path / "journal.jsonl").read_bytes()
+    assert line.startswith(b'{"unit": {"unit_id": "negotiation-c3rep40-20261027-b04-p04-oo-a3", ')
+    assert index_latest(tmp_path) == {game.unit.unit_id: 0}
+    outcome = json.loads(line)["outcome"]
+    assert not set(outcome) & set(Unit.model_fields), "identity lives in the unit only"
+    assert list(outcome)[:5] == ["calls_attempted", "repairs_used", "invalid_attempts", "bounds", "status"]
+    assert list(outcome)[-1] == "technical_pass" and outcome["utilities"] == game.outcome.scored["utilities"]
+    assert GameRecord.model_validate_json(line) == game

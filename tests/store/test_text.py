@@ -15,6 +15,7 @@ from bargain_ray.analysis.report import build_report
 from bargain_ray.config import ModelConfig, ProviderConfig, SweepConfig, compose_dict
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.records import Reply
+from bargain_ray.core.unit import Unit
 from bargain_ray.execution.plan import describe
 from bargain_ray.games import load_game
 from bargain_ray.games.kit.replies import json_object
@@ -45,15 +46,15 @@ def test_hostile_text_is_played_journaled_tabled_and_reported(tmp_path):
     config = game_config("bargaining", prompt_variant="explicit_objective")
     plain = play_replies(config, json.loads((DATA / "bargaining_replay.json").read_text())["replies"], "seller", 1001)
     record = play_replies(config, replies, "seller", 1001)
-    assert record.outcome["known"], record.outcome["reason"]
-    assert record.outcome["repairs_used"] == plain.outcome["repairs_used"] + 1
-    assert record.outcome["agreement"] == plain.outcome["agreement"]
+    assert record.outcome.known, record.outcome.reason
+    assert record.outcome.repairs_used == plain.outcome.repairs_used + 1
+    assert record.outcome.agreement == plain.outcome.agreement
 
     sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=bargaining_demo"]))
     open_manifest(tmp_path, describe(sweep, "20261201"))
     journal = GameJournal(tmp_path)
-    journal.append_many([record.model_dump(mode="json") | {"unit": {"unit_id": "u-text", "game": "bargaining",
-                                                                    "family": "bargaining", "seed": 1001}}])
+    journal.append_many([record.model_copy(update={"unit": Unit.for_replay("bargaining", "bargaining", 1001,
+                                                                           "seller", unit_id="u-text")})])
     journal.close()
     calls = CallJournal(str(calls_journal_path(tmp_path)))
     for c in record.calls:

@@ -256,7 +256,7 @@ def raw_lines(record: dict[str, Any], file: str, rep: int, config: dict[str, Any
         usage = [c.get("usage") or {} for c in record["calls"] if c["role"] == role]
         tokens |= {f"{role}_prompt_tokens": sum(u.get("input_tokens", 0) for u in usage),
                    f"{role}_completion_tokens": sum(u.get("output_tokens", 0) for u in usage)}
-    lines.append({"record": "result", "outcome": OUTCOMES.get(out["status"]),
+    lines.append({"record": "result", "unit_id": record["unit"]["unit_id"], "outcome": OUTCOMES.get(out["status"]),
                   **{k: v for k, v in out.items() if k != "outcome"}, **tokens,
                   "total_retries": out.get("repairs_used")})
     return lines

@@ -8,9 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
+from bargain_ray.core.status import Status
 from bargain_ray.core.text import whole_characters
+from bargain_ray.core.unit import Unit
 
 Scalar = str | int | float | bool | None
 """One cell of a metrics row."""
@@ -92,14 +102,75 @@ class TurnRecord(BaseModel):
     fields: dict[str, Any] = {}
 
 
-class GameRecord(BaseModel):
-    """A game as journaled: its unit, its outcome record, its turns and calls, and the family's figures
-    of it (computed once, when the game ends, so analysis reads them from the tables)."""
+class InvalidAttempt(BaseModel):
+    """A reply that broke a rule: which call, whose, and the rule's code and sentence."""
 
     model_config = ConfigDict(extra="forbid")
 
-    unit: dict[str, Any]
-    outcome: dict[str, Any]
+    call_id: str
+    role: str
+    turn: int
+    rule: str
+    error: str
+
+
+class Outcome(BaseModel):
+    """How a game ended: the fields every family has, typed, and the family's own figures in ``scored``.
+
+    ``scored`` is the family's data as its ``metrics.outcome`` returns it (JSON values, exact figures in
+    ``core.figures`` form), one dict rather than a model per family: four families' outcome shapes are
+    read by their own metrics, the tables and the report as JSON, and a model each would repeat every
+    field list for no reader that needs it typed. On the wire (journal line, ``games.parquet``'s
+    ``outcome``, the replay print) an outcome is one flat object in seed 001's order: calls, repairs,
+    invalid attempts, bounds (families that have them), status, known, reason, agreement, the family's
+    figures, technical_pass. Reading one back puts every key this model does not name into ``scored``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls_attempted: int
+    repairs_used: int
+    invalid_attempts: list[InvalidAttempt] = []
+    bounds: dict[str, list[int | float]] | None = None
+    """Each figure's range under the game's config (multi-issue: each gain and the joint gain)."""
+    status: Status
+    known: bool
+    reason: str
+    agreement: bool
+    scored: dict[str, Any] = {}
+    """The family's figures of the game (empty for an unknown one)."""
+    technical_pass: bool
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_scored(cls, data: Any) -> Any:
+        """A flat object (as written) back into the named fields and ``scored``."""
+        if isinstance(data, dict) and "scored" not in data:
+            named = {k: v for k, v in data.items() if k in cls.model_fields}
+            return named | {"scored": {k: v for k, v in data.items() if k not in cls.model_fields}}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        scored = data.pop("scored", {})
+        tail = {"technical_pass": data.pop("technical_pass")} if "technical_pass" in data else {}
+        if "bounds" in data and data["bounds"] is None:
+            del data["bounds"]
+        return data | scored | tail
+
+
+class GameRecord(BaseModel):
+    """A game as journaled: its unit, its outcome, its turns and calls, and the family's figures
+    of it (computed once, when the game ends, so analysis reads them from the tables).
+
+    The unit is the first key and ``unit_id`` its first field: ``store.journal``'s index reads a
+    line's unit id from its head without parsing the line."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    unit: Unit
+    outcome: Outcome
     turns: list[TurnRecord]
     calls: list[CallRecord]
     metrics: dict[str, Scalar] = {}

@@ -52,7 +52,7 @@ def typical_game(sweep: SweepConfig, unit: Unit) -> dict[str, list[int]]:
     respond = family(unit.family).strategy.respond
     sizes: dict[str, list[int]] = defaultdict(list)
     agents = {role: ProbeAgent(role, respond, sizes) for role in game.roles}
-    asyncio.run(play(game, agents, unit.model_dump(mode="json")))
+    asyncio.run(play(game, agents, unit))
     return dict(sizes)
 
 

@@ -94,7 +94,7 @@ def failed_calls(record: GameRecord) -> list[str]:
     has no such turn, and all its replies replay.
     """
     last = record.turns[-1] if record.turns else None
-    if record.outcome["known"] or last is None or last.valid:
+    if record.outcome.known or last is None or last.valid:
         return []
     return list(last.call_ids)
 
@@ -103,5 +103,5 @@ async def void_failed_calls(journal: Any, record: GameRecord) -> None:
     """Journal that the calls whose failure made ``record`` unknown are asked again on resume (before the
     game's record reaches the driver, so a stop in between leaves them asked again too)."""
     if journal is not None and (calls := failed_calls(record)):
-        unit_id = record.unit["unit_id"]
-        await journal.void.remote(unit_id, calls, f"{record.outcome['reason']}: asked again on resume")
+        unit_id = record.unit.unit_id
+        await journal.void.remote(unit_id, calls, f"{record.outcome.reason}: asked again on resume")

@@ -97,9 +97,9 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
                 journal_file.append_many(records)
                 for record in records:
                     tally.add(record)
-                    if record["outcome"]["known"]:
-                        known.add(record["unit"]["unit_id"])
-                rate_limited += sum(is_429(str(e)) for r in records for c in r["calls"] for e in c.get("attempt_errors") or [])
+                    if record.outcome.known:
+                        known.add(record.unit.unit_id)
+                rate_limited += sum(is_429(str(e)) for r in records for c in r.calls for e in c.attempt_errors)
                 if not rate_clock:  # the ETA's clock starts at the first finished game, not the warm-up
                     rate_clock = True
                     bar.reset()

@@ -9,14 +9,15 @@ from typing import Any
 import ray
 from tqdm import tqdm
 
+from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
-from bargain_ray.execution.worker import RemoteGameRunner
+from bargain_ray.execution.worker import Job, RemoteGameRunner
 
 
-def batches(units: Iterator[Unit], size: int, recorded: dict[str, list[dict[str, Any]]]) -> Iterator[list[dict[str, Any]]]:
+def batches(units: Iterator[Unit], size: int, recorded: dict[str, list[dict[str, Any]]]) -> Iterator[list[Job]]:
     """Units as actor arguments, each with the replies it already paid for."""
     while chunk := list(itertools.islice(units, size)):
-        yield [u.model_dump(mode="json") | {"recorded_calls": recorded.get(u.unit_id, [])} for u in chunk]
+        yield [Job(u, recorded.get(u.unit_id, [])) for u in chunk]
 
 
 class WorkerPool:
@@ -30,20 +31,20 @@ class WorkerPool:
         self._names = itertools.count()
         self.holders = [f"worker-{next(self._names)}" for _ in range(count)]
         self.workers = [self._start(h) for h in self.holders]
-        self.pending: dict[ray.ObjectRef, tuple[int, str, list[dict[str, Any]]]] = {}
+        self.pending: dict[ray.ObjectRef, tuple[int, str, list[Job]]] = {}
         self._turn = itertools.count()
 
     def _start(self, holder: str) -> Any:
         return RemoteGameRunner.options(**self._options).remote(*self._args, holder)
 
-    def submit(self, batch: list[dict[str, Any]], index: int | None = None) -> None:
+    def submit(self, batch: list[Job], index: int | None = None) -> None:
         index = next(self._turn) % len(self.workers) if index is None else index
         self.pending[self.workers[index].play_batch.remote(batch)] = (index, self.holders[index], batch)
 
     def games_in_flight(self) -> int:
         return sum(len(batch) for _, _, batch in self.pending.values())
 
-    def finished(self, timeout: float = 0.5) -> Iterator[list[dict[str, Any]]]:
+    def finished(self, timeout: float = 0.5) -> Iterator[list[GameRecord]]:
         """Record batches as they finish: wait for one, then take every other one already done."""
         done, rest = ray.wait(list(self.pending), num_returns=1, timeout=timeout)
         if rest and done:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from bargain_ray.core.records import GameRecord
 from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.budget import BUDGET_FAILURE, BudgetState
 
@@ -47,31 +47,31 @@ class Tally:
     replayed: int = 0
     batches: int = 0
 
-    def add(self, record: dict[str, Any]) -> None:
+    def add(self, record: GameRecord) -> None:
         self.games += 1
-        outcome = record["outcome"]
-        self.statuses[outcome["status"]] = self.statuses.get(outcome["status"], 0) + 1
-        if outcome["known"]:
+        outcome = record.outcome
+        self.statuses[outcome.status.value] = self.statuses.get(outcome.status.value, 0) + 1
+        if outcome.known:
             self.known += 1
         else:
-            self.unknown_reasons[reason_group(str(outcome.get("reason", "")))] += 1
-        for call in record["calls"]:
-            if call["provider"] == "strategy":
+            self.unknown_reasons[reason_group(outcome.reason)] += 1
+        for call in record.calls:
+            if call.provider == "strategy":
                 continue
             m = self.per_model.setdefault(
-                f"{call['provider']}:{call['model']}",
+                f"{call.provider}:{call.model}",
                 {"paid": 0, "replayed": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0},
             )
-            if call.get("resumed"):
+            if call.resumed:
                 m["replayed"] += 1
                 self.replayed += 1
                 continue
             m["paid"] += 1
-            m["input_tokens"] += call["usage"]["input_tokens"]
-            m["output_tokens"] += call["usage"]["output_tokens"]
-            m["cost_usd"] += call["cost_usd"]
-            self.cost_usd += call["cost_usd"]
-            self.paid.append((call["unit_id"], call["cost_usd"]))
+            m["input_tokens"] += call.usage.input_tokens
+            m["output_tokens"] += call.usage.output_tokens
+            m["cost_usd"] += call.cost_usd
+            self.cost_usd += call.cost_usd
+            self.paid.append((call.unit_id, call.cost_usd))
 
     @property
     def budget_refused(self) -> bool:

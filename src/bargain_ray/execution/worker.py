@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, NamedTuple
 
 import ray
 
 from bargain_ray.agents import make_agent
 from bargain_ray.agents.base import Agent
 from bargain_ray.config import SweepConfig
+from bargain_ray.core.records import GameRecord
+from bargain_ray.core.unit import Unit
 from bargain_ray.design import game_config
 from bargain_ray.execution.batcher import batched_clients
 from bargain_ray.execution.calljournal import JournaledAgent, void_failed_calls
 from bargain_ray.games import Game, load_game
 from bargain_ray.play.loop import play
 from bargain_ray.providers import ClientPool, effective_model
+
+
+class Job(NamedTuple):
+    """One game to play: its unit and the replies it already paid for (``GameRunner.play``'s arguments)."""
+
+    unit: Unit
+    recorded_calls: list[dict[str, Any]]
 
 
 class GameRunner:
@@ -44,27 +53,29 @@ class GameRunner:
         """Journaled calls, and every paid one (a model's calls are budgeted even when not journaled)."""
         return self._journaled(letter) or (self.budget is not None and self.sweep.models[letter].is_llm)
 
-    async def play(self, unit: dict[str, Any]) -> dict[str, Any]:
-        recorded = {e["call_id"]: e for e in unit.pop("recorded_calls", [])}
+    async def play(self, unit: Unit, recorded_calls: list[dict[str, Any]] | None = None) -> GameRecord:
+        """One game; ``recorded_calls`` are its replies already paid for (call journal entries), replayed free."""
+        recorded = {e["call_id"]: e for e in recorded_calls or []}
         resumed: set[str] = set()
-        game = self._game(unit["game"], unit["condition"])
+        game = self._game(unit.game, unit.condition)
         agents: dict[str, Agent] = {}
-        for role, letter in unit["model_of_role"].items():
+        for role, letter in unit.model_of_role.items():
             model = effective_model(self.sweep, letter)
-            agent = make_agent(model, self.clients, unit["family"])
+            agent = make_agent(model, self.clients, unit.family)
             if self._wrapped(letter):
                 journal = self.journal if self._journaled(letter) else None
                 budget = self.budget if model.is_llm else None
-                agent = JournaledAgent(agent, model, unit["unit_id"], recorded, journal, budget, self.holder, resumed)
+                agent = JournaledAgent(agent, model, unit.unit_id, recorded, journal, budget, self.holder, resumed)
             agents[role] = agent
         record = await play(game, agents, unit)
         await void_failed_calls(self.journal, record)
         for call in record.calls:
             call.resumed = call.call_id in resumed
-        return record.model_dump(mode="json")
+        return record
 
-    async def play_batch(self, units: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return list(await asyncio.gather(*(self.play(u) for u in units)))
+    async def play_batch(self, jobs: list[Job]) -> list[GameRecord]:
+        """The games of ``jobs``, as models: Ray pickles them to the driver, whose store serializes them once."""
+        return list(await asyncio.gather(*(self.play(*j) for j in jobs)))
 
     async def close(self) -> None:
         await self.clients.close()

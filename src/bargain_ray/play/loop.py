@@ -7,14 +7,10 @@ from typing import Any
 
 from bargain_ray.agents.base import Agent
 from bargain_ray.core.errors import TechnicalFailure
-from bargain_ray.core.records import CallRecord, GameRecord, Reply, TurnRecord
+from bargain_ray.core.records import CallRecord, GameRecord, InvalidAttempt, Outcome, Reply, TurnRecord
 from bargain_ray.core.status import Status
+from bargain_ray.core.unit import Unit
 from bargain_ray.games.base import Game, RuleError
-
-_IDENTITY = (
-    "unit_id", "block", "position", "phase", "condition", "pairing", "assignment", "cell",
-    "models_by_role", "agent_of_role", "first_speaker",
-)
 
 
 @dataclass
@@ -24,7 +20,7 @@ class _Log:
     unit_id: str
     calls: list[CallRecord] = field(default_factory=list)
     turns: list[TurnRecord] = field(default_factory=list)
-    invalid: list[dict[str, Any]] = field(default_factory=list)
+    invalid: list[InvalidAttempt] = field(default_factory=list)
     repairs: int = 0
 
     def next_call_id(self) -> str:
@@ -55,7 +51,7 @@ async def _turn(game: Game, agent: Agent, state: Any, role: str, turn: int, log:
             action = game.parse(state, role, reply.text)
         except RuleError as err:
             log.call(call_id, role, turn, repair, reply, valid=False, rule=err.rule, error=str(err))
-            log.invalid.append({"call_id": call_id, "role": role, "turn": turn, "rule": err.rule, "error": str(err)})
+            log.invalid.append(InvalidAttempt(call_id=call_id, role=role, turn=turn, rule=err.rule, error=str(err)))
             if repair < game.max_repairs:
                 log.repairs += 1
                 prompt = prompt.repaired(reply.text, game.repair_message(state, role, err))
@@ -73,10 +69,10 @@ async def _turn(game: Game, agent: Agent, state: Any, role: str, turn: int, log:
     return game.exhausted(state, role)
 
 
-async def play(game: Game, agents: dict[str, Agent], unit: dict[str, Any]) -> GameRecord:
+async def play(game: Game, agents: dict[str, Agent], unit: Unit) -> GameRecord:
     """Run one game to its end; a technical failure ends it unknown, never raises."""
-    log = _Log(unit["unit_id"])
-    state = game.start(unit.get("seed", 0), unit.get("first_speaker"))
+    log = _Log(unit.unit_id)
+    state = game.start(unit.seed, unit.first_speaker)
     failure: str | None = None
     turn = 0
     try:
@@ -90,22 +86,15 @@ async def play(game: Game, agents: dict[str, Agent], unit: dict[str, Any]) -> Ga
         status, reason, scored = Status.TECHNICAL_ERROR, failure or "unfinished", {}
     else:
         status, reason, scored = ended.status, ended.reason, game.outcome(state)
-    outcome = {
-        **{k: unit[k] for k in _IDENTITY if k in unit},
-        "calls_attempted": len(log.calls),
-        "repairs_used": log.repairs,
-        "invalid_attempts": log.invalid,
-        **({"bounds": scored.pop("bounds")} if "bounds" in scored else {}),
-        "status": status.value,
-        "known": status.known,
-        "reason": reason,
-        "agreement": status == Status.AGREEMENT,
-        **scored,
-        "technical_pass": status in (Status.AGREEMENT, Status.NO_AGREEMENT),
-    }
+    outcome = Outcome(
+        calls_attempted=len(log.calls), repairs_used=log.repairs, invalid_attempts=log.invalid,
+        bounds=scored.pop("bounds", None), status=status, known=status.known, reason=reason,
+        agreement=status == Status.AGREEMENT, scored=scored,
+        technical_pass=status in (Status.AGREEMENT, Status.NO_AGREEMENT),
+    )
     record = GameRecord(unit=unit, outcome=outcome, turns=log.turns, calls=log.calls)
-    if status.known:
-        scored_record = record.model_dump(mode="json")
-        record.metrics = game.game_metrics(scored_record)
-        record.turn_metrics = game.turn_metrics(scored_record)
+    if status.known:  # the family's figures read the record as journaled, so an archived sweep re-scores alike
+        journaled = record.model_dump(mode="json")
+        record.metrics = game.game_metrics(journaled)
+        record.turn_metrics = game.turn_metrics(journaled)
     return record

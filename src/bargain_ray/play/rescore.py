@@ -6,17 +6,25 @@ import asyncio
 from collections import deque
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from bargain_ray.agents.replay import ReplayAgent
 from bargain_ray.config import compose_dict
 from bargain_ray.core.records import GameRecord
+from bargain_ray.core.unit import Unit
 from bargain_ray.games import load_game
 from bargain_ray.play.loop import play
 
+SEED_IDENTITY = (
+    "unit_id", "block", "position", "phase", "condition", "pairing", "assignment", "cell",
+    "models_by_role", "agent_of_role", "first_speaker",
+)
+"""The unit fields seed 001's recorded outcome opens with, in its order."""
+
 
 class ReplayFile(BaseModel):
-    """``{"game": NAME, "first_speaker": ROLE, "replies": [...], "overrides": [...]}`` (the replay contract)."""
+    """``{"game": NAME, "first_speaker": ROLE, "replies": [...], "overrides": [...]}`` (the replay contract);
+    ``seed`` and ``unit`` (identity fields of ``Unit``, e.g. seed 001's) are optional."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -27,14 +35,37 @@ class ReplayFile(BaseModel):
     seed: int = 0
     unit: dict[str, Any] = {}
 
+    @field_validator("unit")
+    @classmethod
+    def _unit_fields(cls, unit: dict[str, Any]) -> dict[str, Any]:
+        unknown = [k for k in unit if k not in Unit.model_fields]
+        if unknown:
+            raise ValueError(f"unknown unit field {unknown[0]!r}; unit fields: {', '.join(Unit.model_fields)}")
+        return unit
+
+
+def _replay(spec: ReplayFile) -> tuple[GameRecord, int]:
+    """The game the replies play, and how many replies it left unused."""
+    config = compose_dict(f"game/{spec.game}", spec.overrides)["game"]
+    game = load_game(config)
+    queue = deque(spec.replies)
+    agent = ReplayAgent(queue)
+    unit = Unit.for_replay(spec.game, str(config["family"]), spec.seed, spec.first_speaker, **spec.unit)
+    record = asyncio.run(play(game, dict.fromkeys(game.roles, agent), unit))
+    return record, len(queue)
+
 
 def rescore(spec: ReplayFile) -> GameRecord:
     """Play the recorded replies through the game's engine."""
-    game = load_game(compose_dict(f"game/{spec.game}", spec.overrides)["game"])
-    queue = deque(spec.replies)
-    agent = ReplayAgent(queue)
-    unit = {"unit_id": f"replay-{spec.game}", "seed": spec.seed, "first_speaker": spec.first_speaker} | spec.unit
-    record = asyncio.run(play(game, dict.fromkeys(game.roles, agent), unit))
-    if queue:
-        record.outcome["unused_replies"] = len(queue)
-    return record
+    return _replay(spec)[0]
+
+
+def outcome_record(spec: ReplayFile) -> dict[str, Any]:
+    """The outcome record the replay contract prints, as seed 001 records it: the unit's identity (the
+    fields the file gave, its id and first speaker always), then the outcome; ``unused_replies`` last
+    when the game ended before the replies did (ours)."""
+    record, unused = _replay(spec)
+    given = {"unit_id", "first_speaker", *spec.unit}
+    unit = record.unit.model_dump(mode="json")
+    identity = {k: unit[k] for k in SEED_IDENTITY if k in given}
+    return identity | record.outcome.model_dump(mode="json") | ({"unused_replies": unused} if unused else {})

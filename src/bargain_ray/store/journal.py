@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from bargain_ray.core.records import GameRecord
 from bargain_ray.store.jsonl import Appender, CorruptJournal, read_lines
 from bargain_ray.store.paths import JOURNAL
 
@@ -82,14 +83,18 @@ def finished_units(path: Path) -> dict[str, str]:
 
 
 class GameJournal:
-    """The driver's appender: games that finished together go in one write and one fsync."""
+    """The driver's appender: games that finished together go in one write and one fsync.
+
+    Records are serialized here, once, as their JSON dump in ``store.jsonl``'s line format
+    (``{"unit": {"unit_id": ...`` at the head, as the index reads it): the workers hand over models.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._appender = Appender(path / JOURNAL)
 
-    def append_many(self, records: list[dict[str, Any]]) -> None:
-        self._appender.append(records)
+    def append_many(self, records: Iterable[GameRecord]) -> None:
+        self._appender.append(r.model_dump(mode="json") for r in records)
 
     def close(self) -> None:
         self._appender.close()

@@ -17,7 +17,7 @@ INTEGRATIVE = ("integrative_full", "integrative_partial")
 
 
 def outcome(config: FreeTextConfig, state: State) -> dict[str, Any]:
-    """The scored part of the outcome record (the loop adds identity, status and calls).
+    """The scored part of the outcome record (``Outcome.scored``; the loop adds status and calls).
 
     Only a game the observer closed or the turn limit ended has a verdict to
     report; a format or technical failure has none.

@@ -47,7 +47,7 @@ def bounds(config: MultiIssueConfig) -> dict[str, tuple[Fraction, Fraction]]:
 
 
 def outcome(config: MultiIssueConfig, state: State, b: dict[str, tuple[Fraction, Fraction]]) -> dict[str, Any]:
-    """The scored part of the outcome record (the loop adds identity and calls); ``b`` is ``bounds(config)``."""
+    """The scored part of the outcome record (``Outcome.scored``; ``bounds`` goes to ``Outcome.bounds``); ``b`` is ``bounds(config)``."""
     best = b["joint_gain"][1]
     result: dict[str, Any] = {
         "bounds": {k: [Figure.of(lo).value, Figure.of(hi).value] for k, (lo, hi) in b.items()},

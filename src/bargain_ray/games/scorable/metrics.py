@@ -114,7 +114,7 @@ def placement(config: ScorableConfig, chosen: dict[str, str] | None) -> tuple[di
 
 
 def outcome(config: ScorableConfig, state: State) -> dict[str, Any]:
-    """The scored part of the outcome record (the loop adds identity, status and calls)."""
+    """The scored part of the outcome record (``Outcome.scored``; the loop adds status and calls)."""
     status = state.ended.status if state.ended else None
     deal = state.deal.deal if status == Status.AGREEMENT and state.deal else None
     result: dict[str, Any] = {
