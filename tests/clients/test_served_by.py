@@ -12,6 +12,7 @@ from helpers import game_config
 
 from bargain_ray.agents.llm import LLMAgent
 from bargain_ray.config import ModelConfig, ProviderConfig
+from bargain_ray.core.unit import Unit
 from bargain_ray.games import load_game
 from bargain_ray.play.loop import play
 from bargain_ray.providers import make_client
@@ -55,7 +56,7 @@ def test_the_call_rows_and_turn_rows_carry_served_by():
         clients = {role: client(url, f"sim-{role}", "openai") for role in game.roles}
         try:
             agents = {role: LLMAgent(c) for role, c in clients.items()}
-            return await play(game, agents, {"unit_id": "u-served", "seed": 0, "first_speaker": "seller"})
+            return await play(game, agents, Unit.for_replay("tickets", "multi_issue", first_speaker="seller", unit_id="u-served"))
         finally:
             for c in clients.values():
                 await c.close()

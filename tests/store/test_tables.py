@@ -69,7 +69,7 @@ def test_a_kill_while_tables_are_written_leaves_a_reader_one_set(tmp_path, demo_
     first = out.stdout.splitlines()[0]
     assert first == "partial: the sweep is unfinished; 10 of 12 units finished, 2 still to play (0 unknown); run it again to finish it"
     html = (tmp_path / "report.html").read_text()
-    assert first in html and html.count('<details class="game">') == 10
+    assert first in html and html.count('<details class="game" ') == 10
 
     assert write_tables(tmp_path)["games"] == 10 and published(tmp_path)
     again = read_tables(tmp_path)
