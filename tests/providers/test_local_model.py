@@ -23,7 +23,7 @@ from helpers import CONF
 from openai import AsyncOpenAI  # noqa: E402
 
 from bargain_ray.agents.llm import LLMAgent  # noqa: E402
-from bargain_ray.config import ModelConfig, ProviderConfig, Retry  # noqa: E402
+from bargain_ray.config import ModelConfig, ProviderConfig, Retry, SweepConfig, compose_dict  # noqa: E402  # noqa: E402
 from bargain_ray.core.records import GameRecord  # noqa: E402
 from bargain_ray.core.status import Status  # noqa: E402
 from bargain_ray.core.unit import Unit  # noqa: E402
@@ -31,7 +31,7 @@ from bargain_ray.games import load_game  # noqa: E402
 from bargain_ray.play.loop import play  # noqa: E402
 from bargain_ray.providers import make_client  # noqa: E402
 from bargain_ray.providers.local import MODEL_NAME, LocalModelUnavailable, LocalSettings, model_name, serve  # noqa: E402
-from bargain_ray.providers.routing import as_local
+from bargain_ray.providers.routing import as_local, effective_model
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = {"parallel": 2, "context_size": 4096}
@@ -173,3 +173,13 @@ def test_provider_local_caps_output_and_keeps_the_prompt_cache() -> None:
     assert settings["max_tokens"] < 4096
     assert big.body(prompt)["max_tokens"] == settings["max_tokens"] and small.body(prompt)["max_tokens"] == 64
     assert big.body(prompt)["cache_prompt"] is True and big.body(prompt)["model"] == MODEL_NAME
+
+
+def test_the_running_servers_settings_still_route_every_model() -> None:
+    """Once the server runs, provider.settings carries its address: the models are still the bundled one."""
+    settings = yaml.safe_load((CONF / "provider" / "local.yaml").read_text())["settings"]
+    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke", "provider=local"]))
+    served = sweep.model_copy(update={"provider": sweep.provider.model_copy(update={
+        "settings": {**settings, "base_url": "http://127.0.0.1:1/v1", "name": MODEL_NAME}})})
+    model = effective_model(served, "O")
+    assert (model.provider, model.name, model.max_tokens) == ("local", MODEL_NAME, settings["max_tokens"])
