@@ -22,6 +22,7 @@ from helpers import ROOT
 from bargain_ray.__main__ import validate
 from bargain_ray.clients.retry import describe, mask
 from bargain_ray.config import compose_command
+from bargain_ray.core.provenance import read_code_version
 from bargain_ray.providers import key_env_vars
 from bargain_ray.providers.clients import NO_KEY
 from bargain_ray.providers.sim import SimServer, SimSettings
@@ -56,7 +57,16 @@ def test_no_key_is_handed_out_under_provider_sim(monkeypatch: pytest.MonkeyPatch
 
 
 def ray_processes_with(secret: bytes, driver: int) -> tuple[set[str], set[str]]:
-    """(names of Ray's processes seen, names of those whose environment holds ``secret``), the driver aside."""
+    """(names of Ray's processes seen, command lines of those whose environment holds ``secret``), the driver aside.
+
+    A child the driver has forked but not yet exec'd shows the driver's command line and the environment the
+    driver was started with (``/proc/<pid>/environ`` is the initial one until ``exec``): it is the driver, so
+    it is left out too; once it has exec'd, its command line is its own and it is checked.
+    """
+    try:
+        own = Path(f"/proc/{driver}/cmdline").read_bytes()
+    except OSError:
+        return set(), set()
     seen, leaking = set(), set()
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit() or int(proc.name) == driver:
@@ -66,11 +76,11 @@ def ray_processes_with(secret: bytes, driver: int) -> tuple[set[str], set[str]]:
             environ = (proc / "environ").read_bytes()
         except OSError:
             continue
-        if b"ray" in cmdline:
+        if b"ray" in cmdline and cmdline != own:
             name = cmdline.split(b"\0")[0].decode(errors="replace").rsplit("/", 1)[-1]
             seen.add(name)
             if secret in environ:
-                leaking.add(name)
+                leaking.add(cmdline.replace(b"\0", b" ").decode(errors="replace")[:300])
     return seen, leaking
 
 
@@ -159,3 +169,20 @@ def test_a_401_echoing_the_key_leaves_no_fragment_in_the_folder(tmp_path: Path, 
         data = path.read_bytes()
         assert not any(f in data for f in fragments(key)), path
     assert not any(f.decode() in done.stdout + done.stderr for f in fragments(key))
+
+
+def test_git_run_for_provenance_inherits_no_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver's one other child: a ``git`` first on PATH writes the environment it was started with."""
+    key = fake_key("sk-ant")
+    dump = tmp_path / "environ"
+    git = tmp_path / "bin" / "git"
+    git.parent.mkdir()
+    git.write_text(f"#!/bin/sh\nenv > {dump}\necho 0123abc\n")
+    git.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{git.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.setenv("MY_TEAM_TOKEN", key)  # a model's own api_key_env: a key because the sweep names it
+    code = read_code_version(["MY_TEAM_TOKEN"])
+    assert code is not None and code.commit == "0123abc"
+    seen = dump.read_text()
+    assert key not in seen and "PATH=" in seen

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import subprocess
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -16,6 +14,7 @@ from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.per_game import FIELDS as SHARED_FIELDS
 from bargain_ray.analysis.per_game import family_fields
 from bargain_ray.analysis.sample import SAMPLE
+from bargain_ray.core.provenance import read_code_version
 from bargain_ray.games import load_game
 
 LOG_VERSION = 2
@@ -128,17 +127,10 @@ def prompt_hashes(analysis: Analysis) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"game": pl.String, "condition": pl.String, "prompt_hash": pl.String})
 
 
-def git_commit() -> tuple[str, bool]:
-    """(commit of the code that built this export, whether its tree had local changes)."""
-    here = Path(__file__).resolve().parent
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=here, capture_output=True, text=True, check=True).stdout.strip()
-
-    try:
-        return git("rev-parse", "HEAD"), bool(git("status", "--porcelain", "--untracked-files=no"))
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown", False
+def sweep_commit(analysis: Analysis) -> str:
+    """The commit recorded when the sweep started, else the one this export runs from, else ``unknown``."""
+    code = read_code_version()
+    return analysis.sweep.manifest.get("git_commit") or (code.commit if code else "unknown")
 
 
 def _feature(dtype: pl.DataType) -> str:
@@ -288,13 +280,13 @@ def limitations_section(analysis: Analysis) -> str:
 
 def provenance_section(analysis: Analysis) -> str:
     s = analysis.sweep
-    commit, dirty = git_commit()
+    code = read_code_version()
     lines = [
         "## Provenance",
         "",
         f"- Grid: `{s.manifest.get('grid')}`, sweep created {s.manifest.get('created')}; the full spec is "
         "`spec/manifest.json`, copied from the sweep folder.",
-        f"- Code commit at export: `{commit}`" + (" (with local changes)" if dirty else ""),
+        f"- Code commit at export: `{code.commit if code else 'unknown'}`" + (" (with local changes)" if code and code.dirty else ""),
     ]
     if "git_commit" in s.manifest:
         lines.append(f"- Code commit when the sweep started: `{s.manifest['git_commit']}`")

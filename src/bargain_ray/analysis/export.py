@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from bargain_ray.analysis.build import Analysis
-from bargain_ray.analysis.card import LOG_VERSION, Written, card, git_commit, prompt_hashes
+from bargain_ray.analysis.card import LOG_VERSION, Written, card, prompt_hashes, sweep_commit
 from bargain_ray.analysis.per_game import family_declared, in_design_order
 from bargain_ray.analysis.sample import raw_scope
 from bargain_ray.core.status import Status
@@ -105,7 +105,7 @@ def games_table(analysis: Analysis, keys: pl.DataFrame, roles: list[str]) -> pl.
             pl.col("status").replace_strict({str(k): v for k, v in OUTCOMES.items()}, default=None).alias("outcome"),
             pl.col("repairs_used").alias("total_retries"),
             variant.alias("prompt_variant"),
-            pl.lit(s.manifest.get("git_commit") or git_commit()[0]).alias("git_commit"),
+            pl.lit(sweep_commit(analysis)).alias("git_commit"),
             *(pl.col(f"{r}_{k}_tokens").fill_null(0) for r in roles for k in ("prompt", "completion")),
         )
         .rename({f"model_{r}": f"{r}_model" for r in roles if f"model_{r}" in names})
@@ -268,7 +268,7 @@ def write_raw(analysis: Analysis, folder: Path, keys: pl.DataFrame, only: set[st
     s = analysis.sweep
     where = {u: (f, r) for u, f, r in keys.iter_rows()}
     hashes = {(g, c): h for g, c, h in prompt_hashes(analysis).iter_rows()}
-    commit = s.manifest.get("git_commit") or git_commit()[0]
+    commit = sweep_commit(analysis)
     n = 0
     for rec in s.records(only):
         unit = rec["unit"]

@@ -9,8 +9,7 @@ from contextlib import contextmanager
 
 import ray
 
-KEY_SUFFIX = "_API_KEY"
-"""Variables named like this are treated as keys even when no model of this sweep reads them."""
+from bargain_ray.core.secrets import is_key
 
 
 @contextmanager
@@ -21,7 +20,7 @@ def without_keys(names: Collection[str] = ()) -> Iterator[None]:
     worker) inherits no key; this process keeps its keys, which the driver hands to the actors that call
     providers as actor arguments (``providers.key_env_vars``).
     """
-    taken = {n: os.environ.pop(n) for n in list(os.environ) if n in names or n.endswith(KEY_SUFFIX)}
+    taken = {n: os.environ.pop(n) for n in list(os.environ) if is_key(n, names)}
     try:
         yield
     finally:

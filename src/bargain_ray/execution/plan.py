@@ -5,25 +5,16 @@ It runs before Ray starts and before any call, so every refusal costs nothing.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bargain_ray.config import SweepConfig
+from bargain_ray.core.provenance import read_code_version
 from bargain_ray.core.unit import Unit
 from bargain_ray.design import components, units
-from bargain_ray.providers.routing import effective_model
+from bargain_ray.providers.routing import effective_model, key_names
 from bargain_ray.store import ChangedConfig, finished_units, open_manifest
 from bargain_ray.store.manifest import NEW_FOLDER, Determinants, Manifest, today
-
-
-def git_commit() -> str | None:
-    """The commit of the code that runs the sweep, for the dataset's provenance."""
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent)
-    except OSError:
-        return None
-    return out.stdout.strip() or None
 
 
 def describe(sweep: SweepConfig, created: str) -> Manifest:
@@ -36,7 +27,7 @@ def describe(sweep: SweepConfig, created: str) -> Manifest:
         models={letter: effective_model(sweep, letter) for letter in sorted(sweep.models)},
     )
     return Manifest(grid=sweep.grid.name, created=created, config=config, components=components(sweep),
-                    git_commit=git_commit())
+                    git_commit=code.commit if (code := read_code_version(key_names(sweep))) else None)
 
 
 def plan(sweep: SweepConfig, path: Path) -> tuple[Callable[[], Iterator[Unit]], int, set[str]]:
