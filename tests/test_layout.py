@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,3 +76,14 @@ def test_only_execution_and_the_limiter_import_ray():
 def test_function_level_imports_are_read():
     """The lazy import of the optional local model is seen, so no import hides inside a function."""
     assert "bargain_ray.providers.local" in MODULES["bargain_ray.providers.services"]
+
+
+@pytest.mark.parametrize("args", [["--help"], ["+grid=c3_smoke", "run.workers=0"], ["+grid=c3_smoke", "models.O.x=1"]])
+def test_checking_a_config_loads_no_sdk_and_no_ray(args: list[str], tmp_path: Path) -> None:
+    """``--help`` and a refused config answer in well under a second: no provider SDK is imported (they load
+    with the first client, in the worker that calls) and Ray is not imported at all."""
+    code = ("import sys; from bargain_ray.__main__ import main; rc = main(sys.argv[1:]); "
+            "print(sorted(m for m in ('anthropic', 'openai', 'ray') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code, *args, f"run.dir={tmp_path / 's'}"], capture_output=True,
+                          text=True, timeout=120, env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"})
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
