@@ -6,7 +6,7 @@ import re
 
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.design import units
-from bargain_ray.design.estimate import estimate
+from bargain_ray.design.estimate import ModelCost, estimate, estimate_cost
 
 
 def plan(*overrides: str) -> str:
@@ -27,3 +27,34 @@ def test_c3_plan_prices_each_model() -> None:
 def test_strategy_only_grid_costs_nothing() -> None:
     text = plan("+grid=demo")
     assert "~$0.00" in text and "calls" not in text.split("estimated total")[0].split("\n", 1)[-1]
+
+
+def costs(*overrides: str) -> dict[str, ModelCost]:
+    sweep = SweepConfig.model_validate(compose_dict("config", list(overrides)))
+    return {m.model: m for m in estimate_cost(sweep, list(units(sweep, "20260101"))).models}
+
+
+def test_batch_mode_estimates_the_batch_price_of_the_same_plan() -> None:
+    online, batch = costs("+grid=c3_smoke"), costs("+grid=c3_smoke", "run.batch_api=true")
+    assert set(online) == set(batch) == {"anthropic:claude-opus-5-5", "anthropic:claude-haiku-5-5"}
+    for name, plain in online.items():
+        cheap = batch[name]
+        assert not plain.batched and plain.cost_usd == plain.list_usd > 0
+        assert cheap.batched and (cheap.calls, cheap.input_tokens, cheap.output_tokens) == \
+            (plain.calls, plain.input_tokens, plain.output_tokens)
+        assert cheap.list_usd == plain.list_usd and cheap.cost_usd == plain.cost_usd * (1 - cheap.discount)
+        assert cheap.discount == 0.5  # conf/model prices keep the default batch_discount
+    text = plan("+grid=c3_smoke", "run.batch_api=true")
+    assert f"~${batch['anthropic:claude-opus-5-5'].cost_usd:.2f} at the batch API's price (50% off " \
+           f"~${online['anthropic:claude-opus-5-5'].cost_usd:.2f})" in text
+    assert "batch" not in plan("+grid=c3_smoke")
+
+
+def test_a_models_own_batch_setting_wins_and_models_without_a_batch_api_stay_at_list_price() -> None:
+    mixed = costs("+grid=c3_smoke", "run.batch_api=true", "+models.H.batch_api=false")
+    assert mixed["anthropic:claude-opus-5-5"].batched and not mixed["anthropic:claude-haiku-5-5"].batched
+    only = costs("+grid=c3_smoke", "+models.O.batch_api=true")
+    assert only["anthropic:claude-opus-5-5"].batched and not only["anthropic:claude-haiku-5-5"].batched
+    routed = costs("+grid=bargaining_8cells", "run.batch_api=true")  # OpenRouter: openai_compatible, no batch API
+    assert routed and not any(m.batched for m in routed.values())
+    assert all(m.cost_usd == m.list_usd for m in routed.values())

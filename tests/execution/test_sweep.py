@@ -13,6 +13,10 @@ from pathlib import Path
 import polars as pl
 from helpers import ROOT
 
+from bargain_ray.analysis.view import Follower, list_sweeps
+from bargain_ray.store import read_progress
+from bargain_ray.store.status import read_status
+
 SWEEP = [sys.executable, "-m", "bargain_ray"]
 
 
@@ -66,6 +70,31 @@ def test_sigkilled_sweep_resumes_without_redoing_finished_games(tmp_path, sweep_
     assert games.height == 600 and games["unit_id"].n_unique() == 600
     assert set(games["unit_id"]) == set(finished)
     assert {r["unit"]["unit_id"] for r in before} <= set(games["unit_id"])
+
+
+def test_a_live_sweep_reads_as_running_and_a_sigkilled_one_as_stopped(tmp_path, sweep_env):
+    folder = tmp_path / "outputs" / "killed"
+    args = ["+grid=demo", "grid.blocks=30", f"run.dir={folder}", "run.batch_size=1", "run.max_in_flight=2",
+            "run.progress=false", "run.report=false"]
+    proc = subprocess.Popen([*SWEEP, *args], env=sweep_env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (folder / "journal.jsonl").exists():
+        time.sleep(0.05)
+    try:
+        live = read_progress(folder)
+        assert proc.poll() is None and read_status(folder).state == "running"
+        assert live.running is not None and live.running.pid == proc.pid and live.running.checked
+        assert [s["state"] for s in list_sweeps(folder.parent)] == ["running"]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert json.loads((folder / "status.json").read_text())["state"] == "running", "a SIGKILL leaves running behind"
+    dead = read_progress(folder)
+    assert read_status(folder).state == dead.state == "stopped" and dead.running is None
+    assert dead.note().startswith("partial: its driver stopped without ending it (killed or crashed); ")
+    assert [s["state"] for s in list_sweeps(folder.parent)] == ["stopped"]
+    view = Follower(folder).snapshot()
+    assert not view.running and view.state == "stopped"
 
 
 def test_changed_game_config_is_refused_on_resume(tmp_path, sweep_env):

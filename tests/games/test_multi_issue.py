@@ -72,6 +72,9 @@ def test_replay_of_seed_001_reproduces_its_outcome_exactly():
         (reply("OFFER", terms=MID | {"unit_price_usd": 70.125}), "too_many_decimals", "at most two decimal places"),
         (reply("OFFER", terms=MID | {"unit_price_usd": "70"}), "term_not_number", "must be a number"),
         (reply("OFFER", terms=MID | {"seats": 3}), "unknown_term", "Unknown term 'seats'"),
+        (reply("OFFER"), "terms_missing", '"terms" must give every term: unit_price_usd, '),
+        (reply("OFFER", terms={"seats": 3}), "unknown_term", "Unknown term 'seats'"),  # before any missing one
+        (reply("OFFER", terms={"unit_price_usd": "70"}), "term_not_number", "must be a number"),  # in term order
         (reply("OFFER", terms=MID, message=" ".join(["word"] * 81)), "message_too_long", "81 words; it must be at most 80"),
         (reply("COUNTER", terms=MID), "unknown_action", "Unknown action 'COUNTER'"),
         (reply("OFFER", offer_id="O1", terms=MID), "offer_id_on_offer", '"offer_id" must be null'),

@@ -115,6 +115,7 @@ def test_the_turn_message_holds_the_public_record(table):
         (r("propose", deal=P2 | {"issue9": "opt0"}), "unknown_issue", 'Unknown issue "issue9": the issues are issue0, issue1, issue2, issue3, issue4.'),
         (r("propose", deal=P2 | {"issue2": "opt3"}), "unknown_option", 'Unknown option "opt3" for issue2: the options are opt0, opt1, opt2.'),
         (r("propose", deal=P2 | {"issue2": 1}), "unknown_option", "Unknown option 1 for issue2"),
+        (r("propose", deal={"issue0": "opt9"}), "unknown_option", 'Unknown option "opt9" for issue0'),  # issue order
         (r("propose", deal=P1), "duplicate_offer", "That package is already live as P1: accept P1 instead of tabling it again."),
         (r("propose", deal=P2, offer_id="P1"), "offer_id_without_vote", '"offer_id" goes only with "accept" or "reject"; leave it out for "propose".'),
         (r("walk", offer_id="P1"), "offer_id_without_vote", 'leave it out for "walk"'),

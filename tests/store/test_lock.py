@@ -11,7 +11,8 @@ import sys
 import pytest
 from helpers import ROOT
 
-from bargain_ray.store import FolderLocked, hold_lock, lock_holder
+from bargain_ray.store import FolderLocked, Holder, hold_lock, lock_holder, read_progress, write_status
+from bargain_ray.store.status import read_status
 
 HOLD = "import sys, time; from pathlib import Path; from bargain_ray.store import hold_lock\n" \
        "with hold_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(120)\n"
@@ -48,3 +49,32 @@ def test_a_sigkilled_holder_leaves_no_stale_lock(tmp_path, holder):
 
 def test_asking_who_holds_a_folder_writes_nothing(tmp_path):
     assert lock_holder(tmp_path / "absent") is None and not (tmp_path / "absent").exists()
+
+
+def test_a_running_status_whose_holder_died_reads_as_stopped(tmp_path, holder):
+    write_status(tmp_path, "running", 12)
+    assert read_status(tmp_path).state == "running" and read_progress(tmp_path).running.pid == holder.pid
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    assert '"running"' in (tmp_path / "status.json").read_text(), "the dead holder could not say it ended"
+    progress = read_progress(tmp_path)
+    assert read_status(tmp_path).state == progress.state == "stopped" and progress.running is None
+    assert progress.note() == ("partial: its driver stopped without ending it (killed or crashed); "
+                               "0 of 12 units finished, 12 still to play (0 unknown); run it again to finish it")
+
+
+def test_a_holder_recorded_by_another_host_is_not_judged_dead_from_here(tmp_path):
+    """With the flock free here, a record from another host may be a live driver there (flocks that do not
+    cross hosts): it reads as running, marked unchecked; one from this host reads as dead."""
+    elsewhere = Holder(host=f"not-{socket.gethostname()}", pid=4242, since="2026-12-01 09:00:00 UTC")
+    (tmp_path / "driver.lock").write_text(elsewhere.model_dump_json())
+    write_status(tmp_path, "running", 12)
+    seen = lock_holder(tmp_path)
+    assert seen is not None and (seen.host, seen.pid, seen.checked) == (elsewhere.host, 4242, False)
+    assert read_status(tmp_path).state == "running"
+    note = read_progress(tmp_path).note()
+    assert note.startswith(f"partial: a sweep is running in this folder (host {elsewhere.host}, pid 4242, ")
+    assert "recorded by another host, whose lock this host cannot check" in note
+    with hold_lock(tmp_path):  # the flock is free: a driver may take the folder and clears the record
+        pass
+    assert lock_holder(tmp_path) is None and read_status(tmp_path).state == "stopped"

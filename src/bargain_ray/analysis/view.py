@@ -23,7 +23,7 @@ from pydantic import BaseModel
 from bargain_ray.analysis.html import CSS, deal_line
 from bargain_ray.store import CALLS_JOURNAL, JOURNAL, MANIFEST, lock_holder, read_manifest, read_progress
 from bargain_ray.store.rows import game_row
-from bargain_ray.store.status import LimiterSnapshot, is_429, read_limiter, read_status, tail_lines
+from bargain_ray.store.status import LimiterSnapshot, State, is_429, read_limiter, read_status, tail_lines
 
 LATEST = 8
 """Finished games shown with their transcript, newest first."""
@@ -60,6 +60,8 @@ class Snapshot(BaseModel):
     finished: int
     known: int
     running: bool
+    state: State | None
+    """``read_status``'s word: ``stopped`` when the status says running but no driver holds the folder."""
     cells: list[CellRow]
     spend: list[ModelSpend]
     calls_last_minute: int
@@ -139,7 +141,7 @@ class Follower:
             name=manifest.get("grid") or self.path.name,
             simulated=(manifest.get("config") or {}).get("provider") == "sim",
             note=progress.note(), units=progress.units, finished=len(self.units), known=progress.known,
-            running=progress.running is not None,
+            running=progress.running is not None, state=progress.state,
             cells=[CellRow(cell=c, finished=sum(n.values()), agreements=n["AGREEMENT"],
                            failures=n["FORMAT_FAILURE"] + n["TECHNICAL_ERROR"]) for c, n in sorted(cells.items())],
             spend=[ModelSpend(model=m, calls=int(v[0]), cost_usd=v[1], rate_limited=int(v[2]))
@@ -186,7 +188,7 @@ function showSweeps(list){{
 }}
 function showSweep(s){{
   var root=document.getElementById("sweep"); root.replaceChildren();
-  section(root, "Sweep " + s.name + (s.running ? " (running)" : ""));
+  section(root, "Sweep " + s.name + (s.running ? " (running)" : s.state ? " (" + s.state + ")" : ""));
   var p=el("p"); p.id="finished"; p.dataset.finished=s.finished;
   p.textContent="finished games: " + s.finished + " of " + (s.units===null?"?":s.units) + " units (" + s.known + " known)";
   root.appendChild(p); if(s.note) root.appendChild(el("div", s.note, "technical"));

@@ -126,5 +126,5 @@ class HTTPClient(ABC):
             body, text=sent.text, stop_reason=sent.stop_reason, usage=sent.usage, latency_s=latency,
             attempts=len(errors) + 1, attempt_errors=errors, request_id=sent.request_id,
             model_version=sent.model_version, served_by=sent.served_by,
-            cost_usd=cost * (1.0 - self.model.price.batch_discount) if batched else cost,
+            cost_usd=self.model.price.charged(cost, batched),
         )

@@ -23,6 +23,11 @@ class Price(Strict):
     cache_write: float = Field(0.0, ge=0)
     batch_discount: float = Field(0.5, ge=0.0, le=1.0, description="share of the price a batch API call saves")
 
+    def charged(self, cost_usd: float, batched: bool) -> float:
+        """``cost_usd`` at this table's prices as billed: a call through a batch API saves ``batch_discount``
+        of it. The one place the discount is applied (a paid reply's cost and the dry run's estimate)."""
+        return cost_usd * (1.0 - self.batch_discount) if batched else cost_usd
+
 
 class Rates(Strict):
     """Requests and tokens per minute; None is unlimited."""
@@ -47,6 +52,10 @@ class Retry(Strict):
     timeout_s: float = Field(600.0, gt=0)
 
 
+BATCH_PROVIDERS = ("anthropic", "openai", "sim")
+"""Providers with a batch API (the simulated provider serves both)."""
+
+
 class ModelConfig(Strict):
     """A model as configured in ``conf/model/*.yaml``; code never names a model."""
 
@@ -69,7 +78,7 @@ class ModelConfig(Strict):
 
     @model_validator(mode="after")
     def _check_batch(self) -> ModelConfig:
-        if self.batch_api and self.provider not in ("anthropic", "openai", "sim"):
+        if self.batch_api and self.provider not in BATCH_PROVIDERS:
             raise ValueError(f"model {self.name}: batch_api needs provider anthropic or openai, not {self.provider}")
         return self
 
@@ -215,3 +224,10 @@ class SweepConfig(Strict):
                 if bad:
                     raise ValueError(f"assignment {a.id}: unknown agents {sorted(bad)}; pairings name {sorted(agents)}")
         return self
+
+    def sends_batched(self, model: ModelConfig) -> bool:
+        """Whether ``model``, as this run calls it (``providers.effective_model``), goes through a batch API:
+        its own ``batch_api``, else ``run.batch_api``, where its provider has one. Asked by the batcher and
+        by the dry run's estimate alike."""
+        wanted = self.run.batch_api if model.batch_api is None else model.batch_api
+        return wanted and model.provider in BATCH_PROVIDERS

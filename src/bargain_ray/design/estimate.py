@@ -4,7 +4,9 @@ Calls and input tokens come from playing each kind of game once offline, with
 linear strategy agents reading the real prompts (the record grows turn by
 turn, so later calls cost more); output tokens are a typical reply plus a
 thinking allowance when a model thinks. Prices come from each model's
-``price`` table. The result is an estimate, printed with its assumptions.
+``price`` table, at its batch price where the run sends that model through a
+batch API (``SweepConfig.sends_batched``, ``Price.charged``: the same two the
+paid calls go by). The result is an estimate, printed with its assumptions.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import asyncio
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic import BaseModel
 
 from bargain_ray.config import ModelConfig, SweepConfig
 from bargain_ray.core.prompt import Prompt
@@ -60,10 +64,57 @@ def output_tokens(model: ModelConfig) -> int:
     return REPLY_TOKENS + (THINKING_TOKENS if "thinking" in model.params else 0)
 
 
-def estimate(sweep: SweepConfig, todo: list[Unit]) -> str:
-    """The dry-run plan: units, expected calls, tokens and cost per model."""
+class ModelCost(BaseModel):
+    """One model's share of the plan (a model sent both online and batched has two)."""
+
+    model: str
+    """provider:name, as this run calls it."""
+    batched: bool
+    discount: float
+    """The share of the list price a batch call saves (the model's ``price.batch_discount``)."""
+    games: int = 0
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    list_usd: float = 0.0
+    """At the online (list) price."""
+    cost_usd: float = 0.0
+    """As it would be billed: ``list_usd`` at the batch price when ``batched``."""
+
+    def line(self) -> str:
+        billed = f"~${self.cost_usd:.2f}" + (
+            f" at the batch API's price ({self.discount:.0%} off ~${self.list_usd:.2f})" if self.batched else "")
+        return (f"  {self.model}: {self.games} roles played, ~{self.calls} calls, "
+                f"~{self.input_tokens} input / ~{self.output_tokens} output tokens, {billed}")
+
+
+class Estimate(BaseModel):
+    """The dry run's plan: units to play and what each model is expected to cost."""
+
+    units: int
+    models: list[ModelCost]
+    max_cost_usd: float | None
+
+    @property
+    def total_usd(self) -> float:
+        return sum(m.cost_usd for m in self.models)
+
+    def text(self) -> str:
+        lines = [f"plan (nothing is spent in a dry run): {self.units} units to play", *(m.line() for m in self.models)]
+        lines.append(f"  estimated total: ~${self.total_usd:.2f}" + (
+            f" (run.max_cost_usd={self.max_cost_usd})" if self.max_cost_usd is not None else ""))
+        lines.append(
+            f"  assumptions: calls and prompts of one offline game per (game, condition, first speaker) with linear "
+            f"strategies, no repairs, no cache; {CHARS_PER_TOKEN} characters a token; {REPLY_TOKENS} output tokens a "
+            f"reply plus {THINKING_TOKENS} thinking tokens for models configured with thinking."
+        )
+        return "\n".join(lines)
+
+
+def estimate_cost(sweep: SweepConfig, todo: list[Unit]) -> Estimate:
+    """Expected calls, tokens and cost per model of playing ``todo``."""
     shapes: dict[tuple[Any, ...], dict[str, list[int]]] = {}
-    per_model: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    per_model: dict[tuple[str, bool], ModelCost] = {}
     for unit in todo:
         shape = (unit.game, unit.condition, unit.first_speaker)
         if shape not in shapes:
@@ -74,24 +125,20 @@ def estimate(sweep: SweepConfig, todo: list[Unit]) -> str:
                 continue
             calls = shapes[shape].get(role, [])
             out = output_tokens(model) * len(calls)
-            m = per_model[f"{model.provider}:{model.name}"]
-            m["games"] += 1
-            m["calls"] += len(calls)
-            m["input_tokens"] += sum(calls)
-            m["output_tokens"] += out
-            m["cost_usd"] += (sum(calls) * model.price.input + out * model.price.output) / 1e6
-    lines = [f"plan (nothing is spent in a dry run): {len(todo)} units to play"]
-    for name, m in sorted(per_model.items()):
-        lines.append(
-            f"  {name}: {int(m['games'])} roles played, ~{int(m['calls'])} calls, "
-            f"~{int(m['input_tokens'])} input / ~{int(m['output_tokens'])} output tokens, ~${m['cost_usd']:.2f}"
-        )
-    total = sum(m["cost_usd"] for m in per_model.values())
-    lines.append(f"  estimated total: ~${total:.2f}" + (
-        f" (run.max_cost_usd={sweep.run.max_cost_usd})" if sweep.run.max_cost_usd is not None else ""))
-    lines.append(
-        f"  assumptions: calls and prompts of one offline game per (game, condition, first speaker) with linear "
-        f"strategies, no repairs, no cache; {CHARS_PER_TOKEN} characters a token; {REPLY_TOKENS} output tokens a "
-        f"reply plus {THINKING_TOKENS} thinking tokens for models configured with thinking."
-    )
-    return "\n".join(lines)
+            batched = sweep.sends_batched(model)
+            name = f"{model.provider}:{model.name}"
+            m = per_model.setdefault((name, batched), ModelCost(model=name, batched=batched,
+                                                                discount=model.price.batch_discount))
+            m.games += 1
+            m.calls += len(calls)
+            m.input_tokens += sum(calls)
+            m.output_tokens += out
+            m.list_usd += (sum(calls) * model.price.input + out * model.price.output) / 1e6
+            m.cost_usd = model.price.charged(m.list_usd, batched)
+    return Estimate(units=len(todo), models=[per_model[k] for k in sorted(per_model)],
+                    max_cost_usd=sweep.run.max_cost_usd)
+
+
+def estimate(sweep: SweepConfig, todo: list[Unit]) -> str:
+    """The dry-run plan as printed: units, expected calls, tokens and cost per model, and the assumptions."""
+    return estimate_cost(sweep, todo).text()

@@ -28,18 +28,15 @@ from bargain_ray.clients import BatchAPI, BatchedClient, BatchResult, BatchRoute
 from bargain_ray.clients.batches import custom_id
 from bargain_ray.config import BatchRun, ModelConfig, SweepConfig
 from bargain_ray.core.hashing import digest
+from bargain_ray.providers import effective_model
 from bargain_ray.store.batches import BatchJournal, JournaledBatch, batches_journal_path, read_batches
 
 NAMESPACE = "bargain_ray"
 
 
 def batching(sweep: SweepConfig) -> bool:
-    """Whether any model of the sweep sends through a batch API."""
-    return any(_batched(m, sweep) for m in sweep.models.values() if m.is_llm)
-
-
-def _batched(model: ModelConfig, sweep: SweepConfig) -> bool:
-    return sweep.run.batch_api if model.batch_api is None else model.batch_api
+    """Whether any model of the sweep, as this run calls it, sends through a batch API."""
+    return any(sweep.sends_batched(effective_model(sweep, letter)) for letter in sweep.models)
 
 
 def batcher_name() -> str:
@@ -155,7 +152,7 @@ def batched_clients(sweep: SweepConfig) -> Callable[[ModelConfig, ModelClient], 
         return await handle[0].submit.remote(route, body, call_id)
 
     def wrap(model: ModelConfig, client: ModelClient) -> ModelClient:
-        if _batched(model, sweep) and isinstance(client, HTTPClient) and client.batch_api:
+        if sweep.sends_batched(model) and isinstance(client, HTTPClient) and client.batch_api:
             return BatchedClient(client, submit)
         return client
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import ray
 from tqdm import tqdm
 
-from bargain_ray.clients.limiter import ACTOR_NAME, NAMESPACE
 from bargain_ray.config import SweepConfig
 from bargain_ray.core.unit import Unit
 from bargain_ray.execution.batcher import batching, start_batcher
@@ -17,43 +15,10 @@ from bargain_ray.execution.budget import start_budget
 from bargain_ray.execution.calljournal import start_journal
 from bargain_ray.execution.cluster import ensure_ray
 from bargain_ray.execution.pool import WorkerPool, batches
-from bargain_ray.execution.progress import RunResult, Tally
+from bargain_ray.execution.progress import LimiterWatch, RunResult, SweepBar, Tally
 from bargain_ray.execution.signals import Stop
 from bargain_ray.providers import key_env_vars, key_names
 from bargain_ray.store import GameJournal, paid_calls, read_calls
-from bargain_ray.store.status import is_429, key_limits, write_limiter
-
-LIMITER_EVERY_S = 2.0
-
-
-class LimiterWatch:
-    """The cluster limiter's state written to ``limiter.json`` every ``LIMITER_EVERY_S`` for the live view
-    (another process, outside the cluster); the loop never waits on the actor, and a failed write is skipped."""
-
-    def __init__(self, path: Path, models: set[str]) -> None:
-        self.path, self.models, self.ref, self.last = path, models, None, 0.0
-
-    def tick(self) -> None:
-        if self.ref is not None and ray.wait([self.ref], timeout=0)[0]:
-            try:
-                write_limiter(self.path, key_limits(ray.get(self.ref), self.models, time.monotonic()))
-            except (ray.exceptions.RayError, OSError):
-                pass  # the view shows the last snapshot; the journals report a full disk
-            self.ref = None
-        if self.ref is None and time.monotonic() - self.last >= LIMITER_EVERY_S:
-            self.last = time.monotonic()
-            try:
-                self.ref = ray.get_actor(ACTOR_NAME, namespace=NAMESPACE).snapshot.remote()
-            except ValueError:
-                pass  # no model call yet: the actor starts with the first
-
-
-def bar_postfix(tally: Tally, rate_limited: int) -> str:
-    """Calls paid, 429s met, spend by model: what the terminal bar shows beside the count."""
-    calls = sum(int(m["paid"]) for m in tally.per_model.values())
-    spend = " ".join(f"{k.split(':', 1)[-1]} ${m['cost_usd']:.2f}" for k, m in sorted(tally.per_model.items()))
-    return f"agree={tally.statuses.get('AGREEMENT', 0)} unknown={tally.games - tally.known} calls={calls} " \
-           f"429s={rate_limited} {spend}".rstrip()
 
 
 def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_file: GameJournal, path: Path,
@@ -80,8 +45,8 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
     tally = Tally()
     known = set(finished)
     exhausted = False
-    bar = tqdm(total=total, unit="game", disable=not run.progress, dynamic_ncols=True, smoothing=0.1)
-    watch, rate_limited, rate_clock = LimiterWatch(path, {m.name for m in sweep.models.values()}), 0, False
+    bar = SweepBar(total, run.progress)
+    watch = LimiterWatch(path, {m.name for m in sweep.models.values()})
     try:
         while not stop.requested:
             while (not exhausted and not tally.budget_refused
@@ -99,14 +64,7 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
                     tally.add(record)
                     if record.outcome.known:
                         known.add(record.unit.unit_id)
-                rate_limited += sum(is_429(str(e)) for r in records for c in r.calls for e in c.attempt_errors)
-                if not rate_clock:  # the ETA's clock starts at the first finished game, not the warm-up
-                    rate_clock = True
-                    bar.reset()
-                    bar.n = bar.last_print_n = bar.initial = len(records)
-                else:
-                    bar.update(len(records))
-                bar.set_postfix_str(bar_postfix(tally, rate_limited), refresh=False)
+                bar.show(records, tally)
             watch.tick()
     except KeyboardInterrupt:
         pass  # a second signal while stopping: stop now, the cleanup below still runs

@@ -1,4 +1,5 @@
-"""Running totals of a sweep, the end summary, and the exit code that says how it ended.
+"""Running totals of a sweep, what the terminal and the live view show while it runs, the end summary,
+and the exit code that says how it ended.
 
 What was paid is read back from the call journal (one line per paid reply), not summed from
 finished games: a stop leaves games in flight whose replies were paid and journaled, and the
@@ -7,13 +8,21 @@ summary's paid figure must be the journal's. Replayed calls are free and counted
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import ray
+from tqdm import tqdm
+
+from bargain_ray.clients.limiter import ACTOR_NAME, NAMESPACE
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.budget import BUDGET_FAILURE, BudgetState
+from bargain_ray.store.status import is_429, key_limits, write_limiter
+
+LIMITER_EVERY_S = 2.0
 
 REASONS = (
     (BUDGET_FAILURE, "refused by the budget"),
@@ -76,6 +85,60 @@ class Tally:
     @property
     def budget_refused(self) -> bool:
         return self.unknown_reasons[reason_group(BUDGET_FAILURE)] > 0
+
+
+def bar_postfix(tally: Tally, rate_limited: int) -> str:
+    """Calls paid, 429s met, spend by model: what the terminal bar shows beside the count."""
+    calls = sum(int(m["paid"]) for m in tally.per_model.values())
+    spend = " ".join(f"{k.split(':', 1)[-1]} ${m['cost_usd']:.2f}" for k, m in sorted(tally.per_model.items()))
+    return f"agree={tally.statuses.get('AGREEMENT', 0)} unknown={tally.games - tally.known} calls={calls} " \
+           f"429s={rate_limited} {spend}".rstrip()
+
+
+class SweepBar:
+    """The terminal bar (tqdm): games of this invocation done, with ``bar_postfix`` beside the count.
+    The ETA's clock starts at the first finished game, so Ray's warm-up does not skew the rate."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.bar = tqdm(total=total, unit="game", disable=not enabled, dynamic_ncols=True, smoothing=0.1)
+        self.rate_limited = 0
+        self.started = False
+
+    def show(self, records: list[GameRecord], tally: Tally) -> None:
+        """Advance by ``records`` (already added to ``tally``)."""
+        self.rate_limited += sum(is_429(str(e)) for r in records for c in r.calls for e in c.attempt_errors)
+        if self.started:
+            self.bar.update(len(records))
+        else:  # count them without a rate: the rate is measured from here on
+            self.started = True
+            self.bar.reset()
+            self.bar.n = self.bar.last_print_n = self.bar.initial = len(records)
+        self.bar.set_postfix_str(bar_postfix(tally, self.rate_limited), refresh=False)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+class LimiterWatch:
+    """The cluster limiter's state written to ``limiter.json`` every ``LIMITER_EVERY_S`` for the live view
+    (another process, outside the cluster); the loop never waits on the actor, and a failed write is skipped."""
+
+    def __init__(self, path: Path, models: set[str]) -> None:
+        self.path, self.models, self.ref, self.last = path, models, None, 0.0
+
+    def tick(self) -> None:
+        if self.ref is not None and ray.wait([self.ref], timeout=0)[0]:
+            try:
+                write_limiter(self.path, key_limits(ray.get(self.ref), self.models, time.monotonic()))
+            except (ray.exceptions.RayError, OSError):
+                pass  # the view shows the last snapshot; the journals report a full disk
+            self.ref = None
+        if self.ref is None and time.monotonic() - self.last >= LIMITER_EVERY_S:
+            self.last = time.monotonic()
+            try:
+                self.ref = ray.get_actor(ACTOR_NAME, namespace=NAMESPACE).snapshot.remote()
+            except ValueError:
+                pass  # no model call yet: the actor starts with the first
 
 
 @dataclass

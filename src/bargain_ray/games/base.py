@@ -69,8 +69,9 @@ class Game:
     ``parse(config, state, role, reply)``, ``apply(config, state, role, action)``,
     ``exhausted(config, state, role)``; ``prompts``: ``prompt(config, state, role)``,
     ``rule_sentence(config, error)``, ``repair_message(config, state, role, error)``,
-    ``texts(config)``; ``metrics``: ``outcome(config, state)``. States carry ``ended``.
-    A family adds only ``turn_fields``; it is named once, by its config's ``family`` key.
+    ``texts(config)``; ``metrics``: ``outcome(config, state)``, ``per_game(record)`` and, for a family
+    with per-turn figures, ``per_turn(record)``. States carry ``ended``. A family adds only
+    ``turn_fields``; it is named once, by its config's ``family`` key.
     """
 
     Config: ClassVar[type[BaseModel]]
@@ -143,11 +144,12 @@ class Game:
 
     def game_metrics(self, record: dict[str, Any]) -> dict[str, Scalar]:
         """The family's figures of one finished, known game (its journaled record), computed once as it ends."""
-        return {}
+        return self.metrics.per_game(record)
 
     def turn_metrics(self, record: dict[str, Any]) -> list[dict[str, Scalar]]:
-        """The family's per-turn figures of a finished game; each row names its ``turn``."""
-        return []
+        """The family's per-turn figures of a finished game; each row names its ``turn`` (none without ``per_turn``)."""
+        per_turn = getattr(self.metrics, "per_turn", None)
+        return per_turn(record) if per_turn is not None else []
 
     def utility_space(self) -> UtilitySpace | None:
         """The exact agreement space a plot draws deals against, for families that have one."""

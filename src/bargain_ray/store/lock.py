@@ -3,7 +3,8 @@
 ``flock`` on ``driver.lock``: the kernel releases it when the process ends, however it ends, so a
 SIGKILLed driver leaves no stale lock on a local disk. The file is never deleted (a driver that
 opened it could otherwise lock a deleted inode while another locks a new one); it holds the
-holder's host, pid and start time for the refusal message, and is emptied on release.
+holder's host, pid and start time for the refusal message, and is emptied on release; a SIGKILLed
+driver leaves its record behind with the flock free, which is how a reader tells a dead driver.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from bargain_ray.store.paths import LOCK
 
@@ -28,6 +29,9 @@ class Holder(BaseModel):
     host: str
     pid: int
     since: str
+    checked: bool = Field(default=True, exclude=True)
+    """False for a holder only recorded, by another host, with the flock free here (see ``lock_holder``);
+    never written to the file."""
 
 
 class FolderLocked(RuntimeError):
@@ -77,7 +81,15 @@ def hold_lock(path: Path) -> Iterator[Holder]:
 
 
 def lock_holder(path: Path) -> Holder | None:
-    """The driver holding ``path`` now, or None: "is a sweep running here?" (reads, never creates)."""
+    """The driver holding ``path`` now as far as this host can tell, or None: "is a sweep running here?"
+    (reads, never creates).
+
+    The kernel's flock answers for every driver on this host: free means none holds it, alive or not.
+    A holder that another host recorded, with the flock free here, is returned with ``checked=False``
+    and so still counts as running (our choice): where a filesystem does not carry flocks across hosts,
+    a live driver there looks exactly like a dead one from here, and judging it dead would show a live
+    sweep as stopped. The folder's next driver, or that driver's own end, clears the record.
+    """
     try:
         fd = os.open(path / LOCK, os.O_RDONLY)
     except FileNotFoundError:
@@ -87,7 +99,12 @@ def lock_holder(path: Path) -> Holder | None:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
             return _read_holder(fd) or Holder(host="?", pid=0, since="?")
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
+        try:
+            left = _read_holder(fd)  # under the shared flock no driver is writing it
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        if left is None or left.host == socket.gethostname():
+            return None  # released (empty), or left by a dead driver of this host
+        return left.model_copy(update={"checked": False})
     finally:
         os.close(fd)

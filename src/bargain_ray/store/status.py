@@ -2,8 +2,9 @@
 
 The driver writes the status at start (state ``running``, the plan's unit count) and at its end
 (``ended`` or ``interrupted``); a driver killed outright (or stopped by a full disk) leaves
-``running`` behind, which is why "running" is read from the lock, and "how many to play" from
-the journal against the plan's count.
+``running`` behind, which is why "running" is read from the lock (a status that says running with
+no driver holding the folder reads as ``stopped``), and "how many to play" from the journal against
+the plan's count.
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ from bargain_ray.store.journal import read_records
 from bargain_ray.store.lock import Holder, lock_holder
 from bargain_ray.store.paths import STATUS
 
-State = Literal["running", "ended", "interrupted"]
+Written = Literal["running", "ended", "interrupted"]
+"""What a driver writes: ``running`` at its start, ``ended`` or ``interrupted`` (SIGINT/SIGTERM) at its end."""
+State = Literal["running", "ended", "interrupted", "stopped"]
+"""What a reader is told: ``stopped`` is never written; it is a ``running`` status whose driver no longer
+holds the folder (SIGKILL, a crash, a full disk, a lost machine), our word."""
 
 
 class Status(BaseModel):
@@ -37,6 +42,8 @@ class Progress(BaseModel):
     """A folder as a report must describe it."""
 
     running: Holder | None
+    state: State | None
+    """The status as ``read_status`` tells it; None before any driver wrote one."""
     units: int | None
     """The plan's unit count, if a driver recorded it."""
     known: int
@@ -50,10 +57,13 @@ class Progress(BaseModel):
         """One line when the tables are partial, else None (our wording)."""
         if self.running is not None:
             h = self.running
-            return (f"partial: a sweep is running in this folder (host {h.host}, pid {h.pid}, since {h.since}); "
-                    f"{self._counts()}")
+            unchecked = "" if h.checked else "; recorded by another host, whose lock this host cannot check"
+            return (f"partial: a sweep is running in this folder (host {h.host}, pid {h.pid}, since {h.since}"
+                    f"{unchecked}); {self._counts()}")
         if self.unknown or self.to_play:
-            return f"partial: the sweep is unfinished; {self._counts()}; run it again to finish it"
+            how = "its driver stopped without ending it (killed or crashed)" if self.state == "stopped" else \
+                "the sweep is unfinished"
+            return f"partial: {how}; {self._counts()}; run it again to finish it"
         return None
 
     def _counts(self) -> str:
@@ -62,7 +72,7 @@ class Progress(BaseModel):
         return f"{self.known} of {total} units finished{play} ({self.unknown} unknown)"
 
 
-def write_status(path: Path, state: State, units: int) -> None:
+def write_status(path: Path, state: Written, units: int) -> None:
     """Replace the status atomically (a reader never sees half a file)."""
     status = Status(state=state, units=units, at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"))
     tmp = path / f".{STATUS}.tmp"
@@ -71,8 +81,17 @@ def write_status(path: Path, state: State, units: int) -> None:
 
 
 def read_status(path: Path) -> Status | None:
+    """The last driver's status as it stands now, or None before any: ``running`` only while a driver holds
+    the folder (``lock_holder``), else ``stopped`` (its driver died without a word). The lock is read before
+    and after the file, so a driver that starts or ends meanwhile is never read as stopped."""
     file = path / STATUS
-    return Status.model_validate_json(file.read_text()) if file.exists() else None
+    held = lock_holder(path) is not None
+    if not file.exists():
+        return None
+    status = Status.model_validate_json(file.read_text())
+    if status.state == "running" and not held and lock_holder(path) is None:
+        return status.model_copy(update={"state": "stopped"})
+    return status
 
 
 def read_progress(path: Path) -> Progress:
@@ -85,7 +104,7 @@ def read_progress(path: Path) -> Progress:
     holder = lock_holder(path)
     if holder is not None and (holder.host, holder.pid) == (socket.gethostname(), os.getpid()):
         holder = None  # the driver reporting on its own folder at its end
-    return Progress(running=holder, units=status.units if status else None,
+    return Progress(running=holder, state=status.state if status else None, units=status.units if status else None,
                     known=known, unknown=len(latest) - known)
 
 

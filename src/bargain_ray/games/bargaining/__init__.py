@@ -7,7 +7,7 @@ from typing import Any
 from bargain_ray.games.bargaining import engine, metrics, prompts, strategy
 from bargain_ray.games.bargaining.config import BargainingConfig
 from bargain_ray.games.bargaining.engine import Reply, State, number
-from bargain_ray.games.base import Game, Scalar
+from bargain_ray.games.base import Game
 
 
 class BargainingGame(Game):
@@ -19,12 +19,6 @@ class BargainingGame(Game):
     metrics = metrics
     fields = metrics.FIELDS
     private_fields = ("actual_valuation",)
-
-    def game_metrics(self, record: dict[str, Any]) -> dict[str, Scalar]:
-        return metrics.per_game(record)
-
-    def turn_metrics(self, record: dict[str, Any]) -> list[dict[str, Scalar]]:
-        return metrics.per_turn(record)
 
     def turn_fields(self, state: State, role: str, action: Reply) -> dict[str, Any]:
         """Seed 002's turn record: the parsed reply, the truth, and the public part the other side saw."""

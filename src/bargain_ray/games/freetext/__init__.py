@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bargain_ray.games.base import Game, Scalar
+from bargain_ray.games.base import Game
 from bargain_ray.games.freetext import engine, metrics, prompts, strategy
 from bargain_ray.games.freetext.config import FreeTextConfig
 from bargain_ray.games.freetext.engine import Said, State, Verdict
@@ -18,12 +18,6 @@ class FreeTextGame(Game):
     prompts = prompts
     metrics = metrics
     fields = metrics.FIELDS
-
-    def game_metrics(self, record: dict[str, Any]) -> dict[str, Scalar]:
-        return metrics.per_game(record)
-
-    def turn_metrics(self, record: dict[str, Any]) -> list[dict[str, Scalar]]:
-        return metrics.per_turn(record)
 
     def turn_fields(self, state: State, role: str, action: Said | Verdict) -> dict[str, Any]:
         if isinstance(action, Said):

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from bargain_ray.core.text import whole_strings
 from bargain_ray.games.base import RuleError
+
+S = TypeVar("S")
+V = TypeVar("V")
 
 _FENCE = re.compile(r"```(?:json)?[ \t]*\n?(.*?)\n?[ \t]*```", re.S)
 
@@ -47,6 +50,29 @@ def check_keys(obj: dict[str, Any], keys: Sequence[str]) -> None:
     missing = [k for k in keys if k not in obj]
     if missing:
         raise RuleError("missing_key", key=missing[0])
+
+
+def read_named(given: object, specs: Mapping[str, S], read: Callable[[S, Any], V], *, noun: str,
+               absent: str) -> dict[str, V]:
+    """``given`` as one object naming every key of ``specs`` and no other (an offer's terms, a deal's issues),
+    each value read by ``read(spec, value)`` in ``specs`` order, which raises its own rules.
+
+    Rules, the first fault found: ``absent`` when ``given`` is no object, ``unknown_<noun>`` (the first
+    unknown key), then per name in order ``missing_<noun>`` or what ``read`` raises; facts ``<noun>`` (the
+    name) and ``<noun>s`` (every name).
+    """
+    names = tuple(specs)
+    if not isinstance(given, dict):
+        raise RuleError(absent, **{f"{noun}s": names})
+    for key in given:
+        if key not in specs:
+            raise RuleError(f"unknown_{noun}", **{noun: key, f"{noun}s": names})
+    out: dict[str, V] = {}
+    for name, spec in specs.items():
+        if name not in given:
+            raise RuleError(f"missing_{noun}", **{noun: name})
+        out[name] = read(spec, given[name])
+    return out
 
 
 def is_number(x: object) -> bool:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Literal
+from functools import partial
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.status import Ended, Status
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import turns
-from bargain_ray.games.kit.replies import check_keys, decimals_of, is_number, json_object
+from bargain_ray.games.kit.replies import check_keys, decimals_of, is_number, json_object, read_named
 from bargain_ray.games.kit.turns import exact
-from bargain_ray.games.multi_issue.config import MultiIssueConfig
+from bargain_ray.games.multi_issue.config import MultiIssueConfig, Term
 
 Kind = Literal["OFFER", "ACCEPT", "NONE", "END"]
 
@@ -170,22 +171,17 @@ def parse(config: MultiIssueConfig, state: State, role: str, reply: str) -> Acti
 
 
 def _terms(config: MultiIssueConfig, terms: object) -> dict[str, Decimal]:
-    names = [t.name for t in config.terms]
-    if not isinstance(terms, dict):
-        raise RuleError("terms_missing", terms=tuple(names))
-    for key in terms:
-        if key not in names:
-            raise RuleError("unknown_term", term=key, terms=tuple(names))
-    out: dict[str, Decimal] = {}
-    for term in config.terms:
-        if term.name not in terms:
-            raise RuleError("missing_term", term=term.name)
-        value = terms[term.name]
-        if not is_number(value):
-            raise RuleError("term_not_number", term=term.name)
-        if decimals_of(value) > config.decimals:
-            raise RuleError("too_many_decimals", term=term.name, value=value)
-        if not in_range(config, term.name, value):
-            raise RuleError("term_out_of_range", term=term.name, value=value, low=term.min, high=term.max)
-        out[term.name] = value
-    return out
+    """An OFFER's terms; rules ``terms_missing``, ``unknown_term``, ``missing_term`` (``read_named``) and
+    ``_term``'s."""
+    return read_named(terms, {t.name: t for t in config.terms}, partial(_term, config), noun="term",
+                      absent="terms_missing")
+
+
+def _term(config: MultiIssueConfig, term: Term, value: Any) -> Decimal:
+    if not is_number(value):
+        raise RuleError("term_not_number", term=term.name)
+    if decimals_of(value) > config.decimals:
+        raise RuleError("too_many_decimals", term=term.name, value=value)
+    if not in_range(config, term.name, value):
+        raise RuleError("term_out_of_range", term=term.name, value=value, low=term.min, high=term.max)
+    return value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bargain_ray.games.base import Game, Scalar
+from bargain_ray.games.base import Game
 from bargain_ray.games.scorable import engine, metrics, prompts, strategy
 from bargain_ray.games.scorable.config import ScorableConfig
 from bargain_ray.games.scorable.engine import Action, State
@@ -18,9 +18,6 @@ class ScorableGame(Game):
     prompts = prompts
     metrics = metrics
     fields = metrics.FIELDS
-
-    def game_metrics(self, record: dict[str, Any]) -> dict[str, Scalar]:
-        return metrics.per_game(record)
 
     def turn_fields(self, state: State, role: str, action: Action) -> dict[str, Any]:
         entry = state.record[-1]

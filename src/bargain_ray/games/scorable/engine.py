@@ -13,15 +13,15 @@ the game ends there; after the last round it ends without a deal.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.status import Ended, Status
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import turns
-from bargain_ray.games.kit.replies import check_unknown_keys, json_object
-from bargain_ray.games.scorable.config import ScorableConfig
+from bargain_ray.games.kit.replies import check_unknown_keys, json_object, read_named
+from bargain_ray.games.scorable.config import Issue, ScorableConfig
 
 Kind = Literal["propose", "accept", "reject", "walk", "none"]
 KINDS: tuple[Kind, ...] = ("propose", "accept", "reject", "walk", "none")
@@ -227,18 +227,12 @@ def parse(config: ScorableConfig, state: State, role: str, reply: str) -> Action
 
 
 def _deal(config: ScorableConfig, deal: object) -> dict[str, str]:
-    names = [i.name for i in config.issues]
-    if not isinstance(deal, dict):
-        raise RuleError("missing_deal", issues=tuple(names))
-    for key in deal:
-        if key not in names:
-            raise RuleError("unknown_issue", issue=key, issues=tuple(names))
-    out = {}
-    for issue in config.issues:
-        if issue.name not in deal:
-            raise RuleError("missing_issue", issue=issue.name)
-        option = deal[issue.name]
-        if option not in issue.options:
-            raise RuleError("unknown_option", option=option, issue=issue.name, options=issue.options)
-        out[issue.name] = option
-    return out
+    """A proposal's deal; rules ``missing_deal``, ``unknown_issue``, ``missing_issue`` (``read_named``) and
+    ``unknown_option``."""
+    return read_named(deal, {i.name: i for i in config.issues}, _option, noun="issue", absent="missing_deal")
+
+
+def _option(issue: Issue, option: Any) -> str:
+    if option not in issue.options:
+        raise RuleError("unknown_option", option=option, issue=issue.name, options=issue.options)
+    return option
