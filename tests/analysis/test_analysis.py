@@ -26,7 +26,7 @@ from bargain_ray.analysis.build import analyse
 from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.config import GridConfig, ModelConfig
 from bargain_ray.core.errors import TechnicalFailure
-from bargain_ray.core.records import Reply, Usage
+from bargain_ray.core.records import GameRecord, Reply, Usage
 from bargain_ray.core.unit import Unit
 from bargain_ray.games import load_game
 from bargain_ray.games.multi_issue import frontier
@@ -264,6 +264,19 @@ def test_one_seed_gives_no_interval():
     row = by_cell(frame, ["cell"], ["x"], Bootstrap()).row(0, named=True)
     assert (row["mean"], row["ci_low"], row["ci_high"]) == (1.5, None, None)
     assert paired(frame, ["cell"], ["x"], Bootstrap()).height == 0
+
+
+def test_a_sweep_is_read_back_typed(analysis):
+    """The manifest and every record reach analysis as the models the driver wrote, never as dicts."""
+    s = analysis.sweep
+    assert type(s.manifest) is Manifest and s.manifest.game_conditions() == [("tickets", "C3")]
+    records = list(s.records())
+    assert len(records) == s.games.height and all(type(r) is GameRecord for r in records)
+    first = next(s.records())
+    assert s.game_config(first.unit) == TICKETS
+    briefs = s.briefs(first)
+    assert set(briefs) == {"buyer", "seller"} and all(sent for _, sent in briefs.values())
+    assert briefs["buyer"][0] == next(c.request for c in first.calls if c.role == "buyer")["system"]
 
 
 def test_operational_counts_per_model(analysis):
