@@ -53,7 +53,7 @@ def test_a_corrupt_line_names_its_file_and_line(tmp_path, demo_journal):
     with pytest.raises(CorruptJournal, match=":2:"):
         list(read_records(tmp_path))
     file.write_bytes(good + b'{"a": 1}\n')  # JSON, but no game record: refused as well, never skipped
-    with pytest.raises(CorruptJournal, match=rf"^{file}:2: not a GameRecord as this version writes it \(unit: "):
+    with pytest.raises(CorruptJournal, match=rf"^{file}:2: not a record as this version writes it \(GameRecord.unit: "):
         list(read_records(tmp_path))
 
 

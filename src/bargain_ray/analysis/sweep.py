@@ -1,7 +1,8 @@
 """A sweep folder as analysis sees it: the manifest, the tables as lazy scans, the journal streamed.
 
 Nothing here holds every record: the tables are scanned (``scan``), and records are read one at a
-time from the journal (``records``), the latest of each unit only.
+time from the journal (``records``), the latest of each unit only. The manifest and the records are
+the models the driver wrote (``Manifest``, ``GameRecord``), parsed from the folder's bytes.
 """
 
 from __future__ import annotations

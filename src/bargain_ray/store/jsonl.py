@@ -79,8 +79,8 @@ def corrupt(path: Path, number: int, exc: ValueError) -> CorruptJournal:
     first = exc.errors(include_url=False)[0]
     if first["type"] == "json_invalid":
         return CorruptJournal(path, number, first["msg"])
-    where = ".".join(str(part) for part in first["loc"]) or "line"
-    return CorruptJournal(path, number, f"{where}: {first['msg']}", what=f"a {exc.title} as this version writes it")
+    where = ".".join([exc.title, *(str(part) for part in first["loc"])])
+    return CorruptJournal(path, number, f"{where}: {first['msg']}", what="a record as this version writes it")
 
 
 def complete_size(path: Path) -> int:

@@ -124,8 +124,8 @@ def open_manifest(path: Path, current: Manifest) -> Manifest:
         write_manifest(path, current)
         return current
     try:
-        recorded = Manifest.model_validate_json(target.read_bytes())
-    except ValidationError:
+        recorded = read_manifest(path)
+    except UnreadableManifest:
         raise ChangedConfig(
             f"{target} is unreadable or does not record what determines its games (grid seed, designs, games, "
             f"models; folders before this check did not): it cannot be resumed safely. Finish it with the code "
