@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 from collections import deque
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -23,10 +25,11 @@ from helpers import game_config
 
 from bargain_ray.analysis.bootstrap import Bootstrap, by_cell, paired
 from bargain_ray.analysis.build import analyse
+from bargain_ray.analysis.card import sweep_commit
 from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.config import GridConfig, ModelConfig
 from bargain_ray.core.errors import TechnicalFailure
-from bargain_ray.core.records import Reply, Usage
+from bargain_ray.core.records import GameRecord, Reply, Usage
 from bargain_ray.core.unit import Unit
 from bargain_ray.games import load_game
 from bargain_ray.games.multi_issue import frontier
@@ -266,6 +269,19 @@ def test_one_seed_gives_no_interval():
     assert paired(frame, ["cell"], ["x"], Bootstrap()).height == 0
 
 
+def test_a_sweep_is_read_back_typed(analysis):
+    """The manifest and every record reach analysis as the models the driver wrote, never as dicts."""
+    s = analysis.sweep
+    assert type(s.manifest) is Manifest and s.manifest.game_conditions() == [("tickets", "C3")]
+    records = list(s.records())
+    assert len(records) == s.games.height and all(type(r) is GameRecord for r in records)
+    first = next(s.records())
+    assert s.game_config(first.unit) == TICKETS
+    briefs = s.briefs(first)
+    assert set(briefs) == {"buyer", "seller"} and all(sent for _, sent in briefs.values())
+    assert briefs["buyer"][0] == next(c.request for c in first.calls if c.role == "buyer")["system"]
+
+
 def test_operational_counts_per_model(analysis):
     op = {r["model"]: r for r in analysis.operational.iter_rows(named=True)}
     assert set(op) == {"model-x", "model-y"}
@@ -284,3 +300,22 @@ def test_operational_counts_per_model(analysis):
     assert (x["technical_failures"], y["technical_failures"]) == (0, 1)
     assert x["games_technical_error"] == y["games_technical_error"] == 1
     assert x["reported_models"] == "model-x-2026-01-01"
+
+
+def test_the_card_asks_git_without_the_key_variables_the_manifest_names(analysis, tmp_path, monkeypatch):
+    """The export's provenance runs git, a child that calls no provider: the key variable each model of the
+    typed manifest reads (``api_key_env``, named like no key) is left out of git's environment."""
+    s = analysis.sweep
+    models = {k: m.model_copy(update={"api_key_env": "MY_TEAM_TOKEN"}) for k, m in s.manifest.config.models.items()}
+    config = s.manifest.config.model_copy(update={"models": models})
+    manifest = s.manifest.model_copy(update={"git_commit": None, "config": config})
+    dump = tmp_path / "environ"
+    git = tmp_path / "bin" / "git"
+    git.parent.mkdir()
+    git.write_text(f"#!/bin/sh\nenv > {dump}\necho 0123abc\n")
+    git.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{git.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("MY_TEAM_TOKEN", "team-secret-4711")
+    assert sweep_commit(replace(analysis, sweep=replace(s, manifest=manifest))) == "0123abc"
+    seen = dump.read_text()
+    assert "team-secret-4711" not in seen and "PATH=" in seen

@@ -65,7 +65,7 @@ def test_the_call_rows_and_turn_rows_carry_served_by():
         record = asyncio.run(game_record(url))
     assert record.outcome.known and len(record.calls) >= 2
     assert {(c.role, c.served_by) for c in record.calls} == {("seller", "Together"), ("buyer", "DeepInfra")}
-    rows = record_rows(record.model_dump(mode="json"))
+    rows = record_rows(record)
     calls, turns = rows_frame("calls", rows["calls"]), rows_frame("turns", rows["turns"])
     assert calls["served_by"].to_list() == [routed[f"sim-{r}"] for r in calls["role"].to_list()]
     assert turns.height == len(record.turns)

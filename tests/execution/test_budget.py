@@ -8,16 +8,19 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from helpers import DATA
 
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.prompt import Message, Prompt
+from bargain_ray.core.records import GameRecord
 from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.budget import Budget, margin_usd, refusal, stopped_at, worst_case_usd
 from bargain_ray.execution.progress import reason_group
 from bargain_ray.execution.sweep import run_sweep
+from bargain_ray.play.rescore import ReplayFile, rescore
 from bargain_ray.providers import effective_model
 from bargain_ray.providers.sim import SimServer, SimSettings
-from bargain_ray.store import CALLS_JOURNAL, JOURNAL
+from bargain_ray.store import CALLS_JOURNAL, GameJournal
 
 
 def smoke(run_dir: Path, base_url: str, cap: float | None) -> SweepConfig:
@@ -78,12 +81,16 @@ def test_worst_case_bounds_the_real_cost_and_local_is_free() -> None:
 
 
 def test_the_folder_remembers_the_cap_it_stopped_at(tmp_path: Path) -> None:
-    def record(unit: str, known: bool, reason: str) -> str:
-        return json.dumps({"unit": {"unit_id": unit}, "outcome": {"known": known, "reason": reason}}) + "\n"
+    game = rescore(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
 
-    lines = [record("u1", False, refusal(0.5, "sim m", 0.1)), record("u2", False, refusal(0.75, "sim m", 0.1)),
-             record("u2", True, "agreement"), record("u3", False, "APIConnectionError: down")]
-    (tmp_path / JOURNAL).write_text("".join(lines))
+    def record(unit: str, known: bool, reason: str) -> GameRecord:
+        return game.model_copy(update={"unit": game.unit.model_copy(update={"unit_id": unit}),
+                                       "outcome": game.outcome.model_copy(update={"known": known, "reason": reason})})
+
+    journal = GameJournal(tmp_path)
+    journal.append_many([record("u1", False, refusal(0.5, "sim m", 0.1)), record("u2", False, refusal(0.75, "sim m", 0.1)),
+                         record("u2", True, "agreement"), record("u3", False, "APIConnectionError: down")])
+    journal.close()
     assert stopped_at(tmp_path) == 0.5, "u2 finished since: only unfinished games count"
     assert reason_group(refusal(0.5, "sim m", 0.1)) == "refused by the budget"
     assert reason_group("sim x: APIConnectionError: Connection error. (after 1 attempts)").startswith("connection")

@@ -43,13 +43,17 @@ def test_one_batch_is_one_write(tmp_path):
     assert (tmp_path / "j.jsonl").read_bytes() == b'{"a": 1}\n{"a": 2}\n'
 
 
-def test_a_corrupt_line_names_its_file_and_line(tmp_path):
+def test_a_corrupt_line_names_its_file_and_line(tmp_path, demo_journal):
     file = tmp_path / "journal.jsonl"
-    file.write_bytes(b'{"a": 1}\nnot json\n{"a": 3}\n')
+    good = demo_journal.splitlines(keepends=True)[0]
+    file.write_bytes(good + b"not json\n" + good)
     with pytest.raises(CorruptJournal, match=rf"^{file}:2: not a JSON line .*delete line 2"):
         list(read_records(tmp_path))
-    file.write_bytes(b'{"a": 1}\n\xff\xfe\n')  # invalid UTF-8 too
+    file.write_bytes(good + b"\xff\xfe\n")  # invalid UTF-8 too
     with pytest.raises(CorruptJournal, match=":2:"):
+        list(read_records(tmp_path))
+    file.write_bytes(good + b'{"a": 1}\n')  # JSON, but no game record: refused as well, never skipped
+    with pytest.raises(CorruptJournal, match=rf"^{file}:2: not a record as this version writes it \(GameRecord.unit: "):
         list(read_records(tmp_path))
 
 

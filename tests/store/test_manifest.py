@@ -29,7 +29,9 @@ def refused(path, grid, *overrides) -> str:
 
 def test_the_manifest_records_everything_that_names_or_determines_units(tmp_path):
     start(tmp_path, "c3_full", "provider=sim")
-    data = read_manifest(tmp_path)
+    manifest = read_manifest(tmp_path)  # readers get the model, the file holds its JSON
+    assert isinstance(manifest, Manifest) and manifest.config.grid.seed == 20261027
+    data = json.loads((tmp_path / "manifest.json").read_text())
     assert data["grid"] == "c3_full" and data["created"] == "20261027" and "git_commit" in data
     grid = data["config"]["grid"]
     assert (grid["experiment"], grid["prefix"], grid["seed"], grid["blocks"], grid["seeds"]) == (
@@ -125,3 +127,21 @@ def test_differences_walk_nested_json_by_path():
 def test_a_refusal_is_one_line_and_cuts_long_values(tmp_path):
     message = refusal(tmp_path, [("games.x.situation", "a" * 500, "b\nc")])
     assert len(message) < 400 and "…" in message
+
+
+def test_readers_get_the_games_and_key_variables_from_the_typed_manifest(tmp_path):
+    start(tmp_path, "c3_full", "++models.O.api_key_env=MY_TEAM_TOKEN")
+    manifest = read_manifest(tmp_path)
+    assert manifest.game_conditions() == [("tickets", "C3")]
+    assert manifest.game_part("tickets", "C3")["config"]["max_turns"] == 12
+    assert manifest.game_part("tickets", "nope") is None
+    assert manifest.key_names() == ["MY_TEAM_TOKEN"]  # each model's own api_key_env, for git's environment
+
+
+def test_a_manifest_this_version_does_not_write_is_refused_in_one_line(tmp_path):
+    from bargain_ray.store import UnreadableManifest
+
+    (tmp_path / "manifest.json").write_text('{"grid": "demo", "created": "20261201", "components": {}}')
+    with pytest.raises(UnreadableManifest) as exc:
+        read_manifest(tmp_path)
+    assert str(exc.value).startswith(f"{tmp_path / 'manifest.json'} does not record") and "\n" not in str(exc.value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import polars as pl
 
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.figures import exact_of
+from bargain_ray.core.records import GameRecord
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.play.rescore import ReplayFile, rescore
 from bargain_ray.providers.sim import SimServer, SimSettings
@@ -18,10 +20,10 @@ DATA = Path(__file__).parents[1] / "data"
 MODELS = {"buyer": "model-x", "seller": "model-y"}
 
 
-def replayed(name: str) -> dict:
+def replayed(name: str) -> GameRecord:
     spec = json.loads((DATA / name).read_text())
     spec["unit"] = {"models_by_role": MODELS, "agent_of_role": {"buyer": "A", "seller": "B"}}
-    return rescore(ReplayFile.model_validate(spec)).model_dump(mode="json")
+    return rescore(ReplayFile.model_validate(spec))
 
 
 def json_columns(frame: pl.DataFrame, allowed: set[str]) -> list[str]:
@@ -39,11 +41,11 @@ def test_a_multi_issue_game_row_names_each_figure_once_as_a_number():
     assert games.schema["deal_unit_price_usd"] == pl.Float64 and games.schema["rounds"] == pl.Int64
     assert row["rounds"] == 9 and row["status"] == "AGREEMENT" and row["agreement"] is True
     # the family's name for the figure, from the exact fraction; the outcome's nested name is not a column
-    assert row["utility_buyer"] == float(exact_of(rec["outcome"]["utilities"]["buyer"])) == 2531 / 40
+    assert row["utility_buyer"] == float(exact_of(rec.outcome.scored["utilities"]["buyer"])) == 2531 / 40
     assert not any(c.startswith(("utilities_", "gains_")) for c in games.columns)
     assert {"dist_pareto", "pareto_optimal", "efficiency"} <= set(games.columns)  # agreement space via the hook
     assert json_columns(games, {"outcome"}) == []
-    assert json.loads(row["outcome"]) == rec["outcome"]  # the full object stays beside the columns, for replay
+    assert json.loads(row["outcome"]) == rec.outcome.model_dump(mode="json")  # the full object stays beside the columns
     assert all(games.schema[c] == t for c, t in SHARED_SCHEMA.items())
 
 
@@ -62,9 +64,9 @@ def test_per_turn_metrics_sit_on_the_turn_they_score():
     rec = replayed("bargaining_replay.json")
     turns = rows_frame("turns", turn_rows(rec))
     scored = turns.filter(pl.col("turn_scored"))
-    assert scored.height == len(rec["turn_metrics"]) > 0
+    assert scored.height == len(rec.turn_metrics) > 0
     assert scored.schema["stated_valuation"].is_numeric() and scored.schema["self_serving_bias"] == pl.Float64
-    for m in rec["turn_metrics"]:
+    for m in rec.turn_metrics:
         row = scored.filter(pl.col("turn") == m["turn"]).row(0, named=True)
         assert row["self_serving_bias"] == m["self_serving_bias"] and row["role"] == m["role"]
 
@@ -97,8 +99,8 @@ def test_read_latest_keeps_each_units_last_record_and_parses_only_those(tmp_path
     journal.close()
     with (tmp_path / "journal.jsonl").open("ab") as f:
         f.write(b'{"unit": {"unit_id": "d"}, "outc')  # a torn last line, as a kill leaves it
-    assert [(r["unit"]["unit_id"], r["unit"]["seed"]) for r in read_latest(tmp_path)] == [('b"q', 1), ("a", 2), ("c", 3)]
-    assert [r["unit"]["seed"] for r in read_latest(tmp_path, only={"a"})] == [2]
+    assert [(r.unit.unit_id, r.unit.seed) for r in read_latest(tmp_path)] == [('b"q', 1), ("a", 2), ("c", 3)]
+    assert [r.unit.seed for r in read_latest(tmp_path, only={"a"})] == [2]
 
 
 def test_a_record_is_journaled_once_as_its_dump_and_reads_back_as_the_model(tmp_path):
@@ -120,3 +122,29 @@ def test_a_record_is_journaled_once_as_its_dump_and_reads_back_as_the_model(tmp_
     assert list(outcome)[:5] == ["calls_attempted", "repairs_used", "invalid_attempts", "bounds", "status"]
     assert list(outcome)[-1] == "technical_pass" and outcome["utilities"] == game.outcome.scored["utilities"]
     assert GameRecord.model_validate_json(line) == game
+
+
+GOLDEN = DATA / "tables_28e62c8"
+"""The journal of ``tests/analysis/test_analysis.py``'s scripted sweep (every status) with one re-scored game of
+each family appended (``tests/data/*_replay.json``, the observer failure), and the three tables the code of commit
+28e62c8 (records read as dicts) built from it with ``read_tables``."""
+
+
+def test_tables_from_typed_records_equal_those_the_dict_reader_built(tmp_path):
+    """The readers yield models, never dicts, and the one flattening gives every table of that commit again:
+    each column's name, type and value, in memory and once published; the journal written then still parses."""
+    from bargain_ray.store import TABLES, read_heads, read_records, read_tables, write_tables
+
+    (tmp_path / "journal.jsonl").write_bytes(gzip.decompress((GOLDEN / "journal.jsonl.gz").read_bytes()))
+    records = list(read_records(tmp_path))
+    assert len(records) == 17 and all(type(r) is GameRecord for r in records)
+    assert {r.unit.family for r in records} == {"multi_issue", "bargaining", "freetext", "scorable"}
+    heads = [(h.unit.unit_id, h.unit.hash, h.outcome.known, h.outcome.reason) for h in read_heads(tmp_path)]
+    assert heads == [(r.unit.unit_id, r.unit.hash, r.outcome.known, r.outcome.reason) for r in records]
+    built = read_tables(tmp_path)  # nothing published yet: rows built in memory from the journal
+    write_tables(tmp_path)
+    published = read_tables(tmp_path)
+    for name in TABLES:
+        golden = pl.read_parquet(GOLDEN / f"{name}.parquet")
+        assert built[name].schema == golden.schema, name
+        assert built[name].equals(golden) and published[name].equals(golden), name

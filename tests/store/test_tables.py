@@ -41,9 +41,9 @@ def consistent(tables: dict[str, pl.DataFrame]) -> None:
 
 
 @pytest.mark.parametrize("kill_after", [1, 3])
-def test_a_kill_while_tables_are_written_leaves_a_reader_one_set(tmp_path, demo_journal, kill_after):
+def test_a_kill_while_tables_are_written_leaves_a_reader_one_set(tmp_path, demo_journal, demo_manifest, kill_after):
     lines = demo_journal.splitlines(keepends=True)
-    (tmp_path / "manifest.json").write_text('{"grid": "demo", "created": "20261201", "components": {}}')
+    (tmp_path / "manifest.json").write_text(demo_manifest)
     (tmp_path / "journal.jsonl").write_bytes(b"".join(lines[:6]))
     write_tables(tmp_path)
     old = generation(tmp_path / "turns.parquet")
@@ -78,8 +78,8 @@ def test_a_kill_while_tables_are_written_leaves_a_reader_one_set(tmp_path, demo_
     assert not list(tmp_path.glob(".tables-*"))
 
 
-def test_report_on_a_running_sweep_says_so_first(tmp_path, demo_journal):
-    (tmp_path / "manifest.json").write_text('{"grid": "demo", "created": "20261201", "components": {}}')
+def test_report_on_a_running_sweep_says_so_first(tmp_path, demo_journal, demo_manifest):
+    (tmp_path / "manifest.json").write_text(demo_manifest)
     (tmp_path / "journal.jsonl").write_bytes(demo_journal)
     write_status(tmp_path, "running", 60)
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -97,8 +97,8 @@ def test_report_on_a_running_sweep_says_so_first(tmp_path, demo_journal):
     assert not (tmp_path / "games.parquet").exists(), "a reader never writes the tables"
 
 
-def test_a_complete_sweep_has_no_banner(tmp_path, demo_journal):
-    (tmp_path / "manifest.json").write_text('{"grid": "demo", "created": "20261201", "components": {}}')
+def test_a_complete_sweep_has_no_banner(tmp_path, demo_journal, demo_manifest):
+    (tmp_path / "manifest.json").write_text(demo_manifest)
     (tmp_path / "journal.jsonl").write_bytes(demo_journal)
     write_status(tmp_path, "ended", 12)
     write_tables(tmp_path)

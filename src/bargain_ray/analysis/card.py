@@ -119,18 +119,21 @@ def prompt_hash(config: dict[str, Any]) -> str:
 
 def prompt_hashes(analysis: Analysis) -> pl.DataFrame:
     """(game, condition, prompt_hash) for every game config of the manifest."""
+    manifest = analysis.sweep.manifest
     rows = []
-    for key, part in analysis.sweep.manifest.get("components", {}).items():
-        if key.startswith("game ") and " under condition " in key and isinstance(part, dict) and part.get("config"):
-            game, condition = key.removeprefix("game ").split(" under condition ", 1)
+    for game, condition in manifest.game_conditions():
+        if (part := manifest.game_part(game, condition)) and part.get("config"):
             rows.append({"game": game, "condition": condition, "prompt_hash": prompt_hash(part["config"])})
     return pl.DataFrame(rows, schema={"game": pl.String, "condition": pl.String, "prompt_hash": pl.String})
 
 
 def sweep_commit(analysis: Analysis) -> str:
     """The commit recorded when the sweep started, else the one this export runs from, else ``unknown``."""
-    code = read_code_version()
-    return analysis.sweep.manifest.get("git_commit") or (code.commit if code else "unknown")
+    manifest = analysis.sweep.manifest
+    if manifest.git_commit:
+        return manifest.git_commit
+    code = read_code_version(manifest.key_names())
+    return code.commit if code else "unknown"
 
 
 def _feature(dtype: pl.DataType) -> str:
@@ -280,16 +283,16 @@ def limitations_section(analysis: Analysis) -> str:
 
 def provenance_section(analysis: Analysis) -> str:
     s = analysis.sweep
-    code = read_code_version()
+    code = read_code_version(s.manifest.key_names())
     lines = [
         "## Provenance",
         "",
-        f"- Grid: `{s.manifest.get('grid')}`, sweep created {s.manifest.get('created')}; the full spec is "
+        f"- Grid: `{s.manifest.grid}`, sweep created {s.manifest.created}; the full spec is "
         "`spec/manifest.json`, copied from the sweep folder.",
         f"- Code commit at export: `{code.commit if code else 'unknown'}`" + (" (with local changes)" if code and code.dirty else ""),
     ]
-    if "git_commit" in s.manifest:
-        lines.append(f"- Code commit when the sweep started: `{s.manifest['git_commit']}`")
+    if s.manifest.git_commit:
+        lines.append(f"- Code commit when the sweep started: `{s.manifest.git_commit}`")
     lines.append(f"- Log schema: `log_version` {LOG_VERSION}, uniform across every raw file of this export.")
     played = dict(((g, c), n) for g, c, n in analysis.scan_per_game.group_by("game", "condition").len().collect()
                   .iter_rows())

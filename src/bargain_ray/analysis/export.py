@@ -21,6 +21,7 @@ from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.card import LOG_VERSION, Written, card, prompt_hashes, sweep_commit
 from bargain_ray.analysis.per_game import family_declared, in_design_order
 from bargain_ray.analysis.sample import raw_scope
+from bargain_ray.core.records import GameRecord
 from bargain_ray.core.status import Status
 from bargain_ray.store import MANIFEST
 
@@ -221,44 +222,44 @@ def tables(analysis: Analysis, keys: pl.DataFrame) -> dict[str, pl.LazyFrame | p
     return out
 
 
-def raw_lines(record: dict[str, Any], file: str, rep: int, config: dict[str, Any] | None, prompts: str | None,
+def raw_lines(record: GameRecord, file: str, rep: int, config: dict[str, Any] | None, prompts: str | None,
               commit: str | None, briefs: dict[str, tuple[str, bool]]) -> list[dict[str, Any]]:
     """One game as seed 002's JSONL records: a header (seed, true valuations, models, provenance), one
-    ``turn`` record per turn (its calls inside, invalid attempts included), the ``result`` with tokens per side."""
-    unit, out = record["unit"], record["outcome"]
-    calls = {c["call_id"]: c for c in record["calls"]}
-    models = unit.get("models_by_role") or {}
-    truth = family_declared(unit.get("family"), "GROUND_TRUTH")
+    ``turn`` record per turn (its calls inside, invalid attempts included), the ``result`` with tokens per side.
+    The lines are JSON payloads of seed 002's shape, built from the typed record."""
+    unit, out = record.unit, record.outcome
+    flat = out.model_dump(mode="json")  # the outcome's wire form: named fields and the family's figures in one object
+    calls = {c.call_id: c for c in record.calls}
+    models = unit.models_by_role
+    truth = family_declared(unit.family, "GROUND_TRUTH")
     header = {
         "record": "header", "log_version": LOG_VERSION, "file": file,
-        **{k: unit.get(k) for k in ("experiment", "cell", "seed")}, "rep": rep,
-        **{k: unit.get(k) for k in ("unit_id", "game", "family", "condition", "pairing", "assignment",
-                                    "first_speaker")},
+        "experiment": unit.experiment, "cell": unit.cell, "seed": unit.seed, "rep": rep,
+        **unit.model_dump(include={"unit_id", "game", "family", "condition", "pairing", "assignment", "first_speaker"}),
         **{f"{role}_model": name for role, name in models.items()},
-        **{k: out[k] for k in truth if k in out},
-        "prompt_variant": out.get("prompt_variant", unit.get("condition")), "prompt_hash": prompts,
-        "git_commit": commit, "game_config": config, "unit": unit,
+        **{k: flat[k] for k in truth if k in flat},
+        "prompt_variant": out.scored.get("prompt_variant", unit.condition), "prompt_hash": prompts,
+        "git_commit": commit, "game_config": config, "unit": unit.model_dump(mode="json"),
         "private_briefs": {role: {"text": text, "sent": sent} for role, (text, sent) in briefs.items()},
     }
     lines = [header]
     placed = set()
-    for t in record["turns"]:
-        placed.update(t["call_ids"])
-        lines.append({"record": "turn", **t, "model": models.get(t["role"]),
-                      "calls": [calls[i] for i in t["call_ids"] if i in calls]})
-    for c in record["calls"]:  # a call that failed technically belongs to no finished turn
-        if c["call_id"] not in placed:
-            lines.append({"record": "turn", "unit_id": c["unit_id"], "turn": c["turn"], "role": c["role"],
-                          "model": models.get(c["role"]), "call_ids": [c["call_id"]], "attempts": 1, "valid": False,
-                          "unfinished": True, "fields": {}, "calls": [c]})
+    for t in record.turns:
+        placed.update(t.call_ids)
+        lines.append({"record": "turn", **t.model_dump(mode="json"), "model": models.get(t.role),
+                      "calls": [calls[i].model_dump(mode="json") for i in t.call_ids if i in calls]})
+    for c in record.calls:  # a call that failed technically belongs to no finished turn
+        if c.call_id not in placed:
+            lines.append({"record": "turn", "unit_id": c.unit_id, "turn": c.turn, "role": c.role,
+                          "model": models.get(c.role), "call_ids": [c.call_id], "attempts": 1, "valid": False,
+                          "unfinished": True, "fields": {}, "calls": [c.model_dump(mode="json")]})
     tokens = {}
-    for role in dict.fromkeys([*models, *(c["role"] for c in record["calls"])]):
-        usage = [c.get("usage") or {} for c in record["calls"] if c["role"] == role]
-        tokens |= {f"{role}_prompt_tokens": sum(u.get("input_tokens", 0) for u in usage),
-                   f"{role}_completion_tokens": sum(u.get("output_tokens", 0) for u in usage)}
-    lines.append({"record": "result", "unit_id": record["unit"]["unit_id"], "outcome": OUTCOMES.get(out["status"]),
-                  **{k: v for k, v in out.items() if k != "outcome"}, **tokens,
-                  "total_retries": out.get("repairs_used")})
+    for role in dict.fromkeys([*models, *(c.role for c in record.calls)]):
+        usage = [c.usage for c in record.calls if c.role == role]
+        tokens |= {f"{role}_prompt_tokens": sum(u.input_tokens for u in usage),
+                   f"{role}_completion_tokens": sum(u.output_tokens for u in usage)}
+    lines.append({"record": "result", "unit_id": unit.unit_id, "outcome": OUTCOMES.get(out.status),
+                  **{k: v for k, v in flat.items() if k != "outcome"}, **tokens, "total_retries": out.repairs_used})
     return lines
 
 
@@ -271,11 +272,10 @@ def write_raw(analysis: Analysis, folder: Path, keys: pl.DataFrame, only: set[st
     commit = sweep_commit(analysis)
     n = 0
     for rec in s.records(only):
-        unit = rec["unit"]
-        file, rep = where[unit["unit_id"]]
-        part = s.component(unit.get("game"), unit.get("condition"))
-        lines = raw_lines(rec, file, rep, part["config"] if part else None,
-                          hashes.get((unit.get("game"), unit.get("condition"))), commit, s.briefs(rec))
+        unit = rec.unit
+        file, rep = where[unit.unit_id]
+        lines = raw_lines(rec, file, rep, s.game_config(unit), hashes.get((unit.game, unit.condition)), commit,
+                          s.briefs(rec))
         with (folder / file).open("w") as f:
             f.writelines(json.dumps(line, default=str, ensure_ascii=False) + "\n" for line in lines)
         n += 1

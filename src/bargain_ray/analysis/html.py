@@ -22,6 +22,7 @@ from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.export import file_keys
 from bargain_ray.analysis.per_game import game_class
 from bargain_ray.analysis.sample import SAMPLE, game_count, raw_scope, sampled
+from bargain_ray.core.records import CallRecord, GameRecord, TurnRecord
 from bargain_ray.games.base import DEFAULT_HEADLINE
 from bargain_ray.store import DATASET, JOURNAL
 
@@ -256,59 +257,61 @@ def deal_line(row: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def transcript(rec: dict[str, Any], briefs: dict[str, tuple[str, bool]], row: dict[str, Any] | None = None,
+def transcript(rec: GameRecord, briefs: dict[str, tuple[str, bool]], row: dict[str, Any] | None = None,
                sources: dict[str, str] | None = None, raw: str | None = None) -> str:
     """One game as seed 001 shows it, briefs and scratchpads apart and marked private; its header shows
     the deal and the gains (``row``: the game's typed columns), each brief where its wording comes from."""
-    unit, out = rec["unit"], rec["outcome"]
-    calls = {c["call_id"]: c for c in rec["calls"]}
-    status = out["status"]
-    speaker = f"{unit.get('first_speaker')} opens; " if unit.get("first_speaker") else ""
-    by_role = unit.get("models_by_role") or {}
+    unit, out = rec.unit, rec.outcome
+    calls = {c.call_id: c for c in rec.calls}
+    status = out.status.value
+    speaker = f"{unit.first_speaker} opens; " if unit.first_speaker else ""
+    by_role = unit.models_by_role
     models = ", ".join(f"{r}: {m}" for r, m in by_role.items())
-    data = (f'data-cell="{escape(str(unit.get("cell")))}" data-status="{escape(status)}" '
+    data = (f'data-cell="{escape(unit.cell)}" data-status="{escape(status)}" '
             f'data-model="{escape(" ".join(sorted(set(by_role.values()))))}"')
     deal = f' · <span class="deal">{escape(deal_line(row))}</span>' if row else ""
-    parts = [f'<details class="game" id="{escape(unit["unit_id"])}" {data}><summary><b>{escape(unit["unit_id"])}</b> · '
-             f'{escape(str(unit.get("cell")))} · {escape(models)} · <span class="status-{escape(status)}">{escape(status)}'
+    parts = [f'<details class="game" id="{escape(unit.unit_id)}" {data}><summary><b>{escape(unit.unit_id)}</b> · '
+             f'{escape(unit.cell)} · {escape(models)} · <span class="status-{escape(status)}">{escape(status)}'
              f'</span>{deal}' + (f' · <a href="{DATASET}/{escape(raw)}">raw</a>' if raw else "") + '</summary>',
-             f'<p>{escape(str(unit.get("pairing")))}; {escape(speaker)}{escape(status)}</p>']
-    if not out["known"]:
+             f'<p>{escape(unit.pairing)}; {escape(speaker)}{escape(status)}</p>']
+    if not out.known:
         parts.append(f'<div class="technical">TECHNICAL FAILURE: unknown, unscored, re-run on resume. '
-                     f'{escape(str(out["reason"]))}</div>')
+                     f'{escape(out.reason)}</div>')
     for role, (brief, sent) in briefs.items():
         how = "only the {role} saw this" if sent else "rebuilt from the game config (no request to this role was recorded)"
         source = (sources or {}).get(f"brief:{role}")
         parts.append(_private(f"{role} brief: {how.format(role=role)}", brief, folded=True, source=source))
-    cls = game_class(unit.get("family"))
+    cls = game_class(unit.family)
     hidden = set(cls.private_fields if cls else ())
     placed = set()
-    for t in rec["turns"]:
-        placed.update(t["call_ids"])
-        parts.append(_turn(t, [calls[i] for i in t["call_ids"] if i in calls], hidden))
-    for c in rec["calls"]:
-        if c["call_id"] not in placed:
-            parts.append(_turn({"turn": c["turn"], "role": c["role"], "call_ids": [c["call_id"]], "fields": {}}, [c], hidden))
-    scored = {k: v for k, v in out.items() if k not in ("invalid_attempts",)}
+    for t in rec.turns:
+        placed.update(t.call_ids)
+        parts.append(_turn(t, [calls[i] for i in t.call_ids if i in calls], hidden))
+    for c in rec.calls:  # a call that failed technically belongs to no finished turn
+        if c.call_id not in placed:
+            unfinished = TurnRecord(unit_id=c.unit_id, turn=c.turn, role=c.role, call_ids=[c.call_id], attempts=1,
+                                    valid=False)
+            parts.append(_turn(unfinished, [c], hidden))
+    scored = out.model_dump(mode="json", exclude={"invalid_attempts"})
     parts.append(f"<details><summary>Recorded outcome</summary><pre>{escape(json.dumps(scored, indent=2))}</pre></details>")
     return "".join(parts) + "</details>"
 
 
-def _turn(t: dict[str, Any], calls: list[dict[str, Any]], hidden: set[str]) -> str:
-    fields = dict(t.get("fields") or {})
+def _turn(t: TurnRecord, calls: list[CallRecord], hidden: set[str]) -> str:
+    fields = dict(t.fields)
     message = fields.pop("message", None)
     private = {k: fields.pop(k) for k in list(fields) if k in hidden or any(p in k.lower() for p in PRIVATE_KEYS)}
     action = {k: _numbers(v) for k, v in fields.items() if v is not False}
-    parts = [f'<div class="turn"><h4>Turn {t["turn"]} · {escape(t["role"])}</h4>']
+    parts = [f'<div class="turn"><h4>Turn {t.turn} · {escape(t.role)}</h4>']
     for c in calls:
-        parts.append(f'<div class="cid">{escape(c["call_id"])}</div>')
-        if c.get("status", "ok") != "ok":
-            parts.append(f'<div class="technical">TECHNICAL FAILURE on this call: {escape(str(c.get("error")))}</div>')
-        elif c.get("valid") is False:
-            parts.append(f'<div class="invalid"><b>invalid reply</b> (rule <code>{escape(str(c.get("rule")))}</code>): '
-                         f'{escape(str(c.get("error")))}<pre>{escape(str(c.get("response_text")))}</pre></div>')
+        parts.append(f'<div class="cid">{escape(c.call_id)}</div>')
+        if c.status != "ok":
+            parts.append(f'<div class="technical">TECHNICAL FAILURE on this call: {escape(str(c.error))}</div>')
+        elif c.valid is False:
+            parts.append(f'<div class="invalid"><b>invalid reply</b> (rule <code>{escape(str(c.rule))}</code>): '
+                         f'{escape(str(c.error))}<pre>{escape(str(c.response_text))}</pre></div>')
     for k, v in private.items():
-        parts.append(_private(f"{t['role']} {k}: never shown to the other side", v if isinstance(v, str) else json.dumps(v, indent=2)))
+        parts.append(_private(f"{t.role} {k}: never shown to the other side", v if isinstance(v, str) else json.dumps(v, indent=2)))
     if message is not None:
         parts.append(f"<p>{escape(str(message))}</p>")
     if action:
@@ -358,17 +361,17 @@ def transcripts(a: Analysis) -> str:
     files = dict(file_keys(a).filter(pl.col("unit_id").is_in(list(shown))).select("unit_id", "file").iter_rows())
     sources: dict[tuple[str, str], dict[str, str]] = {}
     for r in s.records(only=shown):
-        key = (r["unit"].get("game"), r["unit"].get("condition"))
+        key = (r.unit.game, r.unit.condition)
         if key not in sources:
             sources[key] = sources_of(a, *key)
-        parts.append(transcript(r, s.briefs(r), rows.get(r["unit"]["unit_id"]), sources[key], files.get(r["unit"]["unit_id"])))
+        parts.append(transcript(r, s.briefs(r), rows.get(r.unit.unit_id), sources[key], files.get(r.unit.unit_id)))
     parts.append(f"<script>{FILTER_SCRIPT}</script>")
     return "".join(parts)
 
 
 def simulated(a: Analysis) -> bool:
     """Whether the sweep's models were served by the project's simulated provider (its costs are not paid)."""
-    return (a.sweep.manifest.get("config") or {}).get("provider") == "sim"
+    return a.sweep.manifest.config.provider == "sim"
 
 
 def cost_label(frame: pl.DataFrame, sim: bool) -> pl.DataFrame:
@@ -378,16 +381,15 @@ def cost_label(frame: pl.DataFrame, sim: bool) -> pl.DataFrame:
 
 def legends(a: Analysis) -> str:
     """Which model each pairing letter is, and what each assignment puts where (from the manifest)."""
-    config = a.sweep.manifest.get("config") or {}
-    models = config.get("models") or {}
-    letters = "".join(f"<dt>{escape(k)}</dt><dd>{escape(m.get('name', '?'))} ({escape(str(m.get('provider')))})</dd>"
-                      for k, m in models.items())
+    config = a.sweep.manifest.config
+    letters = "".join(f"<dt>{escape(k)}</dt><dd>{escape(m.name)} ({escape(m.provider)})</dd>"
+                      for k, m in config.models.items())
     rows = []
-    for d in (config.get("grid") or {}).get("designs") or []:
-        for asg in d.get("assignments") or []:
-            roles = ", ".join(f"{role}: agent {agent}" for role, agent in (asg.get("roles") or {}).items())
-            opens = f"{asg['first_speaker']} opens" if asg.get("first_speaker") else "opener as the game decides"
-            rows.append({"game": d.get("game"), "assignment": f"a{asg.get('id')}", "roles": roles, "opens": opens})
+    for d in config.grid.designs:
+        for asg in d.assignments:
+            roles = ", ".join(f"{role}: agent {agent}" for role, agent in asg.roles.items())
+            opens = f"{asg.first_speaker} opens" if asg.first_speaker else "opener as the game decides"
+            rows.append({"game": d.game, "assignment": f"a{asg.id}", "roles": roles, "opens": opens})
     table_ = table(pl.DataFrame(rows), left=4) if rows else "<p class=meta>(no assignments recorded)</p>"
     return (f'<h2 id="legend">Legend</h2><dl class="legend"><b>Pairing letters</b> (a pairing XY puts model X in '
             f"agent A and model Y in agent B): {letters}</dl><p class=legend><b>Assignments</b>: which agent takes "
@@ -397,10 +399,8 @@ def legends(a: Analysis) -> str:
 def texts_table(a: Analysis) -> str:
     """Every text a model reads, per game config, and where its wording comes from; ours are marked."""
     rows = []
-    for key in (a.sweep.manifest.get("components") or {}):
-        if key.startswith("game ") and " under condition " in key:
-            game, condition = key.removeprefix("game ").split(" under condition ", 1)
-            rows += [(game, condition, name, source) for name, source in sources_of(a, game, condition).items()]
+    for game, condition in a.sweep.manifest.game_conditions():
+        rows += [(game, condition, name, source) for name, source in sources_of(a, game, condition).items()]
     if not rows:
         return "<p class=meta>(none)</p>"
     body = "".join(f'<tr><td class="l">{escape(g)}</td><td class="l">{escape(c)}</td><td class="l">{escape(n)}</td>'
@@ -442,7 +442,7 @@ def render(a: Analysis, gains: pl.DataFrame | None = None) -> str:
                 "(provider=sim); no money was spent.</p>") if sim else ""
     sections = [
         f"<h1>Sweep report: {escape(s.name)}</h1>",
-        f'<p class="meta">{escape(str(s.path))} · created {escape(str(s.manifest.get("created")))} · '
+        f'<p class="meta">{escape(str(s.path))} · created {escape(s.manifest.created)} · '
         f"{sum(statuses.values())} games ({escape(', '.join(f'{k} {v}' for k, v in sorted(statuses.items())))}) · "
         f"cells by {escape(' x '.join(a.by))} · {a.resamples} bootstrap resamples of seeds, {a.level:.0%} intervals · "
         f"built {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</p>", sim_note, contents(),

@@ -14,11 +14,10 @@ import polars as pl
 from bargain_ray.analysis.sweep import Sweep
 from bargain_ray.games import family
 from bargain_ray.games.base import Game
-from bargain_ray.store.rows import IDENTITY, SHARED_SCHEMA, shared_columns
+from bargain_ray.store.rows import IDENTITY, SHARED_SCHEMA
 
 EMPTY = SHARED_SCHEMA
 """The shared columns' types, for a sweep that has no game yet (the report still builds)."""
-shared = shared_columns
 NOT_METRICS = frozenset({*IDENTITY, "known"})
 """Columns that describe a game rather than measure it."""
 _RECORD_ONLY = ("outcome", "unit_hash")

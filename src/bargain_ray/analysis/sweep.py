@@ -1,7 +1,8 @@
 """A sweep folder as analysis sees it: the manifest, the tables as lazy scans, the journal streamed.
 
 Nothing here holds every record: the tables are scanned (``scan``), and records are read one at a
-time from the journal (``records``), the latest of each unit only.
+time from the journal (``records``), the latest of each unit only. The manifest and the records are
+the models the driver wrote (``Manifest``, ``GameRecord``), parsed from the folder's bytes.
 """
 
 from __future__ import annotations
@@ -14,22 +15,25 @@ from typing import Any
 
 import polars as pl
 
+from bargain_ray.core.records import GameRecord
+from bargain_ray.core.unit import Unit
 from bargain_ray.games import load_game
 from bargain_ray.games.base import Game
 from bargain_ray.store import MANIFEST, index_latest, read_at, read_manifest, scan_tables
+from bargain_ray.store.manifest import Manifest
 
 
 @dataclass(frozen=True)
 class Sweep:
     path: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     tables: dict[str, pl.LazyFrame]
     _games: dict[str, Game | None] = field(default_factory=dict, repr=False)
     _journal: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
-        return self.manifest.get("grid") or self.path.name
+        return self.manifest.grid or self.path.name
 
     def scan(self, table: str) -> pl.LazyFrame:
         """``games``, ``turns`` or ``calls`` as a lazy scan."""
@@ -47,44 +51,41 @@ class Sweep:
     def calls(self) -> pl.DataFrame:
         return self.scan("calls").collect()
 
-    def records(self, only: set[str] | None = None) -> Iterator[dict[str, Any]]:
+    def records(self, only: set[str] | None = None) -> Iterator[GameRecord]:
         """The latest journaled record of each unit (of those in ``only``), in journal order, one at a time."""
         if "index" not in self._journal:
             self._journal["index"] = index_latest(self.path)  # once per sweep read: unit -> its latest line
         latest = self._journal["index"]
         return read_at(self.path, sorted(o for u, o in latest.items() if only is None or u in only))
 
-    def component(self, game: str | None, condition: str | None) -> dict[str, Any] | None:
-        return self.manifest.get("components", {}).get(f"game {game} under condition {condition}")
-
-    def game_config(self, unit: dict[str, Any]) -> dict[str, Any] | None:
+    def game_config(self, unit: Unit) -> dict[str, Any] | None:
         """The game config a unit was played under, as the manifest fixed it."""
-        part = self.component(unit.get("game"), unit.get("condition"))
+        part = self.manifest.game_part(unit.game, unit.condition)
         return part["config"] if part else None
 
-    def game_for(self, game: str | None, condition: str | None) -> Game | None:
+    def game_for(self, game: str, condition: str) -> Game | None:
         """The game a unit of ``game`` under ``condition`` was played as (from the manifest), loaded once."""
         key = f"{game} under {condition}"
         if key not in self._games:
-            part = self.component(game, condition)
+            part = self.manifest.game_part(game, condition)
             self._games[key] = load_game(part["config"]) if part else None
         return self._games[key]
 
-    def briefs(self, record: dict[str, Any]) -> dict[str, tuple[str, bool]]:
+    def briefs(self, record: GameRecord) -> dict[str, tuple[str, bool]]:
         """role -> (private system prompt, whether it was sent): as recorded in the role's first
         request, or rebuilt from the engine for roles that received no request (strategy agents,
         or a game that ended before the role was asked)."""
         out: dict[str, tuple[str, bool]] = {}
-        for c in record["calls"]:
-            system = sent_system(c.get("request") or {})
-            if c["role"] not in out and system:
-                out[c["role"]] = (system, True)
-        unit = record["unit"]
-        game = self.game_for(unit.get("game"), unit.get("condition"))
+        for c in record.calls:
+            system = sent_system(c.request)
+            if c.role not in out and system:
+                out[c.role] = (system, True)
+        unit = record.unit
+        game = self.game_for(unit.game, unit.condition)
         if game is None:
             return out
         if any(role not in out for role in game.roles):
-            rebuilt = dict(_rebuilt_briefs(game, unit.get("seed", 0), unit.get("first_speaker")))
+            rebuilt = dict(_rebuilt_briefs(game, unit.seed, unit.first_speaker))
             out = {role: out.get(role) or (rebuilt[role], False) for role in game.roles}
         return {role: out[role] for role in game.roles}
 
@@ -97,7 +98,8 @@ def _rebuilt_briefs(game: Game, seed: int, first_speaker: str | None) -> tuple[t
 
 
 def sent_system(request: dict[str, Any]) -> str | None:
-    """The system prompt of a request as sent: Anthropic's ``system``, or OpenAI's first system message."""
+    """The system prompt of a request as sent: Anthropic's ``system``, or OpenAI's first system message
+    (the request is the provider's free-form body, so it stays JSON)."""
     if request.get("system"):
         return request["system"]
     first = (request.get("messages") or [{}])[0]

@@ -21,6 +21,7 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from bargain_ray.analysis.html import CSS, deal_line
+from bargain_ray.core.records import GameRecord
 from bargain_ray.store import CALLS_JOURNAL, JOURNAL, MANIFEST, lock_holder, read_manifest, read_progress
 from bargain_ray.store.rows import game_row
 from bargain_ray.store.status import LimiterSnapshot, State, is_429, read_limiter, read_status, tail_lines
@@ -70,18 +71,18 @@ class Snapshot(BaseModel):
     latest: list[dict[str, Any]]
 
 
-def transcript_of(rec: dict[str, Any]) -> dict[str, Any]:
+def transcript_of(rec: GameRecord) -> dict[str, Any]:
     """A finished game as the page lists it: header (cell, models, status, deal and gains) and its turns."""
-    unit, out = rec["unit"], rec["outcome"]
+    unit = rec.unit
     turns = []
-    for t in rec["turns"]:
-        fields = dict(t.get("fields") or {})
+    for t in rec.turns:
+        fields = dict(t.fields)
         message = fields.pop("message", None)
         action = {k: v for k, v in fields.items() if v not in (None, False)
                   and not any(p in k.lower() for p in ("private", "scratchpad", "reasoning"))}
-        turns.append({"turn": t["turn"], "role": t["role"], "message": message, "action": action})
-    return {"unit_id": unit["unit_id"], "cell": unit.get("cell"), "status": out["status"],
-            "models": unit.get("models_by_role") or {}, "deal": deal_line(game_row(rec)), "turns": turns}
+        turns.append({"turn": t.turn, "role": t.role, "message": message, "action": action})
+    return {"unit_id": unit.unit_id, "cell": unit.cell, "status": rec.outcome.status.value,
+            "models": unit.models_by_role, "deal": deal_line(game_row(rec)), "turns": turns}
 
 
 class Follower:
@@ -96,7 +97,7 @@ class Follower:
         """model -> [calls, cost, 429s]."""
         self.arrivals: deque[float] = deque()
         self.errors: deque[dict[str, Any]] = deque(maxlen=ERRORS)
-        self.latest: deque[dict[str, Any]] = deque(maxlen=LATEST)
+        self.latest: deque[GameRecord] = deque(maxlen=LATEST)
         self.started = False
 
     def _read(self, name: str) -> list[dict[str, Any]]:
@@ -106,11 +107,12 @@ class Follower:
     def poll(self) -> None:
         """Read what the journals gained (in bounded steps until caught up)."""
         while games := self._read(JOURNAL):
-            for rec in games:
-                unit, out = rec["unit"], rec["outcome"]
-                self.units[unit["unit_id"]] = (str(unit.get("cell")), out["status"])
-                if not out["known"]:
-                    self.errors.append({"unit_id": unit["unit_id"], "what": "game unknown", "error": str(out["reason"])})
+            for line in games:
+                rec = GameRecord.model_validate(line)
+                unit, out = rec.unit, rec.outcome
+                self.units[unit.unit_id] = (unit.cell, out.status.value)
+                if not out.known:
+                    self.errors.append({"unit_id": unit.unit_id, "what": "game unknown", "error": out.reason})
                 self.latest.append(rec)
         now = time.monotonic()
         while calls := self._read(CALLS_JOURNAL):
@@ -138,8 +140,8 @@ class Follower:
         for cell, status in self.units.values():
             cells.setdefault(cell, Counter())[status] += 1
         return Snapshot(
-            name=manifest.get("grid") or self.path.name,
-            simulated=(manifest.get("config") or {}).get("provider") == "sim",
+            name=manifest.grid or self.path.name,
+            simulated=manifest.config.provider == "sim",
             note=progress.note(), units=progress.units, finished=len(self.units), known=progress.known,
             running=progress.running is not None, state=progress.state,
             cells=[CellRow(cell=c, finished=sum(n.values()), agreements=n["AGREEMENT"],

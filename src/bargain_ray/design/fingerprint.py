@@ -16,6 +16,7 @@ from bargain_ray.core.hashing import digest
 from bargain_ray.design.merge import game_config
 from bargain_ray.games import load_game
 from bargain_ray.providers.routing import effective_model
+from bargain_ray.store.manifest import game_key
 
 
 def text_digests(config: dict[str, Any]) -> dict[str, str]:
@@ -29,7 +30,7 @@ def components(sweep: SweepConfig) -> dict[str, Any]:
     for d in sweep.grid.designs:
         for c in d.conditions:
             cfg = game_config(sweep, d.game, c)
-            out[f"game {d.game} under condition {c}"] = {"config": cfg, "texts": text_digests(cfg)}
+            out[game_key(d.game, c)] = {"config": cfg, "texts": text_digests(cfg)}
     for letter in sorted(sweep.models):
         m = effective_model(sweep, letter).model_dump(mode="json", exclude=set(RUNTIME_KEYS))
         out[f"model {letter} ({m['name']})"] = m

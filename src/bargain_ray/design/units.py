@@ -10,6 +10,7 @@ from bargain_ray.core.hashing import digest
 from bargain_ray.core.unit import Unit
 from bargain_ray.design.fingerprint import components
 from bargain_ray.providers.routing import effective_model
+from bargain_ray.store.manifest import game_key
 
 
 def units(sweep: SweepConfig, created: str) -> Iterator[Unit]:
@@ -25,7 +26,7 @@ def units(sweep: SweepConfig, created: str) -> Iterator[Unit]:
         cells = []
         for d in grid.designs:
             for cond in d.conditions:
-                key = f"game {d.game} under condition {cond}"
+                key = game_key(d.game, cond)
                 for pairing in d.pairings:
                     for a in d.assignments:
                         for speaker in d.speakers_of(a):

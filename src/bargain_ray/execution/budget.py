@@ -29,7 +29,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from bargain_ray.config import ModelConfig, SweepConfig
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.providers import effective_model
-from bargain_ray.store import read_records
+from bargain_ray.store import read_heads
 
 BUDGET_FAILURE = "budget"
 """How a game refused a call by the budget starts its failure reason (grouped in the summary)."""
@@ -166,7 +166,7 @@ _STOPPED = re.compile(rf"^{BUDGET_FAILURE}: run\.max_cost_usd=([0-9.e+-]+) ")
 def stopped_at(path: Path) -> float | None:
     """The highest cap at which the budget stopped a game of the folder ``path`` that is still unfinished."""
     latest: dict[str, str] = {}
-    for rec in read_records(path):
-        latest[rec["unit"]["unit_id"]] = "" if rec["outcome"]["known"] else str(rec["outcome"].get("reason", ""))
+    for head in read_heads(path):
+        latest[head.unit.unit_id] = "" if head.outcome.known else head.outcome.reason
     caps = [float(m.group(1)) for reason in latest.values() if (m := _STOPPED.match(reason))]
     return max(caps, default=None)

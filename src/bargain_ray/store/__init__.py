@@ -9,10 +9,19 @@ the parquet tables are rebuilt from the journal and published as one set (``tabl
 
 from bargain_ray.store.batches import BatchJournal, JournaledBatch, read_batches
 from bargain_ray.store.calls import CallJournal, paid_calls, read_calls
-from bargain_ray.store.journal import GameJournal, finished_units, index_latest, read_at, read_latest, read_records
+from bargain_ray.store.journal import (
+    GameJournal,
+    RecordHead,
+    finished_units,
+    index_latest,
+    read_at,
+    read_heads,
+    read_latest,
+    read_records,
+)
 from bargain_ray.store.jsonl import CorruptJournal, DiskFull, is_disk_full
 from bargain_ray.store.lock import FolderLocked, Holder, hold_lock, lock_holder
-from bargain_ray.store.manifest import ChangedConfig, open_manifest, read_manifest
+from bargain_ray.store.manifest import ChangedConfig, Manifest, UnreadableManifest, open_manifest, read_manifest
 from bargain_ray.store.paths import BATCHES_JOURNAL, CALLS_JOURNAL, DATASET, JOURNAL, MANIFEST, REPORT
 from bargain_ray.store.rows import SCHEMAS, call_row, game_row, record_rows, turn_rows
 from bargain_ray.store.status import Progress, read_progress, write_status
@@ -21,8 +30,9 @@ from bargain_ray.store.tables import TABLES, read_tables, scan_tables, write_tab
 __all__ = [
     "BATCHES_JOURNAL", "BatchJournal", "JournaledBatch", "read_batches",
     "CALLS_JOURNAL", "DATASET", "JOURNAL", "MANIFEST", "REPORT", "SCHEMAS", "TABLES", "CallJournal",
-    "ChangedConfig", "CorruptJournal", "DiskFull", "FolderLocked", "GameJournal", "Holder", "Progress",
+    "ChangedConfig", "CorruptJournal", "DiskFull", "FolderLocked", "GameJournal", "Holder", "Manifest", "Progress",
+    "RecordHead", "UnreadableManifest",
     "call_row", "finished_units", "game_row", "hold_lock", "index_latest", "is_disk_full", "lock_holder",
-    "open_manifest", "paid_calls", "read_at", "read_calls", "read_latest", "read_manifest", "read_progress",
+    "open_manifest", "paid_calls", "read_at", "read_calls", "read_heads", "read_latest", "read_manifest", "read_progress",
     "read_records", "read_tables", "record_rows", "scan_tables", "turn_rows", "write_status", "write_tables",
 ]

@@ -1,4 +1,4 @@
-"""``journal.jsonl``: one line per finished game, appended durably by the driver."""
+"""``journal.jsonl``: one line per finished game, appended durably by the driver, read back as ``GameRecord``."""
 
 from __future__ import annotations
 
@@ -6,17 +6,47 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+
+from pydantic import BaseModel
 
 from bargain_ray.core.records import GameRecord
-from bargain_ray.store.jsonl import Appender, CorruptJournal, read_lines
+from bargain_ray.store.jsonl import Appender, CorruptJournal, corrupt, read_lines
 from bargain_ray.store.paths import JOURNAL
 
 
-def read_records(path: Path) -> Iterator[dict[str, Any]]:
+def parse_record(line: bytes) -> GameRecord:
+    """One journal line as the model the driver wrote (pydantic parses the bytes: no dict in between)."""
+    return GameRecord.model_validate_json(line)
+
+
+def read_records(path: Path) -> Iterator[GameRecord]:
     """Every journaled game of the sweep folder ``path``, oldest first; a torn last line is skipped,
     a corrupt one refused (``CorruptJournal``)."""
-    return read_lines(path / JOURNAL)
+    return read_lines(path / JOURNAL, parse_record)
+
+
+class UnitHead(BaseModel):
+    unit_id: str
+    hash: str
+
+
+class OutcomeHead(BaseModel):
+    known: bool
+    reason: str
+
+
+class RecordHead(BaseModel):
+    """What a resume, the budget and the progress read of a journaled game: its unit's id and hash,
+    whether its result is known and why it ended. The rest of the line is skipped, not validated
+    (a resume of a large sweep reads every line)."""
+
+    unit: UnitHead
+    outcome: OutcomeHead
+
+
+def read_heads(path: Path) -> Iterator[RecordHead]:
+    """``read_records`` with only each record's head validated: oldest first, torn tail skipped, corrupt refused."""
+    return read_lines(path / JOURNAL, RecordHead.model_validate_json)
 
 
 _UNIT_ID = re.compile(rb'^\{"unit": \{"unit_id": ("(?:[^"\\\\]|\\\\.)*")')
@@ -49,17 +79,28 @@ def index_latest(path: Path) -> dict[str, int]:
     return latest
 
 
-def read_at(path: Path, offsets: list[int]) -> Iterator[dict[str, Any]]:
+def read_at(path: Path, offsets: list[int]) -> Iterator[GameRecord]:
     """The records at ``offsets`` (from ``index_latest``), in that order, one at a time."""
     if not offsets:
         return
-    with (path / JOURNAL).open("rb") as f:
+    journal = path / JOURNAL
+    with journal.open("rb") as f:
         for offset in offsets:
             f.seek(offset)
-            yield json.loads(f.readline())
+            line = f.readline()
+            try:
+                yield parse_record(line)
+            except ValueError as exc:
+                raise corrupt(journal, _line_number(journal, offset), exc) from None
 
 
-def read_latest(path: Path, only: set[str] | None = None) -> Iterator[dict[str, Any]]:
+def _line_number(journal: Path, offset: int) -> int:
+    """The 1-based line that starts at byte ``offset`` (only to name a corrupt line)."""
+    with journal.open("rb") as f:
+        return f.read(offset).count(b"\n") + 1
+
+
+def read_latest(path: Path, only: set[str] | None = None) -> Iterator[GameRecord]:
     """The latest record of each unit (of those in ``only``), in journal order, one at a time.
 
     One pass reads only each line's unit id; then only the lines kept are read and parsed, so
@@ -73,12 +114,11 @@ def read_latest(path: Path, only: set[str] | None = None) -> Iterator[dict[str, 
 def finished_units(path: Path) -> dict[str, str]:
     """unit_id -> unit hash of every game with a known result (skipped on resume)."""
     done: dict[str, str] = {}
-    for rec in read_records(path):
-        unit = rec["unit"]
-        if rec["outcome"]["known"]:
-            done[unit["unit_id"]] = unit["hash"]
+    for head in read_heads(path):
+        if head.outcome.known:
+            done[head.unit.unit_id] = head.unit.hash
         else:
-            done.pop(unit["unit_id"], None)
+            done.pop(head.unit.unit_id, None)
     return done
 
 

@@ -11,17 +11,21 @@ from __future__ import annotations
 import errno
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+T = TypeVar("T")
 
 
 class CorruptJournal(ValueError):
-    """A complete line of a journal is not JSON."""
+    """A complete line of a journal is not JSON, or not the record the journal holds."""
 
-    def __init__(self, path: Path, line: int, detail: str) -> None:
+    def __init__(self, path: Path, line: int, detail: str, what: str = "a JSON line") -> None:
         super().__init__(
-            f"{path}:{line}: not a JSON line ({detail}); nothing was run. The file was changed outside "
+            f"{path}:{line}: not {what} ({detail}); nothing was run. The file was changed outside "
             f"bargain_ray: restore it from a backup, or delete line {line} (the game or call it held runs "
             "again on resume, and a deleted call is paid again)."
         )
@@ -53,8 +57,9 @@ def is_disk_full(exc: BaseException | None) -> bool:
     return False
 
 
-def read_lines(path: Path) -> Iterator[dict[str, Any]]:
-    """Every complete line of ``path``, oldest first; a torn last line is not yet a line."""
+def read_lines(path: Path, parse: Callable[[bytes], T] = json.loads) -> Iterator[T]:
+    """Every complete line of ``path`` as ``parse`` reads its bytes (plain JSON, or a model's
+    ``model_validate_json``), oldest first; a torn last line is not yet a line."""
     if not path.exists():
         return
     with path.open("rb") as f:
@@ -62,9 +67,20 @@ def read_lines(path: Path) -> Iterator[dict[str, Any]]:
             if not line.endswith(b"\n"):
                 return
             try:
-                yield json.loads(line)
-            except ValueError as exc:  # JSONDecodeError and invalid UTF-8 alike
-                raise CorruptJournal(path, number, str(exc).split(":")[0]) from None
+                yield parse(line)
+            except ValueError as exc:  # JSONDecodeError, invalid UTF-8 and a model's ValidationError alike
+                raise corrupt(path, number, exc) from None
+
+
+def corrupt(path: Path, number: int, exc: ValueError) -> CorruptJournal:
+    """The refusal of line ``number``: not JSON at all, or JSON that is not the journal's record (one line)."""
+    if not isinstance(exc, ValidationError):
+        return CorruptJournal(path, number, str(exc).split(":")[0])
+    first = exc.errors(include_url=False)[0]
+    if first["type"] == "json_invalid":
+        return CorruptJournal(path, number, first["msg"])
+    where = ".".join([exc.title, *(str(part) for part in first["loc"])])
+    return CorruptJournal(path, number, f"{where}: {first['msg']}", what="a record as this version writes it")
 
 
 def complete_size(path: Path) -> int:

@@ -64,14 +64,44 @@ class Manifest(BaseModel):
     git_commit: str | None = None
     """Provenance only, never compared: a code change that matters shows in ``components`` or the unit hashes."""
 
+    def game_part(self, game: str, condition: str) -> dict[str, Any] | None:
+        """The fingerprint part of ``game`` under ``condition`` (``config``: the game config it was played
+        under; ``texts``: the digest of each text a model reads), None when the sweep has no such game."""
+        return self.components.get(game_key(game, condition))
+
+    def game_conditions(self) -> list[tuple[str, str]]:
+        """(game, condition) of every game config of the sweep, in the grid's order, each once."""
+        return list(dict.fromkeys((d.game, c) for d in self.config.grid.designs for c in d.conditions))
+
+    def key_names(self) -> list[str]:
+        """The key variables the sweep's models were configured to read (each model's ``api_key_env``)."""
+        return sorted({m.api_key_env for m in self.config.models.values() if m.api_key_env})
+
+
+def game_key(game: str, condition: str) -> str:
+    """The name of a game config's part in ``components`` (``design.fingerprint`` names its parts so)."""
+    return f"game {game} under condition {condition}"
+
+
+class UnreadableManifest(ValueError):
+    """A folder's manifest is not one this version writes (hand-made, cut short, or older than the check)."""
+
 
 def today() -> str:
     return datetime.now(UTC).strftime("%Y%m%d")
 
 
-def read_manifest(path: Path) -> dict[str, Any]:
-    """The manifest as the JSON the folder holds: readers (analysis, the dataset) take any folder, old ones too."""
-    return json.loads((path / MANIFEST).read_text())
+def read_manifest(path: Path) -> Manifest:
+    """The manifest of the sweep folder ``path``, for readers (analysis, the dataset, the live view); a
+    manifest this version cannot read is refused in one line (``UnreadableManifest``)."""
+    target = path / MANIFEST
+    try:
+        return Manifest.model_validate_json(target.read_bytes())
+    except ValidationError:
+        raise UnreadableManifest(
+            f"{target} does not record what determines its games as this version writes it (grid seed, "
+            "designs, games, models; folders before that check are not read): read it with the code that wrote it"
+        ) from None
 
 
 def open_manifest(path: Path, current: Manifest) -> Manifest:
@@ -94,8 +124,8 @@ def open_manifest(path: Path, current: Manifest) -> Manifest:
         write_manifest(path, current)
         return current
     try:
-        recorded = Manifest.model_validate_json(target.read_bytes())
-    except ValidationError:
+        recorded = read_manifest(path)
+    except UnreadableManifest:
         raise ChangedConfig(
             f"{target} is unreadable or does not record what determines its games (grid seed, designs, games, "
             f"models; folders before this check did not): it cannot be resumed safely. Finish it with the code "

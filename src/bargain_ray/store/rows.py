@@ -16,6 +16,7 @@ from typing import Any
 import polars as pl
 
 from bargain_ray.core.figures import is_figure, value_of
+from bargain_ray.core.records import CallRecord, GameRecord
 from bargain_ray.core.status import Status
 
 IDENTITY = (
@@ -34,24 +35,23 @@ GAME_SCHEMA = SHARED_SCHEMA | {"unit_hash": pl.String, "outcome": pl.String}
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 
-def shared_columns(rec: dict[str, Any]) -> dict[str, Any]:
+def shared_columns(rec: GameRecord) -> dict[str, Any]:
     """The columns every family has, from the unit, the loop's outcome, turns and calls."""
-    unit, out, calls = rec["unit"], rec["outcome"], rec["calls"]
-    known = bool(out["known"])
-    rounds = len(rec["turns"])
-    usage = [c.get("usage") or {} for c in calls]
-    return {k: unit.get(k) for k in IDENTITY} | {
-        "status": out["status"], "known": known, "reason": out["reason"],
-        "agreement": bool(out["agreement"]) if known else None,
-        "format_failure": out["status"] == Status.FORMAT_FAILURE if known else None,
+    unit, out = rec.unit, rec.outcome
+    known = out.known
+    rounds = len(rec.turns)
+    return {k: getattr(unit, k) for k in IDENTITY} | {
+        "status": out.status.value, "known": known, "reason": out.reason,
+        "agreement": out.agreement if known else None,
+        "format_failure": out.status == Status.FORMAT_FAILURE if known else None,
         "technical_failure": not known,
-        "technical_pass": out["technical_pass"],
-        "rounds": rounds, "rounds_to_agreement": rounds if out["agreement"] else None,
-        "calls_attempted": out["calls_attempted"], "repairs_used": out["repairs_used"],
-        "invalid_attempts": len(out["invalid_attempts"]),
-        "input_tokens": sum(u.get("input_tokens", 0) for u in usage),
-        "output_tokens": sum(u.get("output_tokens", 0) for u in usage),
-        "cost_usd": sum(c.get("cost_usd", 0.0) for c in calls),
+        "technical_pass": out.technical_pass,
+        "rounds": rounds, "rounds_to_agreement": rounds if out.agreement else None,
+        "calls_attempted": out.calls_attempted, "repairs_used": out.repairs_used,
+        "invalid_attempts": len(out.invalid_attempts),
+        "input_tokens": sum(c.usage.input_tokens for c in rec.calls),
+        "output_tokens": sum(c.usage.output_tokens for c in rec.calls),
+        "cost_usd": sum(c.cost_usd for c in rec.calls),
     }
 
 
@@ -65,18 +65,18 @@ def _cell(v: Any) -> Any:
 _SKIP = object()
 
 
-def game_row(rec: dict[str, Any]) -> dict[str, Any]:
+def game_row(rec: GameRecord) -> dict[str, Any]:
     """One row of games.parquet: identity, who played, status, every figure, and the outcome object."""
-    unit, out = rec["unit"], rec["outcome"]
+    unit = rec.unit
     row = shared_columns(rec)
-    row |= {f"model_{role}": name for role, name in (unit.get("models_by_role") or {}).items()}
-    row |= {f"agent_{role}": agent for role, agent in (unit.get("agent_of_role") or {}).items()}
-    row["unit_hash"] = unit.get("hash")
-    for key, value in out.items():
+    row |= {f"model_{role}": name for role, name in unit.models_by_role.items()}
+    row |= {f"agent_{role}": agent for role, agent in unit.agent_of_role.items()}
+    row["unit_hash"] = unit.hash
+    for key, value in rec.outcome.scored.items():  # the named fields are the shared columns already
         if key not in row and (cell := _cell(value)) is not _SKIP:
             row[key] = cell
-    row |= rec.get("metrics") or {}  # the family's figures win: they name each figure once
-    row["outcome"] = json.dumps(out, default=str)
+    row |= rec.metrics  # the family's figures win: they name each figure once
+    row["outcome"] = json.dumps(rec.outcome.model_dump(mode="json"), default=str)  # as the journal line holds it
     return row
 
 
@@ -93,27 +93,27 @@ def _number(v: Any) -> Any:
     return float(v) if isinstance(v, str) and _NUMBER.fullmatch(v) else v
 
 
-def turn_rows(rec: dict[str, Any]) -> list[dict[str, Any]]:
+def turn_rows(rec: GameRecord) -> list[dict[str, Any]]:
     """The rows of turns.parquet for one game: each action field in its own column (a dict of scalars,
     e.g. an offer's terms, as ``<field>_<key>``), the family's per-turn metrics of that turn beside them
     (``turn_scored`` marks the turns that have them), and the fields as JSON."""
-    scored = {m["turn"]: m for m in rec.get("turn_metrics") or [] if "turn" in m}
-    served = {c["call_id"]: c.get("served_by") for c in rec["calls"]}
+    scored = {m["turn"]: m for m in rec.turn_metrics if "turn" in m}
+    served = {c.call_id: c.served_by for c in rec.calls}
     rows = []
-    for t in rec["turns"]:
-        f = t.get("fields") or {}
-        row = {k: t[k] for k in ("unit_id", "turn", "role", "call_ids", "attempts", "valid")}
-        row |= {"action": f.get("action"), "message": f.get("message")}
+    for t in rec.turns:
+        f = t.fields
+        row = {"unit_id": t.unit_id, "turn": t.turn, "role": t.role, "call_ids": t.call_ids,
+               "attempts": t.attempts, "valid": t.valid, "action": f.get("action"), "message": f.get("message")}
         for key, value in f.items():
             if isinstance(value, dict):
                 row |= {f"{key}_{k}": _number(v) for k, v in value.items()
                         if f"{key}_{k}" not in row and _cell(v) is not _SKIP}
             elif key not in row and (cell := _cell(value)) is not _SKIP:
                 row[key] = cell
-        metrics = scored.get(t["turn"])
+        metrics = scored.get(t.turn)
         row |= {k: v for k, v in (metrics or {}).items() if k not in row}
         row["turn_scored"] = metrics is not None
-        row["served_by"] = served.get(t["call_ids"][-1]) if t["call_ids"] else None  # who answered the last ask
+        row["served_by"] = served.get(t.call_ids[-1]) if t.call_ids else None  # who answered the last ask
         row["fields"] = json.dumps(f, default=str)
         rows.append(row)
     return rows
@@ -131,16 +131,19 @@ CALL_SCHEMA = {
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 
 
-def call_row(c: dict[str, Any]) -> dict[str, Any]:
-    usage = c.get("usage", {})
-    row = {k: c.get(k) for k in CALL_SCHEMA if k not in _USAGE}
-    row["request"] = json.dumps(c["request"], ensure_ascii=False)
-    return row | {k: usage.get(k, 0) for k in _USAGE}
+_CALL_FIELDS = tuple(k for k in CALL_SCHEMA if k not in _USAGE)
 
 
-def record_rows(rec: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def call_row(c: CallRecord) -> dict[str, Any]:
+    """One row of calls.parquet: the call's fields, its usage as columns, the request as sent (JSON)."""
+    row = {k: getattr(c, k) for k in _CALL_FIELDS}
+    row["request"] = json.dumps(c.request, ensure_ascii=False)
+    return row | {k: getattr(c.usage, k) for k in _USAGE}
+
+
+def record_rows(rec: GameRecord) -> dict[str, list[dict[str, Any]]]:
     """Every row one journaled game contributes, by table."""
-    return {"games": [game_row(rec)], "turns": turn_rows(rec), "calls": [call_row(c) for c in rec["calls"]]}
+    return {"games": [game_row(rec)], "turns": turn_rows(rec), "calls": [call_row(c) for c in rec.calls]}
 
 
 SCHEMAS: dict[str, dict[str, Any]] = {"games": GAME_SCHEMA, "turns": TURN_SCHEMA, "calls": CALL_SCHEMA}

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from bargain_ray.store.journal import read_records
+from bargain_ray.store.journal import read_heads
 from bargain_ray.store.lock import Holder, lock_holder
 from bargain_ray.store.paths import STATUS
 
@@ -97,8 +97,8 @@ def read_status(path: Path) -> Status | None:
 def read_progress(path: Path) -> Progress:
     """Lock, status and journal read together; writes nothing."""
     latest: dict[str, bool] = {}
-    for rec in read_records(path):
-        latest[rec["unit"]["unit_id"]] = bool(rec["outcome"]["known"])
+    for head in read_heads(path):
+        latest[head.unit.unit_id] = head.outcome.known
     status = read_status(path)
     known = sum(latest.values())
     holder = lock_holder(path)

@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ValidationError
 
+from bargain_ray.core.records import GameRecord
 from bargain_ray.store.journal import read_latest
 from bargain_ray.store.jsonl import complete_size
 from bargain_ray.store.paths import JOURNAL, TABLES_MARKER
@@ -38,7 +39,7 @@ class TableSet(BaseModel):
     rows: dict[str, int]
 
 
-def add_rows(rows: dict[str, list[dict[str, Any]]], rec: dict[str, Any]) -> None:
+def add_rows(rows: dict[str, list[dict[str, Any]]], rec: GameRecord) -> None:
     """A record's rows appended to each table's list."""
     for name, more in record_rows(rec).items():
         rows[name].extend(more)
