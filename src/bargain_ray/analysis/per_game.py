@@ -32,8 +32,9 @@ def metrics_per_game(sweep: Sweep) -> pl.LazyFrame:
 
 
 def in_design_order(frame: pl.LazyFrame) -> pl.LazyFrame:
-    """By block, then position in the block: the order the design laid the games out."""
-    return frame.sort("block", "position", nulls_last=True)
+    """By block, then position in the block: the order the design laid the games out; the unit id breaks
+    ties (re-scored replays all sit at block 0, position 0), so every export of one folder is the same."""
+    return frame.sort("block", "position", "unit_id", nulls_last=True)
 
 
 def metrics_per_turn(sweep: Sweep) -> pl.LazyFrame:
@@ -43,7 +44,7 @@ def metrics_per_turn(sweep: Sweep) -> pl.LazyFrame:
         return pl.LazyFrame()
     ident = sweep.scan("games").select(IDENTITY)
     scored = turns.filter(pl.col("turn_scored")).drop("turn_scored", "call_ids", "fields")
-    return ident.join(scored, on="unit_id", how="inner").sort("block", "position", "turn", nulls_last=True)
+    return ident.join(scored, on="unit_id", how="inner").sort("block", "position", "unit_id", "turn", nulls_last=True)
 
 
 def metric_columns(schema: pl.Schema) -> list[str]:
