@@ -19,6 +19,11 @@ Per key, one dispatcher hands calls out in arrival order (so no caller starves),
   debited as each call is handed out; limits the provider announces replace looser configured ones.
 
 A call already handed out when a 429 arrives is not recalled: it is on its way (one round trip).
+
+The actor outlives the drivers on a cluster, so a driver killed outright leaves its calls in flight
+and its workers' waiting acquires behind; every few seconds the actor frees the slots and drops the
+waiters of every Ray job that has ended (``dead_jobs``), so the next driver gets the whole window at
+once. A slot whose release never came is also reclaimed after ``LEASE_S``, the last resort.
 """
 
 from __future__ import annotations
@@ -37,12 +42,14 @@ from bargain_ray.clients.bucket import Bucket
 from bargain_ray.clients.headers import read_headers
 from bargain_ray.config import Limits
 
-ACTOR_NAME = "bargain_ray_limiter_v2"
+ACTOR_NAME = "bargain_ray_limiter_v3"
 NAMESPACE = "bargain_ray"
 BURST_S = 0.25
 """Seconds of unused rate a bucket may bank: pace evenly, keep the provider's burst as slack."""
 LEASE_S = 900.0
-"""A slot whose release never came (its worker died) is reclaimed after this long."""
+"""A slot whose release never came is reclaimed after this long, whatever its job's state."""
+REAP_S = 2.0
+"""How often the actor looks for ended jobs whose slots and waiters it still holds."""
 PACES = ("requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute", "tokens_per_minute")
 """``tokens_per_minute`` is OpenAI's total; it is learned from headers (``config.Limits`` has no field for it yet)."""
 
@@ -76,6 +83,7 @@ class KeyState:
         self._set_paces()
         self.in_flight: dict[int, tuple[float, dict[str, float]]] = {}  # ticket -> (lease end, what it took)
         self.waiters: deque[tuple[int, dict[str, float], asyncio.Future[None]]] = deque()
+        self.jobs: dict[int, str] = {}  # ticket -> the Ray job that asked (waiting or in flight)
         self.paused_until = 0.0
         self.last_cut = 0.0
         self.out_estimate = 256.0
@@ -108,6 +116,19 @@ class KeyState:
     def _reap(self, now: float) -> None:
         for ticket in [t for t, (end, _) in self.in_flight.items() if end < now]:
             del self.in_flight[ticket]
+            self.jobs.pop(ticket, None)
+
+    def forget_jobs(self, ended: set[str]) -> int:
+        """Free the slots and drop the waiters of calls asked by ``ended`` jobs; returns how many."""
+        gone = {t for t, job in self.jobs.items() if job in ended}
+        for ticket in gone:
+            self.in_flight.pop(ticket, None)
+            del self.jobs[ticket]
+        for _, _, fut in (w for w in self.waiters if w[0] in gone):
+            fut.cancel()  # its caller is gone; the dispatcher skips a done future
+        if gone:
+            self._changed.set()
+        return len(gone)
 
     def _need(self, input_tokens: int, max_tokens: int) -> dict[str, float]:
         return {"requests_per_minute": 1.0, "input_tokens_per_minute": float(input_tokens),
@@ -122,9 +143,11 @@ class KeyState:
             self.waiters.clear()
         return loop
 
-    async def acquire(self, ticket: int, input_tokens: int, max_tokens: int = 0) -> None:
+    async def acquire(self, ticket: int, input_tokens: int, max_tokens: int = 0, job: str | None = None) -> None:
         """Return once a slot is held for ``ticket``, no announced wait runs and the paced rates allow the call."""
         fut = self._bind().create_future()
+        if job is not None:
+            self.jobs[ticket] = job
         self.waiters.append((ticket, self._need(input_tokens, max_tokens), fut))
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = asyncio.create_task(self._dispatch())
@@ -133,6 +156,7 @@ class KeyState:
         try:
             await fut
         except asyncio.CancelledError:
+            self.jobs.pop(ticket, None)
             if self.in_flight.pop(ticket, None) is not None:
                 self._changed.set()
             raise
@@ -167,6 +191,7 @@ class KeyState:
     def release(self, ticket: int, fb: Feedback) -> None:
         now = time.monotonic()
         _, took = self.in_flight.pop(ticket, (0.0, {}))
+        self.jobs.pop(ticket, None)
         told = read_headers(fb.headers)
         if any(self.learned.get(k) != v for k, v in told.limits.items()):
             self.learned.update(told.limits)
@@ -209,8 +234,12 @@ class Limiters:
     def __init__(self) -> None:
         self.keys: dict[str, KeyState] = {}
         self.tickets = itertools.count(1)
+        self._reaper: asyncio.Task[None] | None = None
 
-    async def acquire(self, key: str, limits: dict[str, Any], input_tokens: int, max_tokens: int = 0) -> int:
+    async def acquire(self, key: str, limits: dict[str, Any], input_tokens: int, max_tokens: int = 0,
+                      job: str | None = None) -> int:
+        if job is not None and (self._reaper is None or self._reaper.done()):
+            self._reaper = asyncio.create_task(self._forget_ended_jobs())
         parsed = Limits.model_validate(limits)
         state = self.keys.get(key)
         if state is None:
@@ -218,8 +247,16 @@ class Limiters:
         else:
             state.configure(parsed)
         ticket = next(self.tickets)
-        await state.acquire(ticket, input_tokens, max_tokens)
+        await state.acquire(ticket, input_tokens, max_tokens, job)
         return ticket
+
+    async def _forget_ended_jobs(self) -> None:
+        """While any call of a job is held, free those of jobs that have ended (a driver killed outright)."""
+        while any(state.jobs for state in self.keys.values()):
+            await asyncio.sleep(REAP_S)
+            ended = dead_jobs()
+            for state in self.keys.values():
+                state.forget_jobs(ended)
 
     def settle(self, key: str, ticket: int, feedback: dict[str, Any]) -> None:
         if key in self.keys:
@@ -247,7 +284,8 @@ class Limiter:
     async def acquire(self, input_tokens: int, max_tokens: int) -> int:
         """A ticket once the call may go (``max_tokens``: what it may write, as OpenAI's token limit counts it)."""
         if self._actor is not None:
-            return await self._actor.acquire.remote(self.key, self.limits, input_tokens, max_tokens)
+            job = ray.get_runtime_context().get_job_id()
+            return await self._actor.acquire.remote(self.key, self.limits, input_tokens, max_tokens, job)
         return await Limiter._local.acquire(self.key, self.limits, input_tokens, max_tokens)
 
     def release(self, ticket: int, feedback: Feedback) -> None:
@@ -257,6 +295,21 @@ class Limiter:
             self._actor.release.remote(self.key, ticket, data)
         else:
             Limiter._local.settle(self.key, ticket, data)
+
+
+def dead_jobs() -> set[str]:
+    """The ids of the cluster's Ray jobs that have ended.
+
+    Ray's public job listing (``ray.util.state``) goes through the dashboard, which our drivers do not start;
+    the GCS job table behind it is read here through ``ray._private.state`` (Ray 2.x). Should that move, no
+    job reads as ended and a dead driver's slots fall back to ``LEASE_S``.
+    """
+    try:
+        from ray._private import state
+
+        return {job["JobID"] for job in state.jobs() if job.get("IsDead")}
+    except Exception:  # an internal API: any change in it must cost the fallback, never a sweep
+        return set()
 
 
 RemoteLimiters = ray.remote(num_cpus=0, max_concurrency=100_000)(Limiters)

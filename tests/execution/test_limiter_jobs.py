@@ -1,0 +1,71 @@
+"""A driver killed outright on a cluster that outlives it: the shared limiter gives its slots back.
+
+The limiter actor is detached (one for the cluster), so a SIGKILLed driver's calls in flight and its
+waiting acquires would hold the window until ``LEASE_S`` (15 minutes) and stall the next driver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+
+import ray
+
+from bargain_ray.clients.limiter import LEASE_S, REAP_S, Limiter, _actor
+from bargain_ray.config import Limits
+
+LIMITS = Limits(max_in_flight=2, requests_per_minute=60_000)
+"""Known limits: the window is the whole ``max_in_flight`` at once (no slow start)."""
+
+HOLDER = """
+import asyncio, sys
+import ray
+from bargain_ray.clients.limiter import Limiter
+from bargain_ray.config import Limits
+
+async def main():
+    limiter = Limiter(sys.argv[1], Limits.model_validate_json(sys.argv[2]))
+    await limiter.acquire(10, 0)
+    await limiter.acquire(10, 0)
+    waiting = asyncio.ensure_future(limiter.acquire(10, 0))  # queued behind the full window
+    await asyncio.sleep(0.5)
+    print("held", flush=True)
+    await waiting
+
+ray.init(address=sys.argv[3], log_to_driver=False)
+asyncio.run(main())
+"""
+
+
+async def acquire_within(limiter: Limiter, seconds: float) -> bool:
+    try:
+        await asyncio.wait_for(limiter.acquire(10, 0), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+def test_a_killed_drivers_slots_and_waiters_are_freed_for_the_next(ray_session: str) -> None:
+    key = f"test-dead-job-{uuid.uuid4().hex}"
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, key, LIMITS.model_dump_json(), ray_session],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held", holder.stderr
+        limiter = Limiter(key, LIMITS)
+        assert not asyncio.run(acquire_within(limiter, 1.0))  # the window really is full: this test can fail
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(30)
+        # within a few reaping rounds, far inside the 15-minute lease: our call goes
+        assert asyncio.run(acquire_within(limiter, 10 * REAP_S)), "a killed driver's slots still held"
+        assert 10 * REAP_S < LEASE_S
+        snap = ray.get(_actor().snapshot.remote())[key]
+        # ours (the call that went, and the one the 1 s probe left), none of the dead driver's
+        assert snap["waiting"] == 0 and snap["in_flight"] <= 2, snap
+    finally:
+        if holder.poll() is None:
+            holder.kill()
