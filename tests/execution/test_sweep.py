@@ -59,7 +59,7 @@ def test_demo_sweep_runs_offline_and_writes_the_contract_tables(tmp_path, sweep_
     calls = pl.read_parquet(tmp_path / "calls.parquet")
     assert {"call_id", "unit_id", "role", "provider", "model", "request", "response_text", "latency_s",
             "attempts", "status"} <= set(calls.columns)
-    assert main(["+grid=demo", f"run.dir={tmp_path}"]) == 0
+    assert main(["+grid=demo", f"run.dir={tmp_path}", "run.report=false"]) == 0
     assert "0 to run" in capsys.readouterr().out and len(journal(tmp_path)) == 60
 
 
