@@ -1,8 +1,11 @@
-"""Shared fixtures: one local Ray instance for the whole session."""
+"""Shared fixtures: one local Ray instance for the whole session, and finished sweep folders to copy."""
 
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import ray
@@ -28,3 +31,24 @@ def sweep_env(ray_session: str) -> dict[str, str]:
     env["RAY_ADDRESS"] = ray_session
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+@pytest.fixture(scope="session")
+def finished_sweep(ray_session: str, tmp_path_factory: pytest.TempPathFactory) -> Callable[[list[str], Path], Path]:
+    """``finished_sweep(args, dest)``: ``dest`` holds a copy of the sweep folder that ``python -m bargain_ray *args``
+    finishes. Each distinct ``args`` is played once per session, in-process (the CLI's ``main``, on the session's
+    Ray), for the tests that only need a finished folder to start from; each test gets its own copy to change."""
+    from bargain_ray.__main__ import main
+
+    played: dict[tuple[str, ...], Path] = {}
+
+    def copy(args: list[str], dest: Path) -> Path:
+        key = tuple(args)
+        if key not in played:
+            folder = tmp_path_factory.mktemp("finished") / "sweep"
+            assert main([*args, f"run.dir={folder}"]) == 0, f"the sweep {args} did not finish"
+            played[key] = folder
+        shutil.copytree(played[key], dest)
+        return dest
+
+    return copy

@@ -24,6 +24,10 @@ from bargain_ray.play.loop import play
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 CONF = conf_dir()
+DEMO_WHOLE = ["+grid=demo", "run.progress=false", "run.report=false", "grid.blocks=10", "run.journal_calls=true",
+              "run.batch_size=4"]
+"""The uninterrupted demo sweep that killed, disk-full and resumed ones of the same grid must end equal to
+(played once per session by the ``finished_sweep`` fixture)."""
 
 
 def game_config(name: str, **overrides: Any) -> dict[str, Any]:

@@ -12,6 +12,8 @@ import pytest
 from helpers import DATA, ROOT
 
 from bargain_ray import replay, report
+from bargain_ray.__main__ import main
+from bargain_ray.execution import sweep
 
 
 def run_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -37,12 +39,27 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     ("models.O.retry.max_attempts=0", "models.O.retry.max_attempts=0: must be >= 1"),
     ("run.max_cost=5", "unknown key run.max_cost; did you mean run.max_cost_usd?"),
 ])
-def test_bad_value_refused_before_ray_and_folder(override: str, says: str, tmp_path: Path,
-                                                 cli_env: dict[str, str]) -> None:
+def test_bad_value_refused_before_the_sweep(override: str, says: str, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process through the CLI's ``main``: a value that got past the checks would reach the sweep."""
+
+    def reached(*_: object) -> int:
+        raise AssertionError("the sweep started")
+
+    monkeypatch.setattr(sweep, "run_sweep", reached)
     folder = tmp_path / "sweep"
-    done = run_cli("+grid=c3_smoke", override, f"run.dir={folder}", env=cli_env)
+    assert main(["+grid=c3_smoke", override, f"run.dir={folder}"]) == 1
+    out = capsys.readouterr()
+    assert out.err == f"error: {says}\n" and out.out == ""
+    assert not folder.exists()
+
+
+def test_a_bad_value_is_refused_before_ray_and_folder(tmp_path: Path, cli_env: dict[str, str]) -> None:
+    """The process: one line on stderr, exit 1, and Ray never started (it would leave its session folder)."""
+    folder = tmp_path / "sweep"
+    done = run_cli("+grid=c3_smoke", "run.workers=0", f"run.dir={folder}", env=cli_env)
     assert done.returncode == 1
-    assert done.stderr == f"error: {says}\n" and done.stdout == ""
+    assert done.stderr == "error: run.workers=0: must be >= 1\n" and done.stdout == ""
     assert not folder.exists() and not (tmp_path / "ray").exists()
 
 

@@ -12,10 +12,11 @@ from helpers import ROOT
 
 def test_a_non_editable_install_runs_the_demo_from_another_directory(tmp_path, sweep_env):
     venv = tmp_path / "venv"
-    # The dependencies come from this interpreter's site-packages; bargain_ray itself is built and installed.
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    # The dependencies come from this interpreter's site-packages; bargain_ray itself is built and installed
+    # into the venv by this interpreter's pip (``--python``: the venv needs no pip of its own, 4 s less).
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
     python = venv / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(ROOT)],
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(ROOT)],
                    check=True, capture_output=True)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -12,8 +12,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 import ray
-from helpers import ROOT, resize_disk, small_disk
+from helpers import DEMO_WHOLE, ROOT, resize_disk, small_disk
 
+from bargain_ray.__main__ import main
 from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.calljournal import start_journal
 from bargain_ray.store import DiskFull, is_disk_full, lock_holder
@@ -56,11 +57,13 @@ def test_a_second_driver_is_refused_at_once_and_the_first_finishes(tmp_path, swe
     assert lock_holder(tmp_path) is None
 
 
-def test_a_disk_that_fills_mid_sweep_ends_cleanly_and_resumes_to_the_same_tables(tmp_path, sweep_env):
+def test_a_disk_that_fills_mid_sweep_ends_cleanly_and_resumes_to_the_same_tables(tmp_path, sweep_env, finished_sweep,
+                                                                                  capsys):
     args = ["grid.blocks=10", "run.journal_calls=true", "run.batch_size=4"]
     with small_disk(tmp_path, "1500k") as disk:
         if disk is None:
             pytest.skip("cannot mount a tmpfs here")
+        whole = finished_sweep(DEMO_WHOLE, tmp_path / "whole")  # the same sweep, uninterrupted
         folder = disk / "sweep"
         full = run([*args, f"run.dir={folder}"], sweep_env)
         assert full.returncode == ExitCode.DISK_FULL, full.stderr
@@ -74,9 +77,9 @@ def test_a_disk_that_fills_mid_sweep_ends_cleanly_and_resumes_to_the_same_tables
         assert 0 < len(finished) < 200 and journaled
 
         resize_disk(disk, "32m")
-        resumed = run([*args, f"run.dir={folder}"], sweep_env)
-        assert resumed.returncode == 0, resumed.stderr
-        assert f"{len(finished)} finished" in resumed.stdout
+        capsys.readouterr()
+        assert main([*SWEEP[3:], *args, f"run.dir={folder}"]) == 0
+        assert f"{len(finished)} finished" in capsys.readouterr().out
         assert (folder / "journal.jsonl").read_bytes().startswith(games)
         assert (folder / "calls.journal.jsonl").read_bytes().startswith(calls), "every journaled call kept"
         tables = {name: pl.read_parquet(folder / f"{name}.parquet") for name in ("games", "turns", "calls")}
@@ -84,12 +87,10 @@ def test_a_disk_that_fills_mid_sweep_ends_cleanly_and_resumes_to_the_same_tables
     open_calls = {c for c in journaled if c.rsplit("-k", 1)[0] not in finished}
     assert replayed == open_calls, "calls journaled for unfinished games are replayed, never paid again"
 
-    whole = run([*args, f"run.dir={tmp_path / 'whole'}"], sweep_env)
-    assert whole.returncode == 0, whole.stderr
-    a, b = tables["games"].sort("unit_id"), pl.read_parquet(tmp_path / "whole" / "games.parquet").sort("unit_id")
+    a, b = tables["games"].sort("unit_id"), pl.read_parquet(whole / "games.parquet").sort("unit_id")
     assert a.height == 200 and a.select("unit_id", "status", "outcome").equals(b.select("unit_id", "status", "outcome"))
     assert tables["turns"].drop("call_ids").sort("unit_id", "turn").equals(
-        pl.read_parquet(tmp_path / "whole" / "turns.parquet").drop("call_ids").sort("unit_id", "turn"))
+        pl.read_parquet(whole / "turns.parquet").drop("call_ids").sort("unit_id", "turn"))
 
 
 @ray.remote(num_cpus=0)

@@ -80,13 +80,12 @@ def test_rehearsals_and_real_runs_of_one_grid_get_their_own_default_folders():
     assert str(sweep_dir(load_config("c3_full", ["provider=sim", "run.dir=/tmp/x"]))) == "/tmp/x"
 
 
-def test_a_seed_change_on_a_finished_folder_is_refused_before_ray_starts(tmp_path, sweep_env):
-    """End to end: the first run joins the session's Ray; the second has no cluster to join and a Ray temp
+def test_a_seed_change_on_a_finished_folder_is_refused_before_ray_starts(tmp_path, sweep_env, finished_sweep):
+    """End to end: the folder is a finished one's copy; the CLI run on it has no cluster to join and a Ray temp
     folder of its own, so a Ray started by mistake would leave a session there."""
-    base = [sys.executable, "-m", "bargain_ray", "+grid=demo", "grid.blocks=1", f"run.dir={tmp_path / 'sweep'}",
-            "run.report=false", "run.progress=false"]
-    first = subprocess.run(base, env=sweep_env, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert first.returncode == 0, first.stderr
+    args = ["+grid=demo", "grid.blocks=1", "run.report=false", "run.progress=false"]
+    folder = finished_sweep(args, tmp_path / "sweep")
+    base = [sys.executable, "-m", "bargain_ray", *args, f"run.dir={folder}"]
     ray_tmp = tmp_path / "ray"
     ray_tmp.mkdir()
     env = {k: v for k, v in sweep_env.items() if k != "RAY_ADDRESS"} | {"RAY_TMPDIR": str(ray_tmp)}

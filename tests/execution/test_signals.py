@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 from helpers import ROOT
 
+from bargain_ray.__main__ import main
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.signals import stop_on_signals
@@ -63,7 +64,7 @@ def test_a_signal_sets_the_stop_flag_and_a_second_one_stops_now() -> None:
     assert signal.getsignal(signal.SIGTERM) is before
 
 
-def test_sigterm_mid_sweep_writes_the_tables_and_resumes_to_every_unit_once(sweep_env, tmp_path) -> None:
+def test_sigterm_mid_sweep_writes_the_tables_and_resumes_to_every_unit_once(sweep_env, tmp_path, capsys) -> None:
     with slow_sim(5) as url:
         done = stop_midway(url, tmp_path, sweep_env, signal.SIGTERM, games=2)
         assert done.returncode == 143, done.stderr[-3000:]
@@ -76,14 +77,13 @@ def test_sigterm_mid_sweep_writes_the_tables_and_resumes_to_every_unit_once(swee
         assert re.fullmatch(rf"{16 - games.height} games unknown: .*stopped by SIGTERM; run the same command "
                             "again to resume", last), last
 
-        resumed = subprocess.run(sweep_args(url, tmp_path), env=sweep_env, cwd=ROOT, capture_output=True, text=True,
-                                 timeout=300)
-    assert resumed.returncode == ExitCode.OK, resumed.stderr[-3000:]
+    with SimServer(SimSettings(seed=5)) as url:  # the resume needs no slow replies: in-process, on a fast sim
+        assert main(sweep_args(url, tmp_path)[3:]) == ExitCode.OK
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "every game has a known result"
     games = pl.read_parquet(tmp_path / "games.parquet")
     assert games.height == 16 and games["unit_id"].n_unique() == 16 and games["known"].all()
     calls = [json.loads(line)["call_id"] for line in (tmp_path / CALLS_JOURNAL).read_bytes().splitlines()]
     assert len(calls) == len(set(calls)), "a reply paid before the stop is replayed, never paid again"
-    assert resumed.stdout.strip().splitlines()[-1] == "every game has a known result"
 
 
 def test_sigint_mid_sweep_exits_130_with_the_tables(sweep_env, tmp_path) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from bargain_ray.__main__ import main
 from bargain_ray.agents.replay import ReplayAgent
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.records import Reply
@@ -347,12 +348,8 @@ def test_replay_rescores_a_recorded_game():
     assert [a["rule"] for a in out["invalid_attempts"]] == ["unknown_action"]
 
 
-def test_demo_sweep_writes_tables(tmp_path, sweep_env):
-    proc = subprocess.run(
-        [sys.executable, "-m", "bargain_ray", "+grid=bargaining_demo", f"run.dir={tmp_path}", "run.progress=false"],
-        capture_output=True, text=True, cwd=ROOT, env=sweep_env, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+def test_demo_sweep_writes_tables(tmp_path, ray_session):
+    assert main(["+grid=bargaining_demo", f"run.dir={tmp_path}", "run.progress=false"]) == 0  # in-process
     games = pl.read_parquet(tmp_path / "games.parquet")
     assert games.height == 24 and games["known"].all()
     assert set(games["status"]) <= {"AGREEMENT", "NO_AGREEMENT"} and games["agreement"].any()
@@ -374,15 +371,11 @@ def test_demo_sweep_writes_tables(tmp_path, sweep_env):
         assert {k: again[k] for k in scored} == {k: rec["outcome"][k] for k in scored}
 
 
-def test_eight_cells_rehearse_on_the_simulated_provider(tmp_path, sweep_env):
+def test_eight_cells_rehearse_on_the_simulated_provider(tmp_path, ray_session, monkeypatch):
     # sweep.missing_keys still asks for api_key_env when provider=sim reroutes the models: a dummy stands in.
-    env = sweep_env | {"OPENROUTER_API_KEY": "not-a-key"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "bargain_ray", "+grid=bargaining_8cells", "provider=sim", f"run.dir={tmp_path}",
-         "run.progress=false", "grid.blocks=1", "grid.seeds=[1001]"],
-        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    monkeypatch.setenv("OPENROUTER_API_KEY", "not-a-key")
+    assert main(["+grid=bargaining_8cells", "provider=sim", f"run.dir={tmp_path}", "run.progress=false",
+                 "grid.blocks=1", "grid.seeds=[1001]"]) == 0  # in-process
     games = pl.read_parquet(tmp_path / "games.parquet")
     assert games.height == 8 and games["known"].all()
     names = ("haiku_seller", "haiku_buyer", "haiku_haiku", "llama_llama")  # seed 002's cell names, from the grid

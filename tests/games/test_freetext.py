@@ -15,6 +15,7 @@ import pytest
 import yaml
 from helpers import CONF
 
+from bargain_ray.__main__ import main
 from bargain_ray.agents.replay import ReplayAgent
 from bargain_ray.agents.strategy import StrategyAgent
 from bargain_ray.config import compose_dict
@@ -363,13 +364,8 @@ def test_replay_rescores_a_recorded_orange_game():
     assert "unused_replies" not in out
 
 
-def test_freetext_demo_sweep(sweep_env, tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "bargain_ray", "+grid=freetext_demo", f"run.dir={tmp_path}",
-         "run.progress=false", "run.report=false"],
-        capture_output=True, text=True, env=sweep_env, cwd=ROOT, timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+def test_freetext_demo_sweep(ray_session, tmp_path):
+    assert main(["+grid=freetext_demo", f"run.dir={tmp_path}", "run.progress=false", "run.report=false"]) == 0
     games = pl.read_parquet(tmp_path / "games.parquet")
     assert games.height == 24 and games["known"].all()
     for row in games.iter_rows(named=True):

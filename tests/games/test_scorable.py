@@ -13,6 +13,7 @@ import pytest
 import yaml
 from helpers import CONF, DATA, ROOT, game_config, play_replies
 
+from bargain_ray.__main__ import main
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.design import units
 from bargain_ray.games import load_game
@@ -391,12 +392,8 @@ def test_the_seat_swap_grid_puts_the_focal_model_at_each_seat_in_turn():
     assert all_units[0].unit_id.startswith("scorable_negotiation-seatswap-20261129-b01-p01-")
 
 
-def test_scorable_demo_sweep_runs_offline(tmp_path, sweep_env):
-    proc = subprocess.run(
-        [sys.executable, "-m", "bargain_ray", "+grid=scorable_demo", f"run.dir={tmp_path}"],
-        env=sweep_env, cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+def test_scorable_demo_sweep_runs_offline(tmp_path, ray_session):
+    assert main(["+grid=scorable_demo", f"run.dir={tmp_path}"]) == 0  # in-process
     games = pl.read_parquet(tmp_path / "games.parquet")
     assert games.height == 36 and set(games["family"]) == {"scorable"} and games["known"].all()
     assert set(games["status"]) <= {"AGREEMENT", "NO_AGREEMENT"} and games["agreement"].sum() > 0
