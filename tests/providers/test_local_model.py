@@ -119,12 +119,16 @@ def test_invalid_replies_are_recorded_with_rule_names(games: list[GameRecord]) -
 
 
 def test_constrained_replies_are_json(games: list[GameRecord]) -> None:
-    """With the schema, every reply the server finished (not cut at max_tokens) is one JSON object."""
+    """With the schema, every reply the server finished (not cut at max_tokens) is one JSON object; at least
+    one did finish, so the check is not empty (the 135M model often fills 160 tokens of a message first)."""
+    finished = 0
     for record in games[:2]:
         for call in record.calls:
             if call.stop_reason == "stop":
+                finished += 1
                 assert isinstance(json.loads(call.response_text), dict), call.response_text
             assert "response_format" in call.request
+    assert finished > 0, [c.stop_reason for r in games[:2] for c in r.calls]
 
 
 def test_cut_replies_ask_for_repairs_then_fail_the_format(games: list[GameRecord]) -> None:
