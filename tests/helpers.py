@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import uuid
 from collections import deque
@@ -12,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from bargain_ray.agents.replay import ReplayAgent
@@ -63,3 +65,15 @@ def small_disk(parent: Path, size: str) -> Iterator[Path]:
 
 def resize_disk(mount: Path, size: str) -> None:
     subprocess.run(["mount", "-o", f"remount,size={size}", str(mount)], check=True)
+
+
+def recording_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``git`` first on PATH that writes the environment it was started with to the returned file and
+    answers every command with the commit ``0123abc``."""
+    dump = tmp_path / "environ"
+    git = tmp_path / "bin" / "git"
+    git.parent.mkdir()
+    git.write_text(f"#!/bin/sh\nenv > {dump}\necho 0123abc\n")
+    git.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{git.parent}{os.pathsep}{os.environ['PATH']}")
+    return dump

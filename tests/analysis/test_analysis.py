@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
 from collections import deque
 from dataclasses import replace
 from fractions import Fraction
@@ -21,7 +20,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from helpers import game_config
+from helpers import game_config, recording_git
 
 from bargain_ray.analysis.bootstrap import Bootstrap, by_cell, paired
 from bargain_ray.analysis.build import analyse
@@ -309,12 +308,7 @@ def test_the_card_asks_git_without_the_key_variables_the_manifest_names(analysis
     models = {k: m.model_copy(update={"api_key_env": "MY_TEAM_TOKEN"}) for k, m in s.manifest.config.models.items()}
     config = s.manifest.config.model_copy(update={"models": models})
     manifest = s.manifest.model_copy(update={"git_commit": None, "config": config})
-    dump = tmp_path / "environ"
-    git = tmp_path / "bin" / "git"
-    git.parent.mkdir()
-    git.write_text(f"#!/bin/sh\nenv > {dump}\necho 0123abc\n")
-    git.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{git.parent}{os.pathsep}{os.environ['PATH']}")
+    dump = recording_git(tmp_path, monkeypatch)
     monkeypatch.setenv("MY_TEAM_TOKEN", "team-secret-4711")
     assert sweep_commit(replace(analysis, sweep=replace(s, manifest=manifest))) == "0123abc"
     seen = dump.read_text()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
-from helpers import ROOT
+from helpers import ROOT, recording_git
 
 from bargain_ray.__main__ import validate
 from bargain_ray.clients.retry import describe, mask
@@ -174,12 +174,7 @@ def test_a_401_echoing_the_key_leaves_no_fragment_in_the_folder(tmp_path: Path, 
 def test_git_run_for_provenance_inherits_no_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The driver's one other child: a ``git`` first on PATH writes the environment it was started with."""
     key = fake_key("sk-ant")
-    dump = tmp_path / "environ"
-    git = tmp_path / "bin" / "git"
-    git.parent.mkdir()
-    git.write_text(f"#!/bin/sh\nenv > {dump}\necho 0123abc\n")
-    git.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{git.parent}{os.pathsep}{os.environ['PATH']}")
+    dump = recording_git(tmp_path, monkeypatch)
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)
     monkeypatch.setenv("MY_TEAM_TOKEN", key)  # a model's own api_key_env: a key because the sweep names it
     code = read_code_version(["MY_TEAM_TOKEN"])
