@@ -1,4 +1,6 @@
-"""The types every layer shares and nothing else: prompts, records, statuses, exact figures, hashing."""
+"""What every layer shares and nothing else: prompts, records, statuses, exact figures, hashing, safe text, and
+the two facts about the running process that more than one layer needs (which variables are keys, the code's
+commit)."""
 
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.figures import figure
