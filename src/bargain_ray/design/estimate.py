@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bargain_ray.config import ModelConfig, SweepConfig
+from bargain_ray.config import ModelConfig, Price, SweepConfig
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply
 from bargain_ray.core.unit import Unit
@@ -70,16 +70,23 @@ class ModelCost(BaseModel):
     model: str
     """provider:name, as this run calls it."""
     batched: bool
-    discount: float
-    """The share of the list price a batch call saves (the model's ``price.batch_discount``)."""
+    price: Price
     games: int = 0
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     list_usd: float = 0.0
     """At the online (list) price."""
-    cost_usd: float = 0.0
-    """As it would be billed: ``list_usd`` at the batch price when ``batched``."""
+
+    @property
+    def discount(self) -> float:
+        """The share of the list price a batch call saves (the model's ``price.batch_discount``)."""
+        return self.price.batch_discount
+
+    @property
+    def cost_usd(self) -> float:
+        """As it would be billed: ``list_usd`` at the batch price when ``batched``."""
+        return self.price.charged(self.list_usd, self.batched)
 
     def line(self) -> str:
         billed = f"~${self.cost_usd:.2f}" + (
@@ -127,14 +134,12 @@ def estimate_cost(sweep: SweepConfig, todo: list[Unit]) -> Estimate:
             out = output_tokens(model) * len(calls)
             batched = sweep.sends_batched(model)
             name = f"{model.provider}:{model.name}"
-            m = per_model.setdefault((name, batched), ModelCost(model=name, batched=batched,
-                                                                discount=model.price.batch_discount))
+            m = per_model.setdefault((name, batched), ModelCost(model=name, batched=batched, price=model.price))
             m.games += 1
             m.calls += len(calls)
             m.input_tokens += sum(calls)
             m.output_tokens += out
             m.list_usd += (sum(calls) * model.price.input + out * model.price.output) / 1e6
-            m.cost_usd = model.price.charged(m.list_usd, batched)
     return Estimate(units=len(todo), models=[per_model[k] for k in sorted(per_model)],
                     max_cost_usd=sweep.run.max_cost_usd)
 
