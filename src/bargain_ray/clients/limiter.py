@@ -118,8 +118,8 @@ class KeyState:
             del self.in_flight[ticket]
             self.jobs.pop(ticket, None)
 
-    def forget_jobs(self, ended: set[str]) -> int:
-        """Free the slots and drop the waiters of calls asked by ``ended`` jobs; returns how many."""
+    def forget_jobs(self, ended: set[str]) -> None:
+        """Free the slots and drop the waiters of calls asked by ``ended`` jobs."""
         gone = {t for t, job in self.jobs.items() if job in ended}
         for ticket in gone:
             self.in_flight.pop(ticket, None)
@@ -128,7 +128,6 @@ class KeyState:
             fut.cancel()  # its caller is gone; the dispatcher skips a done future
         if gone:
             self._changed.set()
-        return len(gone)
 
     def _need(self, input_tokens: int, max_tokens: int) -> dict[str, float]:
         return {"requests_per_minute": 1.0, "input_tokens_per_minute": float(input_tokens),
@@ -278,14 +277,14 @@ class Limiter:
         self.key = key
         self.limits = limits.model_dump()
         self._actor = _actor()
+        self._job = ray.get_runtime_context().get_job_id() if self._actor is not None else None
         if self._actor is None and Limiter._local is None:
             Limiter._local = Limiters()
 
     async def acquire(self, input_tokens: int, max_tokens: int) -> int:
         """A ticket once the call may go (``max_tokens``: what it may write, as OpenAI's token limit counts it)."""
         if self._actor is not None:
-            job = ray.get_runtime_context().get_job_id()
-            return await self._actor.acquire.remote(self.key, self.limits, input_tokens, max_tokens, job)
+            return await self._actor.acquire.remote(self.key, self.limits, input_tokens, max_tokens, self._job)
         return await Limiter._local.acquire(self.key, self.limits, input_tokens, max_tokens)
 
     def release(self, ticket: int, feedback: Feedback) -> None:
