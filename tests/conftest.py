@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import pytest
 import ray
 
+from bargain_ray.core.secrets import environ_without_keys
 from bargain_ray.execution.cluster import without_keys
 
 
@@ -27,7 +27,7 @@ def ray_session():
 @pytest.fixture
 def sweep_env(ray_session: str) -> dict[str, str]:
     """Environment for a ``python -m bargain_ray`` subprocess that joins the session's Ray."""
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env = environ_without_keys()
     env["RAY_ADDRESS"] = ray_session
     env["PYTHONUNBUFFERED"] = "1"
     return env

@@ -7,7 +7,6 @@ waiting acquires would hold the window until ``LEASE_S`` (15 minutes) and stall 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import ray
 
 from bargain_ray.clients.limiter import LEASE_S, REAP_S, Limiter, _actor
 from bargain_ray.config import Limits
+from bargain_ray.core.secrets import environ_without_keys
 
 LIMITS = Limits(max_in_flight=2, requests_per_minute=60_000)
 """Known limits: the window is the whole ``max_in_flight`` at once (no slow start)."""
@@ -51,7 +51,7 @@ async def acquire_within(limiter: Limiter, seconds: float) -> bool:
 
 def test_a_killed_drivers_slots_and_waiters_are_freed_for_the_next(ray_session: str) -> None:
     key = f"test-dead-job-{uuid.uuid4().hex}"
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env = environ_without_keys()
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, key, LIMITS.model_dump_json(), ray_session],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -32,6 +32,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from bargain_ray.core.secrets import environ_without_keys
+
 ROOT = Path(__file__).resolve().parents[2]
 WORKER_IP = "127.0.0.2"
 BLOCKS = 2
@@ -111,8 +113,7 @@ class Cluster:
         token = base / "token"
         token.write_text(secrets.token_hex(32))
         self.token = token.read_text()
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.endswith("_API_KEY") and k not in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "RAY_AUTH_TOKEN")}
+        self.env = environ_without_keys(("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS", "RAY_AUTH_TOKEN"))
         self.env |= {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token), "RAY_USAGE_STATS_ENABLED": "0",
                      "PYTHONUNBUFFERED": "1", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         self.env |= FAST_NODE_DEATH
