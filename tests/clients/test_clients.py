@@ -228,3 +228,26 @@ def test_wire_body_is_the_recorded_request(name: str, api: str) -> None:
 
     reply = asyncio.run(run())
     assert seen == [reply.request] and reply.text == "hi" and reply.model_version == "v1"
+
+
+def test_a_failed_call_is_classified_by_what_its_last_error_says() -> None:
+    """The summary groups unknown games by the failure's kind, never by searching its text."""
+    import httpx2 as httpx
+    import openai
+
+    from bargain_ray.clients.retry import MalformedReply, failure_kind
+    from bargain_ray.core.errors import FailureKind
+
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+
+    def status(code: int) -> openai.APIStatusError:
+        return openai.APIStatusError("x", response=httpx.Response(code, request=request), body=None)
+
+    assert failure_kind(status(429)) is FailureKind.RATE_LIMITED
+    assert failure_kind(status(401)) is FailureKind.AUTH
+    assert failure_kind(status(529)) is FailureKind.SERVER_ERROR
+    assert failure_kind(status(400)) is FailureKind.BAD_REQUEST
+    assert failure_kind(openai.APITimeoutError(request=request)) is FailureKind.TIMEOUT
+    assert failure_kind(openai.APIConnectionError(request=request)) is FailureKind.CONNECTION
+    assert failure_kind(MalformedReply("cut")) is FailureKind.MALFORMED_REPLY
+    assert failure_kind(RuntimeError("?")) is FailureKind.OTHER

@@ -11,11 +11,12 @@ import pytest
 from helpers import DATA
 
 from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.budget import Budget, margin_usd, refusal, stopped_at, worst_case_usd
-from bargain_ray.execution.progress import reason_group
+from bargain_ray.execution.progress import failure_label
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.play.rescore import ReplayFile, rescore
 from bargain_ray.providers import effective_model
@@ -48,7 +49,9 @@ def test_a_call_waits_for_room_and_is_refused_once_none_can_come() -> None:
         await asyncio.sleep(0.01)
         assert not doomed.done()
         await budget.settle("k2", 0.3)  # 0.2 + 0.05 + 0.3 spent: 0.45 left, k3 can never fit
-        assert (await doomed).startswith("budget: run.max_cost_usd=1.0 ")
+        refused = await doomed
+        assert refused.kind is FailureKind.BUDGET and refused.cap_usd == 1.0
+        assert refused.detail.startswith("budget: run.max_cost_usd=1.0 ")
         assert budget.closed and await budget.reserve("k4", "w", 0.01, "m"), "closed at the first refusal"
         state = budget.state()
         assert state.spent_now_usd == pytest.approx(0.35) and state.reserved_usd == 0 and state.refused == 2
@@ -83,17 +86,19 @@ def test_worst_case_bounds_the_real_cost_and_local_is_free() -> None:
 def test_the_folder_remembers_the_cap_it_stopped_at(tmp_path: Path) -> None:
     game = rescore(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
 
-    def record(unit: str, known: bool, reason: str) -> GameRecord:
+    def record(unit: str, known: bool, failure: Failure | None) -> GameRecord:
+        outcome = {"known": known, "reason": str(failure) if failure else "agreement", "failure": failure}
         return game.model_copy(update={"unit": game.unit.model_copy(update={"unit_id": unit}),
-                                       "outcome": game.outcome.model_copy(update={"known": known, "reason": reason})})
+                                       "outcome": game.outcome.model_copy(update=outcome)})
 
+    down = Failure(kind=FailureKind.CONNECTION, detail="sim x: APIConnectionError: Connection error.")
     journal = GameJournal(tmp_path)
     journal.append_many([record("u1", False, refusal(0.5, "sim m", 0.1)), record("u2", False, refusal(0.75, "sim m", 0.1)),
-                         record("u2", True, "agreement"), record("u3", False, "APIConnectionError: down")])
+                         record("u2", True, None), record("u3", False, down)])
     journal.close()
     assert stopped_at(tmp_path) == 0.5, "u2 finished since: only unfinished games count"
-    assert reason_group(refusal(0.5, "sim m", 0.1)) == "refused by the budget"
-    assert reason_group("sim x: APIConnectionError: Connection error. (after 1 attempts)").startswith("connection")
+    assert failure_label(refusal(0.5, "sim m", 0.1)) == "refused by the budget"
+    assert failure_label(down).startswith("connection")
 
 
 def test_budget_caps_the_spend_of_a_sweep_folder_across_invocations(ray_session: str, tmp_path: Path,

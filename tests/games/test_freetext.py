@@ -218,6 +218,7 @@ def test_observer_failure_is_a_technical_error_after_bounded_retries():
     out = record.outcome
     assert (out.status, out.known, out.reason, out.scored["failed_role"]) == (
         "TECHNICAL_ERROR", False, "observer_failure", "observer")
+    assert out.failure is not None and out.failure.kind == "unreadable_instrument"
     observer_calls = [c for c in record.calls if c.role == "observer"]
     assert len(observer_calls) == 1 + 2  # max_repairs re-asks, then it stops
     assert [c.rule for c in observer_calls] == ["not_one_json_object", "empty_text", "inconsistent_verdict"]

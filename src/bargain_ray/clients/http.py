@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bargain_ray.clients.limiter import Feedback, Limiter
-from bargain_ray.clients.retry import describe, headers_of, retrying, status_of
+from bargain_ray.clients.retry import describe, failure_kind, headers_of, retrying, status_of
 from bargain_ray.config import ModelConfig, Price
-from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.errors import Failure, TechnicalFailure
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply, Usage
 
@@ -115,7 +115,9 @@ class HTTPClient(ABC):
         except Exception as exc:  # noqa: BLE001 - after the retries any failure is technical, never a crash
             message = f"{self.provider} {body['model']}: {describe(exc, self._secret)} (after {len(errors)} attempts)"
             reply = self._reply(body, text="", attempts=len(errors), attempt_errors=errors, stop_reason="error")
-            raise TechnicalFailure(message, reply) from None
+            status = status_of(exc)
+            failure = Failure(kind=failure_kind(exc), detail=message, http_status=status or None)
+            raise TechnicalFailure(failure, reply) from None
         return self.reply_of(body, sent, latency, errors)
 
     def reply_of(self, body: dict[str, Any], sent: Sent, latency: float, errors: list[str],

@@ -16,6 +16,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from bargain_ray.clients.headers import announced_wait_s
 from bargain_ray.config import Retry
+from bargain_ray.core.errors import FailureKind
 
 STATUS_ERRORS = (anthropic.APIStatusError, openai.APIStatusError)
 CONNECTION_ERRORS = (anthropic.APIConnectionError, openai.APIConnectionError)
@@ -37,6 +38,26 @@ def transient(exc: BaseException) -> bool:
     if isinstance(exc, STATUS_ERRORS):
         return exc.status_code in TRANSIENT_STATUS or exc.status_code >= 500
     return isinstance(exc, (*CONNECTION_ERRORS, MalformedReply))
+
+
+def failure_kind(exc: BaseException) -> FailureKind:
+    """What a failed call's last error says about why, as the summary groups it."""
+    status = status_of(exc)
+    if status == 429:
+        return FailureKind.RATE_LIMITED
+    if status in (401, 403):
+        return FailureKind.AUTH
+    if status >= 500:
+        return FailureKind.SERVER_ERROR
+    if status >= 400:
+        return FailureKind.BAD_REQUEST
+    if isinstance(exc, (anthropic.APITimeoutError, openai.APITimeoutError, TimeoutError)):
+        return FailureKind.TIMEOUT
+    if isinstance(exc, CONNECTION_ERRORS):
+        return FailureKind.CONNECTION
+    if isinstance(exc, MalformedReply):
+        return FailureKind.MALFORMED_REPLY
+    return FailureKind.OTHER
 
 
 def rate_headers(headers: Any) -> dict[str, str]:

@@ -6,6 +6,8 @@ from enum import IntEnum, StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from bargain_ray.core.errors import FailureKind
+
 
 class Status(StrEnum):
     """How a game ended. Only the first three are known results."""
@@ -29,6 +31,8 @@ class Ended(BaseModel):
 
     status: Status
     reason: str
+    failure: FailureKind | None = None
+    """For an engine that ends a game unknown (an instrument it cannot read): why, typed."""
 
 
 class ExitCode(IntEnum):

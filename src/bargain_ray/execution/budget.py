@@ -18,7 +18,6 @@ pays nothing more while a higher cap goes on from the spend read back from the c
 from __future__ import annotations
 
 import asyncio
-import re
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +26,11 @@ from pydantic import BaseModel
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from bargain_ray.config import ModelConfig, SweepConfig
+from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.providers import effective_model
 from bargain_ray.store import read_heads
 
-BUDGET_FAILURE = "budget"
-"""How a game refused a call by the budget starts its failure reason (grouped in the summary)."""
 MESSAGE_TOKENS = 16
 """Tokens a provider may add per message (role markers, separators) beyond its text: ours, generous."""
 
@@ -94,9 +92,9 @@ class Budget:
     def _left(self) -> float:
         return self.cap - self.before - self.now
 
-    async def reserve(self, call_id: str, holder: str, worst: float, label: str) -> str | None:
+    async def reserve(self, call_id: str, holder: str, worst: float, label: str) -> Failure | None:
         """Hold ``worst`` for ``call_id`` (a call of model ``label``); wait while replies in flight may free
-        room; None once held, else the refusal (the failure reason of its game)."""
+        room; None once held, else the refusal (the failure of its game)."""
         async with self._changed:
             while True:
                 if self.closed or worst > self._left():
@@ -154,19 +152,17 @@ def start_budget(sweep: SweepConfig, path: Path, spent_before_usd: float) -> Any
     return remote.remote(cap, spent_before_usd, margin_usd(sweep), stopped is not None and cap <= stopped)
 
 
-def refusal(cap_usd: float, label: str, worst: float) -> str:
-    """The failure reason of a call the budget refused: starts with ``BUDGET_FAILURE`` and the cap."""
-    return (f"{BUDGET_FAILURE}: run.max_cost_usd={cap_usd!r} reached; a call of {label} could cost up to "
-            f"${worst:.4f} and the cap leaves less")
-
-
-_STOPPED = re.compile(rf"^{BUDGET_FAILURE}: run\.max_cost_usd=([0-9.e+-]+) ")
+def refusal(cap_usd: float, label: str, worst: float) -> Failure:
+    """The failure of a call the budget refused, carrying the cap it was refused at."""
+    return Failure(kind=FailureKind.BUDGET, cap_usd=cap_usd,
+                   detail=f"budget: run.max_cost_usd={cap_usd!r} reached; a call of {label} could cost up to "
+                          f"${worst:.4f} and the cap leaves less")
 
 
 def stopped_at(path: Path) -> float | None:
     """The highest cap at which the budget stopped a game of the folder ``path`` that is still unfinished."""
-    latest: dict[str, str] = {}
+    latest: dict[str, float | None] = {}
     for head in read_heads(path):
-        latest[head.unit.unit_id] = "" if head.outcome.known else head.outcome.reason
-    caps = [float(m.group(1)) for reason in latest.values() if (m := _STOPPED.match(reason))]
-    return max(caps, default=None)
+        failure = head.outcome.failure
+        latest[head.unit.unit_id] = failure.cap_usd if failure is not None and not head.outcome.known else None
+    return max((cap for cap in latest.values() if cap is not None), default=None)

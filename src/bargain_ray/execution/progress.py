@@ -17,28 +17,17 @@ import ray
 from tqdm import tqdm
 
 from bargain_ray.clients.limiter import ACTOR_NAME, NAMESPACE
+from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.status import ExitCode
-from bargain_ray.execution.budget import BUDGET_FAILURE, BudgetState
+from bargain_ray.execution.budget import BudgetState
 from bargain_ray.store.status import is_429, key_limits, write_limiter
 
 LIMITER_EVERY_S = 2.0
 
-REASONS = (
-    (BUDGET_FAILURE, "refused by the budget"),
-    ("Timeout", "timeouts"),
-    ("APIConnectionError", "connection errors (provider unreachable?)"),
-    ("RateLimitError", "rate limited (429) after every retry"),
-    ("is not set", "missing API keys"),
-    ("MalformedReply", "unreadable replies"),
-    ("Error 5", "server errors (5xx)"),
-)
-"""(what a failure reason contains, how the summary groups it), first match wins; ours."""
-
-
-def reason_group(reason: str) -> str:
-    """The summary's name for why a game is unknown."""
-    return next((label for needle, label in REASONS if needle in reason), "other technical errors")
+def failure_label(failure: Failure | None) -> str:
+    """The summary's name for why a game is unknown (its failure's kind, in ``core.errors.FAILURE_LABELS``)."""
+    return (failure or Failure(kind=FailureKind.OTHER)).label
 
 
 @dataclass
@@ -63,7 +52,7 @@ class Tally:
         if outcome.known:
             self.known += 1
         else:
-            self.unknown_reasons[reason_group(outcome.reason)] += 1
+            self.unknown_reasons[failure_label(outcome.failure)] += 1
         for call in record.calls:
             if call.provider == "strategy":
                 continue
@@ -84,7 +73,7 @@ class Tally:
 
     @property
     def budget_refused(self) -> bool:
-        return self.unknown_reasons[reason_group(BUDGET_FAILURE)] > 0
+        return self.unknown_reasons[Failure(kind=FailureKind.BUDGET).label] > 0
 
 
 def bar_postfix(tally: Tally, rate_limited: int) -> str:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bargain_ray.agents.base import Agent
-from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.errors import Failure, FailureKind, TechnicalFailure
 from bargain_ray.core.records import CallRecord, GameRecord, InvalidAttempt, Outcome, Reply, TurnRecord
 from bargain_ray.core.status import Status
 from bargain_ray.core.unit import Unit
@@ -73,23 +73,26 @@ async def play(game: Game, agents: dict[str, Agent], unit: Unit) -> GameRecord:
     """Run one game to its end; a technical failure ends it unknown, never raises."""
     log = _Log(unit.unit_id)
     state = game.start(unit.seed, unit.first_speaker)
-    failure: str | None = None
+    failure: Failure | None = None
     turn = 0
     try:
         while (role := game.to_move(state)) is not None:
             turn += 1
             state = await _turn(game, agents[role], state, role, turn, log)
     except TechnicalFailure as exc:
-        failure = str(exc)
+        failure = exc.failure
     ended = game.ended(state)
     if failure is not None or ended is None:
-        status, reason, scored = Status.TECHNICAL_ERROR, failure or "unfinished", {}
+        failure = failure or Failure(kind=FailureKind.UNFINISHED, detail="unfinished")
+        status, reason, scored = Status.TECHNICAL_ERROR, str(failure), {}
     else:
         status, reason, scored = ended.status, ended.reason, game.outcome(state)
+        if ended.failure is not None:
+            failure = Failure(kind=ended.failure, detail=ended.reason)
     outcome = Outcome(
         calls_attempted=len(log.calls), repairs_used=log.repairs, invalid_attempts=log.invalid,
         bounds=scored.pop("bounds", None), status=status, known=status.known, reason=reason,
-        agreement=status == Status.AGREEMENT, scored=scored,
+        agreement=status == Status.AGREEMENT, failure=failure, scored=scored,
         technical_pass=status in (Status.AGREEMENT, Status.NO_AGREEMENT),
     )
     record = GameRecord(unit=unit, outcome=outcome, turns=log.turns, calls=log.calls)

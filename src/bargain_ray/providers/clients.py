@@ -8,7 +8,7 @@ from typing import Any
 
 from bargain_ray.clients import ModelClient, http_client
 from bargain_ray.config import Limits, ModelConfig, ProviderConfig, Rates
-from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.errors import Failure, FailureKind, TechnicalFailure
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply
 from bargain_ray.providers.routing import key_env
@@ -26,8 +26,10 @@ class MissingKey:
         self.env = env
 
     async def complete(self, prompt: Prompt, call_id: str) -> Reply:
-        raise TechnicalFailure(f"{self.env or 'an API key'} is not set in this worker's environment "
-                               f"({self.model.provider} {self.model.name})")
+        raise TechnicalFailure(Failure(
+            kind=FailureKind.MISSING_KEY,
+            detail=f"{self.env or 'an API key'} is not set in this worker's environment "
+                   f"({self.model.provider} {self.model.name})"))
 
     async def close(self) -> None:
         return None

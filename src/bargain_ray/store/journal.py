@@ -9,6 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from bargain_ray.core.errors import Failure
 from bargain_ray.core.records import GameRecord
 from bargain_ray.store.jsonl import Appender, CorruptJournal, corrupt, read_lines
 from bargain_ray.store.paths import JOURNAL
@@ -33,6 +34,7 @@ class UnitHead(BaseModel):
 class OutcomeHead(BaseModel):
     known: bool
     reason: str
+    failure: Failure | None = None
 
 
 class RecordHead(BaseModel):

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from bargain_ray.core.errors import FailureKind
 from bargain_ray.core.status import Ended, Status
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.freetext.config import FreeTextConfig
@@ -149,6 +150,6 @@ def apply(config: FreeTextConfig, state: State, role: str, action: Said | Verdic
 def exhausted(config: FreeTextConfig, state: State, role: str) -> State:
     """Repairs ran out: a party broke the protocol; an observer that cannot judge is a technical failure."""
     if role == config.observer.role:
-        ended = Ended(status=Status.TECHNICAL_ERROR, reason="observer_failure")
+        ended = Ended(status=Status.TECHNICAL_ERROR, reason="observer_failure", failure=FailureKind.UNREADABLE_INSTRUMENT)
         return state.model_copy(update={"ended": ended, "failed_role": role})
     return turns.format_failure(state, role)
