@@ -291,3 +291,50 @@ def test_the_mixed_report_has_one_section_per_family_each_on_its_own_axes(tmp_pa
         plots = parts_of(section)["plots"]
         lengths = re.findall(r'font-weight="600">([^<]*\(\w+\))</text>', plots)  # the histogram of its deals' length
         assert lengths and all(title.endswith(f"({name})") for title in lengths), (name, lengths)
+
+
+def command(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+def hinted(stderr: str) -> list[list[str]]:
+    """The commands an error line suggests (between backticks), split as a shell would."""
+    import shlex
+
+    return [shlex.split(c) for c in re.findall(r"`([^`]+)`", stderr)]
+
+
+def test_the_report_command_without_a_sweep_is_a_usage_error(tmp_path):
+    """Issue 18: no argument exited 2, which the README's table gives to "unknown games"; a usage error is 1."""
+    done = command("bargain_ray.report", cwd=tmp_path)
+    assert done.returncode == ExitCode.USER_ERROR and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "the following arguments are required: sweep" in done.stderr
+    [help_] = hinted(done.stderr)
+    assert help_ == ["python", "-m", "bargain_ray.report", "--help"]
+    assert command(*help_[2:], cwd=tmp_path).returncode == 0  # the hint works as printed
+    assert command("bargain_ray.report", "--resamples", "0", cwd=tmp_path).returncode == ExitCode.USER_ERROR
+
+
+@pytest.mark.parametrize("module", ["bargain_ray.report", "bargain_ray.view"])
+def test_help_reads_as_plain_text(module):
+    """Issue 18: ``--help`` showed the docstring's reST backticks."""
+    done = command(module, "--help")
+    assert done.returncode == 0 and "`" not in done.stdout and "python -m " + module in done.stdout
+    assert "Exit codes: " in done.stdout
+
+
+def test_a_folder_that_is_not_a_sweep_gets_hints_that_work_as_printed(tmp_path):
+    (tmp_path / "outputs").mkdir()
+    empty = command("bargain_ray.report", "nowhere", cwd=tmp_path)
+    assert empty.returncode == ExitCode.USER_ERROR
+    assert hinted(empty.stderr) == [["python", "-m", "bargain_ray", "+grid=demo"]]  # none yet: how to make one
+    make_sweep(tmp_path / "outputs" / "mine")
+    done = command("bargain_ray.report", "nowhere", cwd=tmp_path)
+    assert done.returncode == ExitCode.USER_ERROR and done.stderr.count("\n") == 1
+    [suggested] = hinted(done.stderr)
+    assert suggested == ["python", "-m", "bargain_ray.report", "outputs/mine"]
+    again = command(*suggested[2:], "--resamples", "10", cwd=tmp_path)
+    assert again.returncode == 0 and "report: outputs/mine/report.html" in again.stdout
+    view = command("bargain_ray.view", "nowhere", cwd=tmp_path)
+    assert view.returncode == ExitCode.USER_ERROR
+    assert hinted(view.stderr) == [["python", "-m", "bargain_ray.view", "outputs/mine"]]
