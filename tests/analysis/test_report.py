@@ -178,6 +178,31 @@ def test_simulated_costs_are_labelled(tmp_path):
     assert "its costs are simulated: no money was spent" in html and "<th>cost_usd (simulated)</th>" in html.replace(' class=""', "")
 
 
+def test_a_rehearsal_says_what_its_intervals_mean(tmp_path):
+    """Issue 18: rehearsal CIs were all zero width (``45.0 [45.0, 45.0]``) and nothing said why. The report and the
+    card say the sweep ran on the simulated provider with deterministic replies, and under a table with zero-width
+    intervals, why they have none."""
+    from bargain_ray.analysis.rehearsal import Rehearsal, statement
+
+    sweep = make_sweep(tmp_path / "sweep")
+    real = build_report(sweep, resamples=50).read_text()
+    assert 'id="rehearsal"' not in real and "zero width" not in real  # language models (as scripted) played it
+    manifest = json.loads((sweep / "manifest.json").read_text())
+    manifest["config"]["provider"] = "sim"
+    (sweep / "manifest.json").write_text(json.dumps(manifest))
+    html = build_report(sweep, resamples=50).read_text()
+    note = re.search(r'<p class="sim" id="rehearsal">(.*?)</p>', html).group(1)
+    assert "simulated provider (provider=sim)" in note and "deterministic" in note and "zero width" in note
+    by_cell = html[html.index('id="family-multi_issue-by-cell"'):html.index('id="family-multi_issue-plots"')]
+    zero = re.findall(r"(-?[\d.]+) \[\1, \1\]", by_cell)
+    assert zero and re.search(r"\d+ of these intervals have zero width: the replies are deterministic", by_cell)
+    card = (sweep / "dataset" / "README.md").read_text()
+    limits = card.split("## Limitations")[1].split("\n## ")[0]
+    assert "simulated provider (provider=sim), whose replies are deterministic" in limits
+    stochastic = statement(Rehearsal(simulated=True, replies="stochastic"))
+    assert "stochastic mode" in stochastic and "zero width" not in stochastic
+
+
 def visible_games(url: str, profile) -> int:
     """Transcripts left visible once the page's filter script ran on ``url`` (headless Chromium's DOM)."""
     dom = subprocess.run(

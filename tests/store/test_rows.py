@@ -247,3 +247,20 @@ def test_every_turn_field_of_the_old_json_is_a_typed_column(tmp_path):
                     checked += 1
     assert checked > 500
     assert json_columns(turns, set()) == [] and "fields" not in turns.columns
+
+
+def test_no_column_is_null_in_every_row_but_shared_ones_and_declared_figures(tmp_path):
+    """Issue 18: turns.parquet had a ``terms`` column null in 5,280 of 5,280 rows (the terms are ``terms_<term>``).
+    A column exists where a value can: every column null in every row is one every game has (``failed_role`` when
+    no side failed) or a figure the family computes (its empty denominator, e.g. no game without gains from trade)."""
+    from bargain_ray.store import read_records, read_tables
+    from bargain_ray.store.rows import SCHEMAS
+
+    (tmp_path / "journal.jsonl").write_bytes(gzip.decompress((GOLDEN / "journal.jsonl.gz").read_bytes()))
+    records = list(read_records(tmp_path))
+    declared = {k for r in records for k in r.metrics} | {k for r in records for m in r.turn_metrics for k in m}
+    for name, table in read_tables(tmp_path).items():
+        empty = {c for c in table.columns if table[c].null_count() == table.height}
+        assert empty <= set(SCHEMAS[name]) | declared, (name, empty - set(SCHEMAS[name]) - declared)
+    old = pl.read_parquet(GOLDEN / "turns.parquet")
+    assert old["terms"].null_count() == old.height  # what 28e62c8 wrote

@@ -12,7 +12,6 @@ process's reach); it is shown only while a driver holds the folder. 429s are cou
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter, deque
 from datetime import datetime
 from pathlib import Path
@@ -27,7 +26,16 @@ from bargain_ray.analysis.private import is_private, split_private
 from bargain_ray.analysis.rehearsal import rehearsal, statement
 from bargain_ray.analysis.transcript import shown_turns
 from bargain_ray.core.records import GameRecord
-from bargain_ray.store import CALLS_JOURNAL, DATASET, JOURNAL, MANIFEST, REPORT, lock_holder, read_manifest, read_progress
+from bargain_ray.store import (
+    CALLS_JOURNAL,
+    DATASET,
+    JOURNAL,
+    MANIFEST,
+    REPORT,
+    lock_holder,
+    read_manifest,
+    read_progress,
+)
 from bargain_ray.store.manifest import Manifest
 from bargain_ray.store.rows import game_row
 from bargain_ray.store.status import LimiterSnapshot, State, is_429, read_limiter, read_status, tail_lines
@@ -44,7 +52,8 @@ POLL_MS = 1500
 CALL_TIMES = ("answered_at", "sent_at")
 """A call journal line's own times, UTC (the latest event first), when the journal records them."""
 GAME_TIMES = ("ended_at", "started_at")
-Phase = Literal["planned", "running", "ended", "interrupted", "stopped"]
+Phase = Literal["planned", "running", "ended", "interrupted", "stopped", "unknown"]
+"""``planned``: a manifest (a dry run wrote it) and nothing played; ``unknown``: games but no driver's status."""
 
 
 def event_time(entry: dict[str, Any], keys: tuple[str, ...]) -> float | None:
@@ -290,7 +299,7 @@ class Follower:
             cells.setdefault(cell, Counter())[status] += 1
         running = progress.running is not None
         planned = progress.state is None and not self.units and not self.spend
-        phase: Phase = "running" if running else "planned" if planned else progress.state or "stopped"
+        phase: Phase = "running" if running else "planned" if planned else progress.state or "unknown"
         providers = {"sim"} if manifest.config.provider == "sim" else set()
         told = rehearsal(manifest, providers)
         return Snapshot(
