@@ -229,7 +229,7 @@ def contents(families: list[Section]) -> str:
     def item(anchor: str, title: str, inner: str = "") -> str:
         return f'<li><a href="#{escape(anchor)}">{escape(title)}</a>{inner}</li>'
 
-    per_family = "".join(item(f.anchor(), f.results.title, "<ol>" + "".join(item(a, h) for a, h, _ in f.parts())
+    per_family = "".join(item(f.anchor(), f.results.title, "<ol>" + "".join(item(a, h) for a, h, _ in f.parts)
                                                                + "</ol>") for f in families)
     return ('<nav class="toc"><b>Contents</b><ol>' + item("summary", "Summary") + item("legend", "Legend")
             + per_family + item("operational", "Operational, per model") + item("texts", "Texts a model reads")

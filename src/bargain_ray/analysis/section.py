@@ -6,6 +6,8 @@ A sweep of several families gets one section each; nothing here names a family.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import polars as pl
 
 from bargain_ray.analysis import svg
@@ -179,8 +181,9 @@ class Section:
                 + table(shown, left=len(self.a.by) + 4, empty="no two cells of this family differ in one factor")
                 + self.note_zero(pairs))
 
+    @cached_property
     def parts(self) -> list[tuple[str, str, str]]:
-        """(anchor, heading, body) of each part of the section."""
+        """(anchor, heading, body) of each part of the section, built once (the contents list names them too)."""
         out = [(self.anchor("by-model"), "Results by model and role", self.by_model()),
                (self.anchor("by-cell"), "By cell", self.by_cell())]
         if self.results.breakdowns:
@@ -193,7 +196,7 @@ class Section:
         games = self.games.select(pl.len()).collect().item()
         head = (f'<h2 id="{self.anchor()}">{escape(self.results.title)}</h2><p class="meta">family '
                 f"<code>{escape(self.family)}</code> · games {escape(', '.join(self.names))} · {games} played</p>")
-        return head + "".join(f'<h3 id="{a}">{escape(h)}</h3>{body}' for a, h, body in self.parts())
+        return head + "".join(f'<h3 id="{a}">{escape(h)}</h3>{body}' for a, h, body in self.parts)
 
 
 def sections(a: Analysis) -> list[Section]:
