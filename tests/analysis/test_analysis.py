@@ -196,7 +196,7 @@ def test_seed001_deal_has_the_hand_computed_distances(analysis):
 def test_other_statuses_are_counted_as_they_happened(analysis):
     g = analysis.per_game
     repaired = row_of(g, 3, "XY", "seller")
-    assert (repaired["status"], repaired["repairs_used"], repaired["invalid_attempts"], repaired["calls_attempted"]) == ("AGREEMENT", 1, 1, 3)
+    assert (repaired["status"], repaired["total_retries"], repaired["invalid_attempts"], repaired["calls_attempted"]) == ("AGREEMENT", 1, 1, 3)
     failed = row_of(g, 3, "XY", "buyer")
     assert (failed["status"], failed["format_failure"], failed["agreement"], failed["invalid_attempts"]) == (
         "FORMAT_FAILURE", True, False, 3)

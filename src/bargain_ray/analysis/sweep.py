@@ -33,7 +33,17 @@ class Sweep:
 
     @property
     def name(self) -> str:
-        return self.manifest.grid or self.path.name
+        """The folder's name, as the reader opened it (``c3_full-sim``); the grid it played is ``manifest.grid``."""
+        return self.path.resolve().name
+
+    def roles(self, games: list[str] | None = None) -> list[str]:
+        """Every role of the sweep's game configs (of those in ``games``), in the grid's order: the roles whose
+        ``<role>_model`` column says who played them, and whose calls the tables hold."""
+        out: dict[str, None] = {}
+        for game, condition in self.manifest.game_conditions():
+            loaded = self.game_for(game, condition) if games is None or game in games else None
+            out |= dict.fromkeys(loaded.roles if loaded else ())
+        return list(out)
 
     def scan(self, table: str) -> pl.LazyFrame:
         """``games``, ``turns`` or ``calls`` as a lazy scan."""

@@ -16,6 +16,7 @@ from bargain_ray.core.figures import exact_of, figure
 from bargain_ray.core.status import Status
 from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
 from bargain_ray.games.bargaining.engine import State
+from bargain_ray.games.kit.results import Length, Results, RoleFigure
 
 SIGN = {"seller": 1, "buyer": -1}
 """s_i: a claim above the true cost helps a seller, a claim below the true value helps a buyer."""
@@ -72,6 +73,15 @@ CELL_METRICS = (*GAME_METRICS, *ROLE_METRICS, *CLAIM_DRIFT)
 ILLEGAL_RULES = frozenset({"first_round_offer", "no_standing_offer", "offer_out_of_range", "offer_too_many_decimals"})
 """Rules an invalid reply breaks by proposing a move the protocol does not allow (seed 002's ``n_illegal``);
 every other rule is a format error. The split is ours: the seed names the counts, not the rules."""
+RESULTS = Results(
+    title="Price bargaining with private valuations (seed 002)",
+    headline=("deal_rate", "joint_payoff", "efficiency", "sigma_b"),
+    by_cell=CELL_METRICS,
+    by_role=(RoleFigure(column="{role}_payoff", label="discounted payoff"),),
+    length=Length(column="rounds_to_deal", label="round of the deal"),
+    deal=("price", "round"),
+)
+"""The report's section: payoffs by model and role, the deal rate and joint payoff by cell, seed 002's 20 metrics."""
 
 
 def per_game(record: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 from bargain_ray.core.status import Status
 from bargain_ray.games.freetext.config import FreeTextConfig
 from bargain_ray.games.freetext.engine import ALLOCATION_TYPES, State
+from bargain_ray.games.kit.results import Breakdown, Length, Results, RoleFigure
 
 INTEGRATIVE = ("integrative_full", "integrative_partial")
 
@@ -95,3 +96,19 @@ FIELDS = {
     "*_questions": "the party's messages containing a question mark (a proxy for asking what the other needs)",
 }
 """What each ``per_game`` column means, for the dataset card (``*`` stands for a role or type)."""
+
+RESULTS = Results(
+    title="Free text judged by an observer model (seed 004)",
+    headline=("agreement", "integrative", "observer_confidence", "turns"),
+    by_cell=("agreement", "integrative", *(f"is_{t}" for t in ALLOCATION_TYPES), "turns", "turns_to_agreement",
+             "observer_confidence", "observer_invalid"),
+    by_role=(RoleFigure(column="words", label="words per message", per="turn"),
+             RoleFigure(column="sentences", label="sentences per message", per="turn"),
+             RoleFigure(column="{role}_questions", label="messages with a question mark")),
+    breakdowns=(Breakdown(by="pairing", figures=tuple(f"is_{t}" for t in ALLOCATION_TYPES),
+                          title="The observer's final verdicts by pairing (share of games of each type)"),),
+    length=Length(column="turns_to_agreement", label="party messages to agreement"),
+    deal=("allocation_type",),
+)
+"""The report's section: the observer's verdicts by pairing, each party's message lengths by model, agreement and
+integrative outcomes by cell."""

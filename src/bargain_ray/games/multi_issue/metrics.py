@@ -8,6 +8,7 @@ from typing import Any
 
 from bargain_ray.core.figures import Figure, figure, value_of
 from bargain_ray.core.status import Status
+from bargain_ray.games.kit.results import Length, Results, RoleFigure
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
 from bargain_ray.games.multi_issue.engine import State
 
@@ -144,3 +145,15 @@ FIELDS = {
                               "(negmas' max_welfare_optimality: a ratio of welfare, not a distance)",
 }
 """What each ``per_game`` column means, for the dataset card (``*`` stands for a role or term)."""
+
+RESULTS = Results(
+    title="Two-party multi-issue alternating offers (seeds 000, 001)",
+    headline=("agreement", "efficiency", "joint_gain", "dist_pareto"),
+    by_cell=("agreement", "efficiency", "efficiency_all_assigned", "joint_gain", "rounds_to_agreement", "dist_pareto",
+             "dist_nash", "format_failure"),
+    by_role=(RoleFigure(column="gain_{role}", label="gain over no agreement"),),
+    length=Length(column="rounds_to_agreement", label="turns to agreement"),
+    deal=("deal_*",),
+)
+"""The report's section: each model's gain in each role against the other's, efficiency and the deal's distance
+to the Pareto frontier by cell."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from bargain_ray.core.figures import figure, value_of
 from bargain_ray.core.status import Status
+from bargain_ray.games.kit.results import Derived, Length, Results, RoleFigure
 from bargain_ray.games.scorable.config import ScorableConfig, exact
 from bargain_ray.games.scorable.engine import State
 
@@ -204,3 +205,19 @@ FIELDS = {
     "focal_surplus": "seat swaps: the focal seat's surplus over its threshold",
 }
 """What each ``per_game`` column means, for the dataset card (``*`` stands for an issue or party)."""
+
+RESULTS = Results(
+    title="Multi-party scorable negotiation with seat swaps (seed 003)",
+    headline=("agreement", "feasible_deal", "welfare", "welfare_ratio"),
+    by_cell=("agreement", "feasible_deal", "welfare", "welfare_ratio", "joint_surplus", "walks", "offers_tabled",
+             "format_failure"),
+    by_role=(RoleFigure(column="score_{role}", label="points for the deal"),
+             RoleFigure(column="surplus_{role}", label="surplus over the threshold")),
+    derived=(Derived(name="feasible_deal", sql="agreement AND below_threshold = 0",
+                     meaning="the game closed a deal every party scores at or above its threshold (mean: the "
+                             "feasible-deal rate)"),),
+    length=Length(column="rounds_used", label="rounds of the rotation used"),
+    deal=("option_*",),
+)
+"""The report's section: each seat's score and surplus by the model in it (seat swaps put the focal model in
+every seat), welfare and the feasible-deal rate by cell."""
