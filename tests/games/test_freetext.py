@@ -48,6 +48,11 @@ def game(name: str = "orange", *overrides: str):
     return load_game(compose_dict(f"game/{name}", list(overrides))["game"])
 
 
+def record_config(record):
+    """The config of the scenario a record was played as (its unit's game)."""
+    return game(record.unit.game).config
+
+
 def run(g, agents, unit_id: str = "u"):
     return asyncio.run(play(g, agents, Unit.for_replay(g.config.name, g.config.family, unit_id=unit_id)))
 
@@ -315,7 +320,7 @@ def test_scripted_pairings_reach_each_allocation_type(pairing, expected):
         out = record.outcome
         assert (out.status, out.scored["allocation_type"], out.scored["party_turns"]) == expected
         assert out.repairs_used == 0
-        figures = metrics.per_game(record.model_dump(mode="json"))
+        figures = metrics.per_game(record_config(record), record)
         assert figures["allocation_type"] == expected[1]
         assert figures["agreement"] is (expected[0] == "AGREEMENT")
         assert figures["turns"] == expected[2]
@@ -328,7 +333,7 @@ def test_scripted_pairings_reach_each_allocation_type(pairing, expected):
 
 def test_per_game_of_an_unknown_game_is_unscored():
     record = rescore(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
-    figures = metrics.per_game(record.model_dump(mode="json"))
+    figures = metrics.per_game(record_config(record), record)
     assert figures == {
         "agreement": None, "allocation_type": None, "integrative": None,
         "is_integrative_full": None, "is_integrative_partial": None, "is_distributive": None,
@@ -339,12 +344,12 @@ def test_per_game_of_an_unknown_game_is_unscored():
 
 def test_per_turn_pairs_each_message_with_its_verdict():
     record = rescore(ReplayFile.model_validate_json((DATA / "freetext_replay.json").read_text()))
-    rows = metrics.per_turn(record.model_dump(mode="json"))
+    rows = metrics.per_turn(record_config(record), record)
     assert [(r["party_turn"], r["role"], r["question"], r["allocation_type"]) for r in rows] == [
         (1, "party_a", True, "none"), (2, "party_b", True, "none"),
         (3, "party_a", True, "none"), (4, "party_b", False, "integrative_full")]
     assert [r["sentences"] for r in rows] == [4, 6, 3, 2]  # party B's six sentences were taken, not repaired
-    figures = metrics.per_game(record.model_dump(mode="json"))
+    figures = metrics.per_game(record_config(record), record)
     assert (figures["party_a_questions"], figures["party_b_questions"], figures["is_integrative_full"]) == (2, 1, 1.0)
 
 

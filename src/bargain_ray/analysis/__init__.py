@@ -1,8 +1,9 @@
 """Analysis of a sweep folder, read through the store (it never writes the tables): per-game metrics,
 cells with seed-clustered bootstrap CIs, operational figures, the dataset export and the HTML report.
 
-Families plug in through their ``metrics`` module: ``per_game(record)`` (and
-optionally ``per_turn(record)``) give the family's columns.
+Families plug in through the game contract (``games.base``): their figures are computed from each
+game's typed record (``Game.game_metrics`` and ``turn_metrics``) and tabled; what analysis reads of a
+family is declared on its ``Game`` class, never looked up by name.
 """
 
 from bargain_ray.analysis.report import build_report

@@ -93,8 +93,13 @@ async def play(game: Game, agents: dict[str, Agent], unit: Unit) -> GameRecord:
         technical_pass=status in (Status.AGREEMENT, Status.NO_AGREEMENT),
     )
     record = GameRecord(unit=unit, outcome=outcome, turns=log.turns, calls=log.calls)
-    if status.known:  # the family's figures read the record as journaled, so an archived sweep re-scores alike
-        journaled = record.model_dump(mode="json")
-        record.metrics = game.game_metrics(journaled)
-        record.turn_metrics = game.turn_metrics(journaled)
-    return record
+    return with_figures(game, record)
+
+
+def with_figures(game: Game, record: GameRecord) -> GameRecord:
+    """``record`` with the family's per-game and per-turn figures, computed by this code from the typed
+    record alone (as it ends, and again by ``rescore`` from the journal); a game without a known result
+    has none."""
+    if not record.outcome.known:
+        return record.model_copy(update={"metrics": {}, "turn_metrics": []})
+    return record.model_copy(update={"metrics": game.game_metrics(record), "turn_metrics": game.turn_metrics(record)})

@@ -18,10 +18,12 @@ from bargain_ray.games.bargaining.config import BargainingConfig
 from bargain_ray.games.bargaining.engine import Reply, State
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
-from bargain_ray.games.kit.wording import OURS, Text, num, seed
+from bargain_ray.games.kit.wording import REPAIR, SCHEMA, Text, num
+from bargain_ray.games.provenance import ours, seed
 
 OBJECTIVE = "Your objective is to maximize your own discounted payoff."
 """The one sentence the explicit-objective variant adds (seed 002)."""
+WORDED = ours("seed 002 records its prompts only by hash: this wording is ours, written to its protocol")
 
 _VALUATION = {"seller": "cost", "buyer": "value"}
 _EARNS = {"seller": "p - cost", "buyer": "value - p"}
@@ -192,15 +194,15 @@ def _sample(config: BargainingConfig) -> list[State]:
 def texts(config: BargainingConfig) -> dict[str, Text]:
     """Every text a model can read under ``config``, rendered from representative states, with its provenance."""
     start, *later = _sample(config)
-    out = {f"brief:{role}": Text(text=brief(config, start, role), source=OURS) for role in config.roles}
+    out = {f"brief:{role}": Text(text=brief(config, start, role), provenance=WORDED) for role in config.roles}
     if config.prompt_variant == "explicit_objective":
-        out["sentence:objective"] = Text(text=OBJECTIVE, source=seed("002"))
+        out["sentence:objective"] = Text(text=OBJECTIVE, provenance=seed("002", OBJECTIVE))
     for name, state in zip(("opening", "offer_standing", "after_reject", "last_round"), [start, *later], strict=False):
         role = engine.to_move(config, state)
         if role is not None:
-            out[f"turn:{name}"] = Text(text=_user(config, state, role), source=OURS)
-    out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), source=OURS)
+            out[f"turn:{name}"] = Text(text=_user(config, state, role), provenance=WORDED)
+    out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), provenance=SCHEMA)
     error = RuleError("<rule>")
     error.sentence = "<rule sentence>"
-    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), source=OURS)
+    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), provenance=REPAIR)
     return out | wording.rule_texts(RULES)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from bargain_ray.core.figures import exact_of
 from bargain_ray.games.base import UtilitySpace
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
-from bargain_ray.games.multi_issue.metrics import fallback, utility
+from bargain_ray.games.multi_issue.scoring import fallback, utility
 
 Point = tuple[Fraction, Fraction]
 
@@ -54,7 +55,13 @@ class Space(BaseModel):
 
 
 def space(config: MultiIssueConfig) -> Space:
-    """The exact agreement space of ``config``."""
+    """The exact agreement space of ``config``, computed once per process."""
+    return _space(config.model_dump_json())
+
+
+@cache
+def _space(key: str) -> Space:
+    config = MultiIssueConfig.model_validate_json(key)
     first, second = roles = tuple(config.roles)
     low = {t.name: exact(t.min) for t in config.terms}
 
@@ -219,11 +226,8 @@ def distances(s: Space, point: Point) -> dict[str, Any]:
     return out
 
 
-def deal_distances(s: Space, outcome: dict[str, Any]) -> dict[str, Any]:
-    """``distances`` of an outcome record's deal, read from its exact utilities; {} without a deal."""
-    if not outcome.get("agreement") or not outcome.get("utilities"):
-        return {}
-    utilities = outcome["utilities"]
+def deal_distances(s: Space, utilities: dict[str, Any]) -> dict[str, Any]:
+    """``distances`` of a deal, read from the exact utilities its outcome record gives each role."""
     return distances(s, (exact_of(utilities[s.roles[0]]), exact_of(utilities[s.roles[1]])))
 
 

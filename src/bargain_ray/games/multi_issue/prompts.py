@@ -14,10 +14,11 @@ from decimal import Decimal
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
-from bargain_ray.games.kit.wording import OURS, Text, num
+from bargain_ray.games.kit.wording import REPAIR, SCHEMA, Text, framed, num
 from bargain_ray.games.multi_issue import engine
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, Term
 from bargain_ray.games.multi_issue.engine import Action, State
+from bargain_ray.games.provenance import ours
 
 _COUNT = {1: "ONE", 2: "TWO", 3: "THREE", 4: "FOUR", 5: "FIVE", 6: "SIX", 7: "SEVEN", 8: "EIGHT"}
 
@@ -248,20 +249,25 @@ def _sample(config: MultiIssueConfig) -> dict[str, State]:
     return samples
 
 
+OWN_TURN_LINE = ours("seed 000 shows the messages of turns 1 and 2 only: this turn's lines are ours, in its frame")
+
+
 def texts(config: MultiIssueConfig) -> dict[str, Text]:
     """Every text a model can read under ``config``, rendered from representative states, with its provenance."""
     samples = _sample(config)
     start = samples["opening"]
-    frame = config.source
-    out = {f"brief:{role}": Text(text=brief(config, role), source=frame) for role in config.roles}
+    why = f"scenario {config.name}'s wording is this project's (its config's source: {config.source})"
+    out = {f"brief:{role}": Text(text=(text := brief(config, role)), provenance=framed(config.source, text, why))
+           for role in config.roles}
     for name, state in samples.items():
         role = engine.to_move(config, state)
         user = prompt(config, state, role).messages[-1].content
-        out[f"turn:{name}"] = Text(text=user, source=frame if name in ("opening", "offer_standing") else OURS)
+        shown = name in ("opening", "offer_standing")  # the two turns seed 000 shows
+        out[f"turn:{name}"] = Text(text=user, provenance=framed(config.source, user, why) if shown else OWN_TURN_LINE)
     for final in (False, True):
         out[f"reply_schema:{'final' if final else 'turn'}"] = Text(
-            text=json.dumps(reply_schema(config, final), sort_keys=True), source=OURS)
+            text=json.dumps(reply_schema(config, final), sort_keys=True), provenance=SCHEMA)
     error = RuleError("<rule>")
     error.sentence = "<rule sentence>"
-    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), source=OURS)
+    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), provenance=REPAIR)
     return out | wording.rule_texts(RULES)

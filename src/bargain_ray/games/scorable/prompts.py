@@ -16,7 +16,8 @@ from typing import Any
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
-from bargain_ray.games.kit.wording import OURS, Text, num, seed
+from bargain_ray.games.kit.wording import REPAIR, SCHEMA, Text, framed, num
+from bargain_ray.games.provenance import mixed, ours, seed
 from bargain_ray.games.scorable import engine
 from bargain_ray.games.scorable.config import ScorableConfig
 from bargain_ray.games.scorable.engine import Action, Entry, Offer, State
@@ -261,19 +262,28 @@ def _sample(config: ScorableConfig) -> dict[str, State]:
     return samples
 
 
+PRIVATE_SENTENCE = ours("seed 003 shows public score sheets only: the private-information sentence is ours")
+TURN_MESSAGE = ours("seed 003 shows no per-turn message: ours, in the style of seed 000's public record")
+
+
 def texts(config: ScorableConfig) -> dict[str, Text]:
     """Every text a model can read under ``config``, rendered from representative states, with its provenance."""
     samples = _sample(config)
-    information = PUBLIC_INFORMATION if config.public_score_sheets else PRIVATE_INFORMATION
-    frame = config.source if config.public_score_sheets else wording.mixed(config.source, OURS)
-    out = {f"brief:{role}": Text(text=system(config, role), source=frame) for role in config.roles}
+    why = f"table {config.name}'s wording is this project's (its config's source: {config.source})"
+    out = {}
+    for role in config.roles:
+        text = system(config, role)
+        frame = framed(config.source, text, why)
+        out[f"brief:{role}"] = Text(text=text, provenance=frame if config.public_score_sheets
+                                    else mixed(frame, PRIVATE_SENTENCE))
     out["sentence:information"] = Text(
-        text=information, source=seed("003") if config.public_score_sheets else OURS)
+        text=PUBLIC_INFORMATION if config.public_score_sheets else PRIVATE_INFORMATION,
+        provenance=seed("003", PUBLIC_INFORMATION) if config.public_score_sheets else PRIVATE_SENTENCE)
     for name, state in samples.items():
-        out[f"turn:{name}"] = Text(text=user(config, state, engine.to_move(config, state)), source=OURS)
-    out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), source=OURS)
+        out[f"turn:{name}"] = Text(text=user(config, state, engine.to_move(config, state)), provenance=TURN_MESSAGE)
+    out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), provenance=SCHEMA)
     error = RuleError("<rule>")
     error.sentence = "<rule sentence>"
     start = samples["opening"]
-    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), source=OURS)
+    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), provenance=REPAIR)
     return out | wording.rule_texts(RULES)
