@@ -13,8 +13,8 @@ import pytest
 from bargain_ray.config import compose_dict
 from bargain_ray.core.records import GameRecord
 from bargain_ray.games import families, family, load_game
-from bargain_ray.games.base import CONTRACT, Game, GameState, IncompleteFamily
 from bargain_ray.games.bargaining import BargainingGame
+from bargain_ray.games.base import CONTRACT, Game, GameState, IncompleteFamily
 from bargain_ray.play.rescore import ReplayFile, rescore
 
 ROOT = Path(__file__).resolve().parents[2]

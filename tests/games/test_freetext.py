@@ -29,7 +29,7 @@ from bargain_ray.play.rescore import ReplayFile, rescore
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
-SEED = ROOT / "tests" / "data" / "seed004.txt"  # seed 004 as shipped in ../shared/seeds
+SEED = ROOT / "tests" / "data" / "seeds" / "004.txt"  # seed 004 as shipped in ../shared/seeds
 MODELS = {p.stem: yaml.safe_load(p.read_text()) for p in (CONF / "model").glob("*.yaml")}
 TALKERS = {"I": "scripted-integrative", "G": "scripted-greedy", "D": "scripted-distributive",
            "H": "scripted-hardline", "R": "rule-observer"}

@@ -11,6 +11,20 @@ from bargain_ray.core.records import CallRecord, GameRecord, InvalidAttempt, Out
 from bargain_ray.core.status import Status
 from bargain_ray.core.unit import Unit
 from bargain_ray.games.base import Game, RuleError
+from bargain_ray.games.provenance import Declared, ours, rule, seed
+
+PROTOCOL: tuple[Declared, ...] = (
+    rule("technical_failure", "a game a technical failure ends (an API error after retries, an interruption) is "
+         "unknown and unscored, never a disagreement",
+         seed("000", "The outcome is unknown and is not scored.")),
+    rule("rerun_unknown", "an unknown game is played again on resume; the replies it paid for are replayed",
+         ours("seed 000 records an unknown game; playing it again on resume, paid replies replayed, is ours")),
+    rule("call_ids", "each call is named <unit id>-k<nn>, repairs included",
+         seed("001", "negotiation-c3rep40-20261027-b04-p04-oo-a3-k01")),
+    rule("repair", "an invalid reply is answered in the same request: the reply and the repair message appended",
+         ours("no seed shows a repaired request: appending the reply and our repair message is ours")),
+)
+"""The rules the loop applies to every family, with their sources."""
 
 
 @dataclass

@@ -214,7 +214,6 @@ PROTOCOL: tuple[Declared, ...] = (
          seed("000", "An offer is binding: if the other side accepts it, both sides are committed to exactly those "
               "terms. A new offer replaces any earlier standing offer.")),
     rule("offer_ids", "offers are named O<turn>", seed("001", '"offer_id": "O8"')),
-    rule("call_ids", "calls are named <unit id>-k<nn>", seed("001", "negotiation-c3rep40-20261027-b04-p04-oo-a3-k01")),
     rule("accept", "an accept of the other side's standing offer makes the deal",
          seed("000", "This creates a binding agreement on exactly that offer. You cannot accept your own offer.")),
     rule("none", "a turn may make no move", seed("000", "NONE: no offer and no acceptance this turn")),
