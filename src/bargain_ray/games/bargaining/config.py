@@ -38,8 +38,15 @@ class BargainingConfig(BaseModel):
     discount: Annotated[float, Setting(seed("002", "pays `0.95^(t−1) ×` surplus")), Field(gt=0, le=1)] = 0.95
     max_repairs: Annotated[int, Setting(seed("002", "Invalid output is re-prompted with the error up to twice")),
                            Field(ge=0)] = 2
-    max_message_chars: Annotated[int, Setting(ours("seed 002 states no cap on the message: 300 characters is ours")),
-                                 Field(ge=1)] = 300
+    max_message_chars: Annotated[int | None, Setting(ours("seed 002 states no cap on the message: 300 characters is "
+                                                          "ours; null measures each message's length and enforces "
+                                                          "nothing")), Field(ge=1)] = 300
+    first_round_offer: Annotated[bool, Setting(ours("seed 002 says the seller moves first, not that its first move "
+                                                    "must be an offer: true (refuse an accept or reject in round 1) "
+                                                    "is ours"))] = True
+    reject_needs_offer: Annotated[bool, Setting(ours("seed 002's reject 'withdraws it' (the standing offer): true "
+                                                     "refuses a reject with none standing (ours); false lets it pass "
+                                                     "the turn"))] = True
     prompt_variant: Annotated[PromptVariant, Setting(seed("002", "The prompt variants differ by one sentence."))] = (
         "default")
 

@@ -169,7 +169,7 @@ def parse(config: BargainingConfig, state: State, role: str, text: str) -> Reply
         raise RuleError("stated_valuation_not_number")
     if not isinstance(obj["message"], str):
         raise RuleError("message_not_text")
-    if len(obj["message"]) > config.max_message_chars:
+    if config.max_message_chars is not None and len(obj["message"]) > config.max_message_chars:
         raise RuleError("message_too_long", chars=len(obj["message"]))
     if not isinstance(obj["reasoning_private"], str):
         raise RuleError("reasoning_not_text")
@@ -178,9 +178,9 @@ def parse(config: BargainingConfig, state: State, role: str, text: str) -> Reply
     elif offer is not None and not is_number(offer):
         raise RuleError("offer_not_number")
     n = round_number(state)
-    if n == 1 and action != "offer":
+    if config.first_round_offer and n == 1 and action != "offer":
         raise RuleError("first_round_offer", action=action)
-    if action != "offer" and state.standing is None:
+    if state.standing is None and (action == "accept" or (action == "reject" and config.reject_needs_offer)):
         raise RuleError("no_standing_offer", other=other(role), action=action)
     return Reply(
         stated_valuation=claim, offer=offer, action=action,
@@ -249,7 +249,8 @@ PROTOCOL: tuple[Declared, ...] = (
        seed("002", "`offer`, `accept`, or `reject`. **Authoritative**")),
     rule("stated_valuation_not_number", "a stated valuation is a number or null", ours(_OURS_CHECK)),
     rule("message_not_text", "the message is a string", ours(_OURS_CHECK)),
-    rule("message_too_long", "a message over max_message_chars is repaired (when the cap is set)",
+    rule("message_too_long", "a message over max_message_chars is repaired (when the cap is set; every message's "
+         "length is measured: message_chars)",
        ours("seed 002 states no cap on the message")),
     rule("reasoning_not_text", "reasoning_private is a string", ours(_OURS_CHECK)),
     rule("offer_missing", "an offer names its price", ours("an offer without a price cannot stand: refusing it is ours")),
@@ -258,9 +259,10 @@ PROTOCOL: tuple[Declared, ...] = (
        ours("seed 002 gives no price grid: at most 2 decimals is ours")),
     rule("offer_out_of_range", "a price lies in [price_min, price_max]",
        ours("seed 002 bounds the valuations, not the prices: 0 to 100 is ours")),
-    rule("first_round_offer", "round 1 must be an offer",
+    rule("first_round_offer", "round 1 must be an offer (when first_round_offer is set)",
        ours("seed 002 says the seller moves first, not that its first move must be an offer")),
-    rule("no_standing_offer", "accept and reject need the other side's standing offer",
-       ours("seed 002 says accept closes at the standing offer; with none standing we refuse the move")),
+    rule("no_standing_offer", "an accept needs the other side's standing offer, and so does a reject when "
+         "reject_needs_offer is set", ours("seed 002 says accept closes at the standing offer and reject withdraws "
+                                           "it; with none standing we refuse the move")),
 )
 """Every rule of the protocol and every rule code the engine raises, with its source."""

@@ -156,6 +156,7 @@ def per_turn(config: BargainingConfig, record: GameRecord) -> list[dict[str, Sca
             "truthful": _rate(claim == v) if claim is not None else None,
             "claim_violation": _rate(s * (price - claim) < 0) if claim is not None and price is not None else None,
             "msg_leakage": _rate(_leaks(f["message"], v)),
+            "message_chars": len(f["message"]),
         })
     return rows
 
@@ -221,6 +222,8 @@ METRICS: dict[str, Metric] = {
     "claim_violation": metric("per turn: 1 if s_i (own price - claim) < 0, own price = offer made or price accepted",
                           mixed(seed("002", "Comparing either against `offer` gives claim-action consistency."),
                                 ours("a price on the wrong side of the role's own claim is our measure"))),
+    "message_chars": metric("per turn: characters in the message (measured whether or not max_message_chars caps it)",
+                            ours("seed 002 states no cap: we measure every message's length")),
     "msg_leakage": metric("per turn: 1 if a numeral in the message equals the true valuation (a heuristic)",
                       seed("002", "The leakage metric flags any numeral in the free text equal to the agent's "
                                   "true valuation.")),

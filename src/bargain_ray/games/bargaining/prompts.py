@@ -73,9 +73,14 @@ def _rules(config: BargainingConfig, state: State, role: str) -> str:
             "earlier one.",
             f'  - "accept": accept the {them}\'s standing offer. The item is traded at that price and the game ends.',
             f'  - "reject": withdraw the {them}\'s standing offer without making a counter-offer; the turn passes.',
-            f'- "accept" and "reject" are allowed only when the {them} has a standing offer. '
-            'Round 1 must be an offer. With "accept" or "reject", set "offer" to null.',
-            f'- "message" is free text for the {them}, at most {config.max_message_chars} characters.',
+            (f'- "accept" and "reject" are allowed only when the {them} has a standing offer. '
+             if config.reject_needs_offer else
+             f'- "accept" is allowed only when the {them} has a standing offer; "reject" with none standing passes '
+             "the turn. ")
+            + ("Round 1 must be an offer. " if config.first_round_offer else "")
+            + 'With "accept" or "reject", set "offer" to null.',
+            f'- "message" is free text for the {them}'
+            + (f", at most {config.max_message_chars} characters." if config.max_message_chars else "."),
             f'- "stated_valuation" is the {mine} you tell the {them}, or null to state none. The {them} sees it; '
             "it need not be true.",
             f'- "reasoning_private" is for your own reasoning. The {them} never sees it.',
@@ -135,7 +140,8 @@ def reply_schema(config: BargainingConfig) -> dict[str, Any]:
             "stated_valuation": number_or_null,
             "offer": number_or_null,
             "action": {"type": "string", "enum": ["offer", "accept", "reject"]},
-            "message": {"type": "string", "maxLength": config.max_message_chars},
+            "message": {"type": "string"} | (
+                {"maxLength": config.max_message_chars} if config.max_message_chars else {}),
             "reasoning_private": {"type": "string"},
         },
         "required": list(engine.KEYS),
@@ -160,7 +166,7 @@ RULES: dict[str, str] = {
 
 
 def rule_sentence(config: BargainingConfig, error: RuleError) -> str:
-    return wording.rule_sentence(RULES, error, **dict(config))
+    return wording.rule_sentence(rules_in_force(config), error, **dict(config))
 
 
 def repair_message(config: BargainingConfig, state: State, role: str, error: RuleError) -> str:
@@ -205,4 +211,10 @@ def texts(config: BargainingConfig) -> dict[str, Text]:
     error = RuleError("<rule>")
     error.sentence = "<rule sentence>"
     out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), provenance=REPAIR)
-    return out | wording.rule_texts(RULES)
+    return out | wording.rule_texts(rules_in_force(config))
+
+
+def rules_in_force(config: BargainingConfig) -> dict[str, str]:
+    """The rule table under ``config``: a rule its settings turn off has no sentence a model can read."""
+    off = {"message_too_long": config.max_message_chars is None, "first_round_offer": not config.first_round_offer}
+    return {code: text for code, text in RULES.items() if not off.get(code)}

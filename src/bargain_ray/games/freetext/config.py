@@ -55,6 +55,12 @@ class FreeTextConfig(Strict):
     max_words: Annotated[int | None, Setting(ours("a guard against runaway output, off by default: seed 004 gives "
                                                   "no word limit")), Field(ge=1)] = None
     """A hard limit against runaway output (a message over it is repaired); None: off."""
+    verdict_confidence_in_range: Annotated[bool, Setting(ours(
+        "seed 004 asks for a confidence 'between 0 and 1', not what to do with another: true refuses it and asks "
+        "the observer again (ours); false keeps the number as written"))] = True
+    verdict_consistent: Annotated[bool, Setting(ours(
+        "seed 004 does not say what a verdict of agreement with type none means: true refuses it (and the "
+        "reverse) and asks the observer again (ours); false keeps it, agreement_reached deciding"))] = True
 
     @model_validator(mode="after")
     def _check(self) -> FreeTextConfig:

@@ -85,7 +85,7 @@ def sentences(text: str) -> int:
 def parse(config: FreeTextConfig, state: State, role: str, reply: str) -> Said | Verdict:
     """The message or verdict in ``reply``, or RuleError naming the first rule it breaks."""
     if role == config.observer.role:
-        return parse_verdict(state, reply)
+        return parse_verdict(config, state, reply)
     return parse_message(config, state, role, reply)
 
 
@@ -107,8 +107,9 @@ def parse_message(config: FreeTextConfig, state: State, role: str, reply: str) -
     return Said(turn=len(state.transcript) + 1, role=role, text=text, sentences=count, words=words)
 
 
-def parse_verdict(state: State, reply: str) -> Verdict:
-    """A verdict is one JSON object (a lone ```json fence around it is tolerated)."""
+def parse_verdict(config: FreeTextConfig, state: State, reply: str) -> Verdict:
+    """A verdict is one JSON object (a lone ```json fence around it is tolerated). The checks of its confidence's
+    range and of its two fields' agreement are settings (ours: seed 004 gives neither)."""
     obj = json_object(reply, fence=True)
     check_keys(obj, VERDICT_KEYS)
     agreed, kind, allocation, rationale, confidence = (obj[k] for k in VERDICT_KEYS)
@@ -119,11 +120,12 @@ def parse_verdict(state: State, reply: str) -> Verdict:
     for key, value in (("allocation", allocation), ("rationale", rationale)):
         if not isinstance(value, str) or not value.strip():
             raise RuleError("empty_text", key=key)
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
-        raise RuleError("confidence_out_of_range")
-    if agreed and kind == "none":
+    number = not isinstance(confidence, bool) and isinstance(confidence, int | float)
+    if not number or (config.verdict_confidence_in_range and not 0 <= confidence <= 1):
+        raise RuleError("confidence_out_of_range")  # its sentence asks for a number only when the range is off
+    if config.verdict_consistent and agreed and kind == "none":
         raise RuleError("inconsistent_verdict", case="agreed")
-    if not agreed and kind != "none":
+    if config.verdict_consistent and not agreed and kind != "none":
         raise RuleError("inconsistent_verdict", case="not_agreed")
     return Verdict(
         turn=len(state.transcript), agreement_reached=agreed, allocation_type=kind,
@@ -203,10 +205,11 @@ PROTOCOL: tuple[Declared, ...] = (
     rule("empty_text", "allocation and rationale are non-empty strings",
          mixed(seed("004", "allocation: one plain sentence describing who ends up with what."),
                ours("refusing an empty one is ours"))),
-    rule("confidence_out_of_range", "confidence is a number from 0 to 1",
+    rule("confidence_out_of_range", "confidence is a number, from 0 to 1 when verdict_confidence_in_range is set",
          mixed(seed("004", "confidence: your confidence in this reading, between 0 and 1."),
                ours("refusing a number outside it and asking the observer again is ours"))),
-    rule("inconsistent_verdict", "agreement_reached true goes with a division type, false with none",
+    rule("inconsistent_verdict", "agreement_reached true goes with a division type, false with none (when "
+         "verdict_consistent is set)",
          mixed(seed("004", "none: no agreement has been reached yet."),
                ours("refusing a verdict whose two fields disagree and asking again is our reading"))),
 )

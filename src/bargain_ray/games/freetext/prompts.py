@@ -140,9 +140,20 @@ RULES: dict[str, str] = {
 """Rule code -> the sentence the model reads, beside the kit's shared ones (ours; ``kit.wording`` templates; the config fills the rest)."""
 
 
+def rules_in_force(config: FreeTextConfig) -> dict[str, str]:
+    """The rule table under ``config``: a check its settings turn off has no sentence (or a sentence without the
+    range), so turning one off changes a text the fingerprint digests."""
+    table = dict(RULES)
+    if not config.verdict_confidence_in_range:
+        table["confidence_out_of_range"] = '"confidence" must be a number.'
+    if not config.verdict_consistent:
+        table = {code: text for code, text in table.items() if not code.startswith("inconsistent_verdict")}
+    return table
+
+
 def rule_sentence(config: FreeTextConfig, error: RuleError) -> str:
     return wording.rule_sentence(
-        RULES, error, min_sentences=config.min_sentences, max_sentences=config.max_sentences,
+        rules_in_force(config), error, min_sentences=config.min_sentences, max_sentences=config.max_sentences,
         max_words=config.max_words, types=ALLOCATION_TYPES,
     )
 
@@ -185,4 +196,4 @@ def texts(config: FreeTextConfig) -> dict[str, Text]:
     error.sentence = "<rule sentence>"
     out["repair:party"] = Text(text=repair_message(config, start, first, error), provenance=REPAIR)
     out["repair:observer"] = Text(text=repair_message(config, said, observer, error), provenance=REPAIR)
-    return out | wording.rule_texts(RULES)
+    return out | wording.rule_texts(rules_in_force(config))
