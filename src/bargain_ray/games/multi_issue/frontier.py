@@ -38,8 +38,13 @@ class Space(BaseModel):
     """Vertices of the best-joint-gain set: one point, or the two ends of a segment."""
     ranges: tuple[Point, Point]
     """(min, max) of each role's utility over every possible deal."""
-    kalai_smorodinsky: Point | None = None
-    """Equal shares of each role's best possible gain (None when no deal leaves both at or above no agreement)."""
+    ks_rational: Point | None = None
+    """Kalai and Smorodinsky's point with each role's ideal over the individually rational deals (those leaving both
+    at or above no agreement: the bargaining set, as textbooks define it): equal shares of each role's best rational
+    gain. None when no deal is rational."""
+    ks_outcomes: Point | None = None
+    """The same with each role's ideal over all outcomes (its best utility of any deal), as negmas' ``ks_points``
+    computes it. It equals ``ks_rational`` when each role's best deal leaves the other at or above no agreement."""
     kalai: Point | None = None
     """Kalai's egalitarian point: the largest equal gain over no agreement."""
 
@@ -100,7 +105,9 @@ def _space(key: str) -> Space:
     return Space(
         roles=roles, frontier=frontier, disagreement=d, nash=_nash(rational, d),
         max_welfare=_max_welfare(frontier), ranges=ranges,
-        kalai_smorodinsky=_kalai_smorodinsky(rational, d), kalai=_max_min_gain(rational, d, (Fraction(1), Fraction(1))),
+        ks_rational=_kalai_smorodinsky(rational, d, _rational_ideal(rational)),
+        ks_outcomes=_kalai_smorodinsky(rational, d, (ranges[0][1], ranges[1][1])),
+        kalai=_max_min_gain(rational, d, (Fraction(1), Fraction(1))),
     )
 
 
@@ -176,13 +183,18 @@ def _max_min_gain(rational: list[tuple[Point, Point]], d: Point, scale: Point) -
     return None if best is None else best[1]
 
 
-def _kalai_smorodinsky(rational: list[tuple[Point, Point]], d: Point) -> Point | None:
-    """Kalai and Smorodinsky's point: gains in proportion to each role's best rational gain (its ideal point),
-    the frontier point maximising the smaller share of the ideal gain."""
+def _rational_ideal(rational: list[tuple[Point, Point]]) -> Point | None:
+    """Each role's best utility over the individually rational deals."""
     ends = [p for seg in rational for p in seg]
-    if not ends:
+    return (max(p[0] for p in ends), max(p[1] for p in ends)) if ends else None
+
+
+def _kalai_smorodinsky(rational: list[tuple[Point, Point]], d: Point, ideal: Point | None) -> Point | None:
+    """Kalai and Smorodinsky's point for an ``ideal``: the rational frontier point maximising the smaller share of
+    each role's ideal gain (gains in proportion to the ideal's, where the frontier reaches that line)."""
+    if ideal is None or not rational:
         return None
-    scale = (max(p[0] for p in ends) - d[0], max(p[1] for p in ends) - d[1])
+    scale = (ideal[0] - d[0], ideal[1] - d[1])
     if scale[0] <= 0 or scale[1] <= 0:
         return None
     return _max_min_gain(rational, d, scale)
@@ -214,7 +226,8 @@ def distances(s: Space, point: Point) -> dict[str, Any]:
     out: dict[str, Any] = {"pareto_optimal": to_frontier == 0}
     squared = {"pareto": to_frontier} | {
         name: None if target is None else _distance2(point, target, target)
-        for name, target in (("nash", s.nash), ("ks", s.kalai_smorodinsky), ("kalai", s.kalai))
+        for name, target in (("nash", s.nash), ("ks_rational", s.ks_rational), ("ks_outcomes", s.ks_outcomes),
+                             ("kalai", s.kalai))
     }
     for name, d2 in squared.items():
         d = None if d2 is None else math.sqrt(d2)

@@ -144,15 +144,22 @@ METRICS: dict[str, Metric] = {
     "dist_pareto": metric("Euclidean distance in utility points from the deal to the exact Pareto frontier", _SPACE),
     "dist_nash": metric("distance to the Nash point (the frontier deal with the largest product of gains over no "
                         "agreement)", _SPACE),
-    "dist_ks": metric("distance to the Kalai-Smorodinsky point (the frontier deal giving both roles the same share "
-                      "of their best possible gain over no agreement)", _SPACE),
+    "dist_ks_rational": metric("distance to the Kalai-Smorodinsky point with each role's ideal over the "
+                               "individually rational deals (the frontier deal giving both roles the same share of "
+                               "their best gain over no agreement among deals both prefer to none), as textbooks "
+                               "define it", _SPACE),
+    "dist_ks_outcomes": metric("distance to the Kalai-Smorodinsky point with each role's ideal over all outcomes "
+                               "(its best utility of any deal), as negmas' ks_points computes it", _SPACE),
     "dist_kalai": metric("distance to the Kalai (egalitarian) point (the frontier deal with the largest equal gain "
                          "over no agreement)", _SPACE),
     "dist_max_welfare": metric("distance to the nearest deal with the best joint utility", _SPACE),
     "pareto_optimality": metric("1 - dist_pareto / the diagonal of the utility ranges (negmas' pareto_optimality)",
                                 _SPACE),
     "nash_optimality": metric("1 - dist_nash / the diagonal of the utility ranges (negmas' nash_optimality)", _SPACE),
-    "ks_optimality": metric("1 - dist_ks / the diagonal of the utility ranges (negmas' ks_optimality)", _SPACE),
+    "ks_rational_optimality": metric("1 - dist_ks_rational / the diagonal of the utility ranges (negmas' "
+                                     "ks_optimality, to the rational-ideal point)", _SPACE),
+    "ks_outcomes_optimality": metric("1 - dist_ks_outcomes / the diagonal of the utility ranges (negmas' "
+                                     "ks_optimality)", _SPACE),
     "kalai_optimality": metric("1 - dist_kalai / the diagonal of the utility ranges (negmas' kalai_optimality)",
                                _SPACE),
     "max_welfare_optimality": metric("the deal's joint utility / the best joint utility of any deal on the frontier "
