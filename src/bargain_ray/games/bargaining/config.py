@@ -47,6 +47,9 @@ class BargainingConfig(BaseModel):
     reject_needs_offer: Annotated[bool, Setting(ours("seed 002's reject 'withdraws it' (the standing offer): true "
                                                      "refuses a reject with none standing (ours); false lets it pass "
                                                      "the turn"))] = True
+    messages: Annotated[bool, Setting(seed("002", "Cheap talk is allowed."))] = True
+    """False closes the cheap-talk channel (the no-communication condition, ours): a reply's message and stated
+    valuation are read as before but never shown to the other side, and the brief says so."""
     prompt_variant: Annotated[PromptVariant, Setting(seed("002", "The prompt variants differ by one sentence."))] = (
         "default")
 

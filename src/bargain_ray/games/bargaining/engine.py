@@ -182,9 +182,10 @@ def parse(config: BargainingConfig, state: State, role: str, text: str) -> Reply
         raise RuleError("first_round_offer", action=action)
     if state.standing is None and (action == "accept" or (action == "reject" and config.reject_needs_offer)):
         raise RuleError("no_standing_offer", other=other(role), action=action)
+    talk = config.messages  # a closed channel delivers no message and no claim, and records none said
     return Reply(
-        stated_valuation=claim, offer=offer, action=action,
-        message=obj["message"], reasoning_private=obj["reasoning_private"],
+        stated_valuation=claim if talk else None, offer=offer, action=action,
+        message=obj["message"] if talk else "", reasoning_private=obj["reasoning_private"],
     )
 
 

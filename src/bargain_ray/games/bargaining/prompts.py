@@ -18,12 +18,13 @@ from bargain_ray.games.bargaining.config import BargainingConfig
 from bargain_ray.games.bargaining.engine import Reply, State
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
-from bargain_ray.games.kit.wording import REPAIR, SCHEMA, Text, num
-from bargain_ray.games.provenance import ours, seed
+from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, num
+from bargain_ray.games.provenance import mixed, ours, seed
 
 OBJECTIVE = "Your objective is to maximize your own discounted payoff."
 """The one sentence the explicit-objective variant adds (seed 002)."""
 WORDED = ours("seed 002 records its prompts only by hash: this wording is ours, written to its protocol")
+"""The provenance of the brief and the round messages (the no-communication condition's words are ours too)."""
 
 _VALUATION = {"seller": "cost", "buyer": "value"}
 _EARNS = {"seller": "p - cost", "buyer": "value - p"}
@@ -79,30 +80,42 @@ def _rules(config: BargainingConfig, state: State, role: str) -> str:
              "the turn. ")
             + ("Round 1 must be an offer. " if config.first_round_offer else "")
             + 'With "accept" or "reject", set "offer" to null.',
-            f'- "message" is free text for the {them}'
-            + (f", at most {config.max_message_chars} characters." if config.max_message_chars else "."),
-            f'- "stated_valuation" is the {mine} you tell the {them}, or null to state none. The {them} sees it; '
-            "it need not be true.",
+            *(_talk(config, them, mine) if config.messages else _silence(them)),
             f'- "reasoning_private" is for your own reasoning. The {them} never sees it.',
         ]
     )
+
+
+def _talk(config: BargainingConfig, them: str, mine: str) -> list[str]:
+    return [
+        f'- "message" is free text for the {them}'
+        + (f", at most {config.max_message_chars} characters." if config.max_message_chars else "."),
+        f'- "stated_valuation" is the {mine} you tell the {them}, or null to state none. The {them} sees it; '
+        "it need not be true.",
+    ]
+
+
+def _silence(them: str) -> list[str]:
+    """The closed channel (the no-communication condition): the same keys, nothing delivered."""
+    return [f'- This game has no message channel: the {them} never sees your "message" or your '
+            '"stated_valuation". Leave "message" empty and "stated_valuation" null.']
 
 
 def _value(x: Decimal | None) -> str:
     return "none" if x is None else num(x)
 
 
-def round_text(view: dict[str, Any]) -> str:
-    """One round of the public record, as both sides see it."""
+def round_text(view: dict[str, Any], talk: bool = True) -> str:
+    """One round of the public record, as both sides see it (without the talk when the channel is closed)."""
     offer = view["offer"]
     if view["action"] == "offer":
         action = f"offer {num(offer)}"
     else:
         action = view["action"] + (f' (its "offer" field: {num(offer)})' if offer is not None else "")
-    return (
-        f"Round {view['round']}, {label(view['role'])}: {action}; "
-        f"stated valuation: {_value(view['stated_valuation'])}; message: \"{view['message']}\""
-    )
+    head = f"Round {view['round']}, {label(view['role'])}: {action}"
+    if not talk:
+        return head
+    return f"{head}; stated valuation: {_value(view['stated_valuation'])}; message: \"{view['message']}\""
 
 
 def _standing(state: State, role: str) -> str:
@@ -118,7 +131,7 @@ def _standing(state: State, role: str) -> str:
 def prompt(config: BargainingConfig, state: State, role: str) -> Prompt:
     """One fresh request carrying the whole public record and nothing private of the other side."""
     n = engine.round_number(state)
-    record = "\n".join(round_text(engine.public(e)) for e in state.record) or "(nothing yet)"
+    record = "\n".join(round_text(engine.public(e), config.messages) for e in state.record) or "(nothing yet)"
     left = config.max_rounds - n
     remain = "this is the last round" if left == 0 else f"{left} round{'s' if left != 1 else ''} remain after this one"
     user = (
@@ -200,13 +213,14 @@ def _sample(config: BargainingConfig) -> list[State]:
 def texts(config: BargainingConfig) -> dict[str, Text]:
     """Every text a model can read under ``config``, rendered from representative states, with its provenance."""
     start, *later = _sample(config)
-    out = {f"brief:{role}": Text(text=brief(config, start, role), provenance=WORDED) for role in config.roles}
+    worded = WORDED if config.messages else mixed(WORDED, SILENT)
+    out = {f"brief:{role}": Text(text=brief(config, start, role), provenance=worded) for role in config.roles}
     if config.prompt_variant == "explicit_objective":
         out["sentence:objective"] = Text(text=OBJECTIVE, provenance=seed("002", OBJECTIVE))
     for name, state in zip(("opening", "offer_standing", "after_reject", "last_round"), [start, *later], strict=False):
         role = engine.to_move(config, state)
         if role is not None:
-            out[f"turn:{name}"] = Text(text=_user(config, state, role), provenance=WORDED)
+            out[f"turn:{name}"] = Text(text=_user(config, state, role), provenance=worded)
     out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), provenance=SCHEMA)
     error = RuleError("<rule>")
     error.sentence = "<rule sentence>"

@@ -47,6 +47,8 @@ def framed(source: str, text: str, reason: str) -> Provenance:
     return mixed(*given, *([ours(reason)] if OURS in parts else []))
 
 
+SILENT = ours("the no-communication condition (a control no seed runs): its sentences about the closed channel are ours")
+"""Provenance of the words a game says of its message channel when a condition closes it (``messages: false``)."""
 RULE_SENTENCE = ours("no seed words an answer to a broken rule: each rule's sentence is ours")
 REPAIR = ours("no seed shows the message that answers an invalid reply: its wording is ours")
 SCHEMA = ours("the reply schema sent to providers that constrain output is ours (the seeds send none)")

@@ -67,6 +67,10 @@ class MultiIssueConfig(BaseModel):
                                              "ours")), Field(ge=0)] = 2
     max_message_words: Annotated[int, Setting(seed("000", '"message" is at most 80 words')), Field(ge=1)] = 80
     decimals: Annotated[int, Setting(seed("000", "two decimal places at most")), Field(ge=0)] = 2
+    messages: Annotated[bool, Setting(seed("000", '"message" is at most 80 words and is shown to the other side.'))] = (
+        True)
+    """False closes the message channel (the no-communication condition, ours): a reply's message is read as
+    before but never shown to the other side, and the brief says so; every other word is the same."""
     source: Annotated[str, Setting(ours("where the scenario's wording comes from: a label no model reads"))] = "ours"
     """Where the briefs' and turn messages' wording comes from: a seed ("seed 000") or "ours"."""
 

@@ -46,6 +46,9 @@ class ScorableConfig(BaseModel):
     veto: Annotated[tuple[str, ...], Scenario("the veto parties")] = ()
     rounds: Annotated[int, Setting(seed("003", "There are 4 rounds of turns in total.")), Field(ge=1)] = 4
     public_score_sheets: Annotated[bool, Setting(seed("003", "every party's score sheet is common knowledge"))] = True
+    messages: Annotated[bool, Setting(seed("003", "if the message channel is open"))] = True
+    """False closes the message channel (the no-communication condition): a reply's message is read as before but
+    never shown to any party, and the reply format says so; seed 003 speaks of the channel being open."""
     max_repairs: Annotated[int, Setting(ours("seed 003 gives no repair limit: 2 a turn, as seed 002's, is ours")),
                            Field(ge=0)] = 2
     max_enumerated_deals: Annotated[int, Setting(ours("a bound on the metrics' enumeration of the deal space")),

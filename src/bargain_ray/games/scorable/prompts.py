@@ -16,7 +16,7 @@ from typing import Any
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
-from bargain_ray.games.kit.wording import REPAIR, SCHEMA, Text, framed, num
+from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, framed, num
 from bargain_ray.games.provenance import mixed, ours, seed
 from bargain_ray.games.scorable import engine
 from bargain_ray.games.scorable.config import ScorableConfig
@@ -32,6 +32,12 @@ PRIVATE_INFORMATION = (
     "Information: every party's score sheet and threshold are private — you see only your own, below; what "
     "others say about theirs is cheap talk."
 )
+
+SPOKEN = ('- "message" (optional): a short statement spoken aloud to every party (cheap talk — it does not bind you). '
+          "Do NOT put your private score numbers here.")
+UNSPOKEN = ('- "message" (optional): the message channel is closed in this game: nothing you write here reaches any '
+            "party.")
+"""Seed 003's message field, and ours for the no-communication condition (every other word of the format kept)."""
 
 REPLY_FORMAT = """On your turn, reply with EXACTLY ONE fenced JSON object and nothing outside it:
 ```json
@@ -107,7 +113,7 @@ def system(config: ScorableConfig, role: str) -> str:
         f"Your acceptance threshold: {num(config.parties[role].threshold)} points. "
         "A deal scoring below this is worse for you than no deal at all.\n"
         "Your total for a deal is the sum of your points for the chosen options.",
-        REPLY_FORMAT,
+        REPLY_FORMAT if config.messages else REPLY_FORMAT.replace(SPOKEN, UNSPOKEN),
     ]
     return "\n\n".join(blocks)
 
@@ -273,9 +279,9 @@ def texts(config: ScorableConfig) -> dict[str, Text]:
     out = {}
     for role in config.roles:
         text = system(config, role)
-        frame = framed(config.source, text, why)
-        out[f"brief:{role}"] = Text(text=text, provenance=frame if config.public_score_sheets
-                                    else mixed(frame, PRIVATE_SENTENCE))
+        frame = mixed(framed(config.source, text, why), *([] if config.public_score_sheets else [PRIVATE_SENTENCE]),
+                      *([] if config.messages else [SILENT]))
+        out[f"brief:{role}"] = Text(text=text, provenance=frame)
     out["sentence:information"] = Text(
         text=PUBLIC_INFORMATION if config.public_score_sheets else PRIVATE_INFORMATION,
         provenance=seed("003", PUBLIC_INFORMATION) if config.public_score_sheets else PRIVATE_SENTENCE)
