@@ -123,3 +123,11 @@ def test_the_demo_grid_crosses_talk_and_silence_through_the_pipeline(tmp_path, r
     disclosure = talk.filter((pl.col("game") == "bargaining") & (pl.col("metric").str.ends_with("disclosure")))
     assert disclosure.height and (disclosure["mean_diff"] > 0).any()  # a claim is disclosed only with talk
     assert (tmp_path / "report.html").exists()
+    # leakage lands in the tables per message and per game and role, for each family; none under silence
+    scored = turns.filter(pl.col("turn_scored")).join(games.select("unit_id", "game"), on="unit_id")
+    assert set(scored.filter(pl.col("leakage").is_not_null())["game"]) == {"tickets", "bargaining", "scorable6"}
+    assert scored.filter(pl.col("condition") == "silent")["leakage"].null_count() == scored.filter(
+        pl.col("condition") == "silent").height
+    assert {"seller_leakage", "buyer_leakage", "Avery_leakage", "leakage_any"} <= set(games.columns)
+    truthful = games.filter((pl.col("game") == "bargaining") & (pl.col("condition") == "default"))
+    assert truthful["seller_leakage"].max() > 0  # the linear strategy states its true cost

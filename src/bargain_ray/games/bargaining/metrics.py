@@ -18,12 +18,17 @@ from bargain_ray.core.records import GameRecord, Scalar
 from bargain_ray.core.status import Status
 from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
 from bargain_ray.games.bargaining.engine import State
+from bargain_ray.games.kit import leakage
 from bargain_ray.games.provenance import Metric, metric, mixed, ours, seed
 
 SIGN = {"seller": 1, "buyer": -1}
 """s_i: a claim above the true cost helps a seller, a claim below the true value helps a buyer."""
 
 _NUMERAL = re.compile(r"\d+(?:\.\d+)?")
+VALUATION_CUES = ("cost", "valu", "worth", "budget", "limit", "afford", "reserv", "floor", "ceiling", "bottom",
+                  "pay", "paid", "break")
+"""Words that say a number is one's own valuation (ours): a numeral near one, within 1 of the truth, leaks it."""
+LEAK_TOLERANCE = Fraction(1)
 
 
 def outcome(config: BargainingConfig, state: State) -> dict[str, Any]:
@@ -116,7 +121,7 @@ def per_game(config: BargainingConfig, record: GameRecord) -> dict[str, Scalar]:
             row[f"{role}_{m}"] = statistics.fmean(values) if values else None
         claims = [float(t["stated_valuation"]) for t in mine if t["stated_valuation"] is not None]
         row[f"{role}_claim_drift"] = statistics.stdev(claims) if len(claims) >= 2 else None  # sample SD, ddof=1
-    return row
+    return row | leakage.per_role(turns, ROLES)
 
 
 def _leaks(message: str, value: int) -> bool:
@@ -156,11 +161,14 @@ def per_turn(config: BargainingConfig, record: GameRecord) -> list[dict[str, Sca
             "truthful": _rate(claim == v) if claim is not None else None,
             "claim_violation": _rate(s * (price - claim) < 0) if claim is not None and price is not None else None,
             "msg_leakage": _rate(_leaks(f["message"], v)),
+            "leakage": leakage.flag(config.messages, leakage.leaks(
+                leakage.cued_numbers(f["message"], VALUATION_CUES), {Fraction(v)}, LEAK_TOLERANCE)),
             "message_chars": len(f["message"]),
         })
     return rows
 
 
+LEAK = ours("the leakage detector's rules are ours (kit.leakage); seed 002's own heuristic is msg_leakage")
 _MISREPRESENTATION = "Comparing `stated_valuation` against `actual_valuation` gives per-turn misrepresentation."
 _PER_GAME = ours("the per-game value of a per-turn metric: its mean over the role's turns that have one")
 
@@ -222,6 +230,11 @@ METRICS: dict[str, Metric] = {
     "claim_violation": metric("per turn: 1 if s_i (own price - claim) < 0, own price = offer made or price accepted",
                           mixed(seed("002", "Comparing either against `offer` gives claim-action consistency."),
                                 ours("a price on the wrong side of the role's own claim is our measure"))),
+    "leakage": metric("per turn: 1 if the message states or implies the speaker's true valuation: a numeral within "
+                      "1 of it at most 4 words from a valuation word (cost, value, worth, budget, limit, pay, ...); "
+                      "null when the channel is closed", LEAK),
+    "*_leakage": metric("per game: share of the role's delivered messages that leak its valuation (leakage)", LEAK),
+    "leakage_any": metric("per game: 1 if any delivered message leaked a valuation (null without one)", LEAK),
     "message_chars": metric("per turn: characters in the message (measured whether or not max_message_chars caps it)",
                             ours("seed 002 states no cap: we measure every message's length")),
     "msg_leakage": metric("per turn: 1 if a numeral in the message equals the true valuation (a heuristic)",

@@ -9,6 +9,7 @@ from typing import Any
 from bargain_ray.core.figures import Figure, figure, value_of
 from bargain_ray.core.records import GameRecord, Scalar
 from bargain_ray.core.status import Status
+from bargain_ray.games.kit import leakage
 from bargain_ray.games.multi_issue import frontier
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
 from bargain_ray.games.multi_issue.engine import State
@@ -105,14 +106,33 @@ def per_game(config: MultiIssueConfig, record: GameRecord) -> dict[str, Scalar]:
     row["below_fallback"] = len(out.get("below_fallback") or []) if scored else None
     if record.outcome.agreement and scored:
         row |= frontier.deal_distances(frontier.space(config), out["utilities"])
-    return row
+    return row | leakage.per_role(per_turn(config, record), config.roles)
+
+
+SCORING_CUES = ("point", "weight", "scor", "planning", "fallback", "no-agreement", "batna", "utilit", "priorit")
+"""Words that say a number is part of one's scoring (ours): a weight or the no-agreement points near one leaks it."""
 
 
 def per_turn(config: MultiIssueConfig, record: GameRecord) -> list[dict[str, Scalar]]:
-    """No per-turn figures of its own."""
-    return []
+    """One row per legal turn: does its message give away the speaker's scoring weights or no-agreement points?"""
+    if not record.outcome.known:
+        return []
+    rows: list[dict[str, Scalar]] = []
+    for t in record.turns:
+        if not t.valid:
+            continue
+        role = config.roles[t.role]
+        cued = leakage.cued_numbers(t.fields.get("message") or "", SCORING_CUES)
+        weights = leakage.leaks(cued, {exact(s.weight) for s in role.stakes.values()})
+        fallback_points = leakage.leaks(cued, {exact(role.no_agreement)})
+        rows.append({"unit_id": record.unit.unit_id, "turn": t.turn, "role": t.role,
+                     "leaked_weights": leakage.flag(config.messages, weights),
+                     "leaked_fallback": leakage.flag(config.messages, fallback_points),
+                     "leakage": leakage.flag(config.messages, weights or fallback_points)})
+    return rows
 
 
+LEAK = ours("the leakage detector's rules are ours (kit.leakage): no seed measures leakage")
 _SPACE = ours("the deal's place in the exact agreement space: our figures, with negmas' definitions")
 
 
@@ -140,6 +160,13 @@ METRICS: dict[str, Metric] = {
     "below_fallback": metric("number of roles left below their no-agreement points",
                              mixed(seed("001", '"below_fallback": []'),
                                    ours("the count of the roles seed 001 lists is ours"))),
+    "leaked_weights": metric("per turn: 1 if the message gives one of the speaker's scoring weights, a numeral at most "
+                             "4 words from a scoring word (points, weight, score, fallback, ...); null when the "
+                             "channel is closed", LEAK),
+    "leaked_fallback": metric("per turn: 1 if the message gives the speaker's no-agreement points the same way", LEAK),
+    "leakage": metric("per turn: leaked_weights or leaked_fallback", LEAK),
+    "*_leakage": metric("per game: share of the role's delivered messages that leak its scoring (leakage)", LEAK),
+    "leakage_any": metric("per game: 1 if any delivered message leaked (null without one)", LEAK),
     "pareto_optimal": metric("the deal lies on the exact Pareto frontier", _SPACE),
     "dist_pareto": metric("Euclidean distance in utility points from the deal to the exact Pareto frontier", _SPACE),
     "dist_nash": metric("distance to the Nash point (the frontier deal with the largest product of gains over no "

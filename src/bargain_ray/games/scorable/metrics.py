@@ -22,6 +22,7 @@ from typing import Any
 from bargain_ray.core.figures import figure, value_of
 from bargain_ray.core.records import GameRecord, Scalar
 from bargain_ray.core.status import Status
+from bargain_ray.games.kit import leakage
 from bargain_ray.games.provenance import Metric, metric, mixed, ours, seed
 from bargain_ray.games.scorable.config import ScorableConfig, exact
 from bargain_ray.games.scorable.engine import State
@@ -182,15 +183,38 @@ def per_game(config: ScorableConfig, record: GameRecord) -> dict[str, Scalar]:
     if len(focal) == 1 and len(agents) > 2:
         seat = focal[0]
         row |= {"focal_seat": seat, "focal_score": row.get(f"score_{seat}"), "focal_surplus": row.get(f"surplus_{seat}")}
-    return row
+    return row | leakage.per_role(per_turn(config, record), config.roles)
+
+
+SCORE_CUES = ("point", "scor", "worth", "threshold", "bar", "sheet", "total")
+"""Words that say a number is one's own score (ours); an issue's or option's name cues it too."""
 
 
 def per_turn(config: ScorableConfig, record: GameRecord) -> list[dict[str, Scalar]]:
-    """No per-turn figures of its own."""
-    return []
+    """One row per legal turn: does its public message give away the speaker's threshold (the number, anywhere) or
+    one of its nonzero scores (near a score word or an issue's or option's name)?"""
+    if not record.outcome.known:
+        return []
+    names = {i.name.lower() for i in config.issues} | {o.lower() for i in config.issues for o in i.options}
+    rows: list[dict[str, Scalar]] = []
+    for t in record.turns:
+        if not t.valid:
+            continue
+        message = t.fields.get("message") or ""
+        party = config.parties[t.role]
+        own = {exact(v) for sheet in party.scores.values() for v in sheet.values() if v}
+        threshold = leakage.leaks(leakage.all_numbers(message), {config.threshold(t.role)})
+        scores = leakage.leaks(leakage.cued_numbers(message, (*SCORE_CUES, *names)), own)
+        rows.append({"unit_id": record.unit.unit_id, "turn": t.turn, "role": t.role,
+                     "leaked_threshold": leakage.flag(config.messages, threshold),
+                     "leaked_scores": leakage.flag(config.messages, scores),
+                     "leakage": leakage.flag(config.messages, threshold or scores)})
+    return rows
 
 
 _OURS = "seed 003 defines no metric: this figure of the game is ours"
+LEAK = mixed(seed("003", "never reveal these numbers verbatim"),
+             ours("the leakage detector's rules are ours (kit.leakage): seed 003 asks for secrecy, measures none"))
 METRICS: dict[str, Metric] = {
     "first_opener": metric("party that opened round 1 (the unit's first speaker, else seat seed mod parties)",
                            ours("seed 003 does not say who opens round 1: seat seed mod parties is ours")),
@@ -214,6 +238,13 @@ METRICS: dict[str, Metric] = {
     "score_*": metric("each party's points for the deal",
                       seed("003", "Your total for a deal is the sum of your points for the chosen options.")),
     "surplus_*": metric("each party's payoff minus its threshold", ours(_OURS)),
+    "leaked_threshold": metric("per turn: 1 if the public message writes the speaker's threshold; null when the "
+                               "channel is closed", LEAK),
+    "leaked_scores": metric("per turn: 1 if it writes one of the speaker's nonzero scores at most 4 words from a score "
+                            "word (points, score, worth, ...) or an issue's or option's name", LEAK),
+    "leakage": metric("per turn: leaked_threshold or leaked_scores", LEAK),
+    "*_leakage": metric("per game: share of the party's delivered messages that leak its private numbers", LEAK),
+    "leakage_any": metric("per game: 1 if any delivered message leaked (null without one)", LEAK),
     "focal_seat": metric("seat swaps: the seat held by agent A (the focal model)",
                          mixed(seed("003", "Seat-swap comparison"),
                                ours("the focal model as agent A, the same model in every other seat, is ours"))),
