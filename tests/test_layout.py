@@ -52,7 +52,7 @@ def test_every_layer_is_a_package_with_a_docstring_and_all():
         tree = ast.parse(init.read_text())
         assert ast.get_docstring(tree), f"{name}/__init__.py has no docstring"
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert top == ["__init__.py", "__main__.py", "replay.py", "report.py", "view.py"], top  # only the package and its commands
+    assert top == ["__init__.py", "__main__.py", "replay.py", "report.py", "rescore.py", "view.py"], top  # only the package and its commands
 
 
 @pytest.mark.parametrize(("package", "forbidden"), [
