@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import GameRecord, Scalar
 from bargain_ray.core.status import Ended
-from bargain_ray.games.provenance import Declared, Metric, Provenance
+from bargain_ray.games.provenance import Declared, Metric, Provenance, Text
 
 
 class GameState(BaseModel):
@@ -98,7 +98,7 @@ class Prompts(Protocol[C, S]):
     def prompt(self, config: C, state: S, role: str) -> Prompt: ...
     def rule_sentence(self, config: C, error: RuleError) -> str: ...
     def repair_message(self, config: C, state: S, role: str, error: RuleError) -> str: ...
-    def texts(self, config: C) -> dict[str, Any]: ...
+    def texts(self, config: C) -> dict[str, Text]: ...
 
 
 @runtime_checkable
@@ -217,9 +217,9 @@ class Game(Generic[C, S, A]):
         """The user message that answers an invalid reply."""
         return self.prompts.repair_message(self.config, state, role, error)
 
-    def texts(self) -> dict[str, Any]:
-        """Every text a model can read under this config, rendered, by name (``kit.wording.Text``:
-        the text and its provenance). The resume fingerprint digests these, not source code."""
+    def texts(self) -> dict[str, Text]:
+        """Every text a model can read under this config, rendered, by name (``Text``: the text and its
+        provenance). The resume fingerprint digests these, not source code."""
         return self.prompts.texts(self.config)
 
     def apply(self, state: S, role: str, action: A) -> S:

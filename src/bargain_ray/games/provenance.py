@@ -92,6 +92,20 @@ class Declared(BaseModel):
     provenance: Provenance
 
 
+class Text(BaseModel):
+    """One text a model can read, rendered for a config, and where its wording comes from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    provenance: Provenance
+
+    @property
+    def source(self) -> str:
+        """``seed NNN``, ``ours`` or a join of both (``seed 003 + ours``)."""
+        return self.provenance.source
+
+
 def rule(name: str, what: str, provenance: Provenance) -> Declared:
     """One rule of a family's protocol (or a rule code its engine raises), what it says, and its source."""
     return Declared(name=name, what=what, provenance=provenance)

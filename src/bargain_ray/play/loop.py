@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from bargain_ray.agents.base import Agent
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.records import CallRecord, GameRecord, InvalidAttempt, Outcome, Reply, TurnRecord
 from bargain_ray.core.status import Status
 from bargain_ray.core.unit import Unit
-from bargain_ray.games.base import Game, RuleError
+from bargain_ray.games.base import Game, GameState, RuleError
 from bargain_ray.games.provenance import Declared, ours, rule, seed
 
 PROTOCOL: tuple[Declared, ...] = (
@@ -25,6 +25,8 @@ PROTOCOL: tuple[Declared, ...] = (
          ours("no seed shows a repaired request: appending the reply and our repair message is ours")),
 )
 """The rules the loop applies to every family, with their sources."""
+
+S = TypeVar("S", bound=GameState)
 
 
 @dataclass
@@ -48,7 +50,7 @@ class _Log:
         ))
 
 
-async def _turn(game: Game, agent: Agent, state: Any, role: str, turn: int, log: _Log) -> Any:
+async def _turn(game: Game[Any, S, Any], agent: Agent, state: S, role: str, turn: int, log: _Log) -> S:
     """One turn: ask, and on a broken rule ask again with the error, up to ``max_repairs`` times."""
     prompt = game.prompt(state, role)
     call_ids: list[str] = []

@@ -18,24 +18,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from bargain_ray.games.base import RuleError
-from bargain_ray.games.provenance import OURS, Provenance, mixed, opening, ours, seed
-
-
-class Text(BaseModel):
-    """One text a model can read, rendered for a config, and where its wording comes from."""
-
-    model_config = ConfigDict(frozen=True)
-
-    text: str
-    provenance: Provenance
-
-    @property
-    def source(self) -> str:
-        """``seed NNN``, ``ours`` or a join of both (``seed 003 + ours``)."""
-        return self.provenance.source
+from bargain_ray.games.provenance import OURS, Provenance, Text, mixed, opening, ours, seed
 
 
 def framed(source: str, text: str, reason: str) -> Provenance:
