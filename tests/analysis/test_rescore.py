@@ -48,7 +48,8 @@ def test_rescoring_with_this_code_keeps_every_figure_and_the_journals(folder):
 
 def test_a_metric_added_later_is_found_on_every_earlier_game_and_twice_gives_the_same_tables(folder, monkeypatch):
     original_game, original_turn = bargaining.per_game, bargaining.per_turn
-    monkeypatch.setattr(bargaining, "per_game", lambda c, r: original_game(c, r) | {"added_figure": r.unit.seed * 2})
+    monkeypatch.setattr(bargaining, "per_game",
+                        lambda c, r, turns=None: original_game(c, r, turns) | {"added_figure": r.unit.seed * 2})
     monkeypatch.setattr(bargaining, "per_turn", lambda c, r: [
         row | {"added_turn_figure": len(str(row["message_chars"]))} for row in original_turn(c, r)])
     assert "added_figure" not in read_tables(folder)["games"].columns

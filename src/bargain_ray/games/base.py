@@ -104,12 +104,14 @@ class Prompts(Protocol[C, S]):
 @runtime_checkable
 class Metrics(Protocol[C, S]):
     """The scored outcome of an ended state, and the figures of a finished game read from its typed record
-    (as journaled, so an archived sweep re-scores alike). ``METRICS`` declares every figure's meaning and source."""
+    (as journaled, so an archived sweep re-scores alike): per turn, and per game (given the per-turn rows when
+    they are at hand, else computing them). ``METRICS`` declares every figure's meaning and source."""
 
     METRICS: dict[str, Metric]
 
     def outcome(self, config: C, state: S) -> dict[str, Any]: ...
-    def per_game(self, config: C, record: GameRecord) -> dict[str, Scalar]: ...
+    def per_game(self, config: C, record: GameRecord,
+                 turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]: ...
     def per_turn(self, config: C, record: GameRecord) -> list[dict[str, Scalar]]: ...
 
 
@@ -242,10 +244,11 @@ class Game(Generic[C, S, A]):
         """Family columns of the turn record for a legal action."""
         return self.engine.turn_fields(self.config, state, role, action)
 
-    def game_metrics(self, record: GameRecord) -> dict[str, Scalar]:
+    def game_metrics(self, record: GameRecord, turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]:
         """The family's figures of one finished, known game, computed from its record as it ends (and by
-        ``rescore`` from the journal, with the config the game was played under)."""
-        return self.metrics.per_game(self.config, record)
+        ``rescore`` from the journal, with the config the game was played under); ``turns``: its per-turn
+        figures, when already computed."""
+        return self.metrics.per_game(self.config, record, turns)
 
     def turn_metrics(self, record: GameRecord) -> list[dict[str, Scalar]]:
         """The family's per-turn figures of a finished game; each row names its ``turn``."""

@@ -118,4 +118,5 @@ def with_figures(game: Game, record: GameRecord) -> GameRecord:
     has none."""
     if not record.outcome.known:
         return record.model_copy(update={"metrics": {}, "turn_metrics": []})
-    return record.model_copy(update={"metrics": game.game_metrics(record), "turn_metrics": game.turn_metrics(record)})
+    turns = game.turn_metrics(record)
+    return record.model_copy(update={"metrics": game.game_metrics(record, turns), "turn_metrics": turns})

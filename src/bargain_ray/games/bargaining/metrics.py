@@ -82,7 +82,8 @@ ILLEGAL_RULES = frozenset({"first_round_offer", "no_standing_offer", "offer_out_
 every other rule is a format error. The split is ours: the seed names the counts, not the rules."""
 
 
-def per_game(config: BargainingConfig, record: GameRecord) -> dict[str, Scalar]:
+def per_game(config: BargainingConfig, record: GameRecord,
+             turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]:
     """The per-game metrics; None where a game is outside a metric's denominator.
 
     A format failure is a game without a deal; a technical failure is unknown and scores nothing.
@@ -113,7 +114,7 @@ def per_game(config: BargainingConfig, record: GameRecord) -> dict[str, Scalar]:
             "rounds_to_deal": float(scored["round"]),
             "ir_violation_rate": _rate(p < vs or p > vb),
         }
-    turns = per_turn(config, record)
+    turns = per_turn(config, record) if turns is None else turns
     for role in ROLES:
         mine = [t for t in turns if t["role"] == role]
         for m in TURN_METRICS:  # the game's value of a per-turn metric: its mean over the role's turns that have one

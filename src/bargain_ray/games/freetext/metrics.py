@@ -41,13 +41,14 @@ def outcome(config: FreeTextConfig, state: State) -> dict[str, Any]:
     }
 
 
-def per_game(config: FreeTextConfig, record: GameRecord) -> dict[str, Scalar]:
+def per_game(config: FreeTextConfig, record: GameRecord,
+             turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]:
     """The family's columns of one game: the final verdict, its type as 0/1 shares, turns, questions."""
     out = record.outcome
     scored = out.scored
     kind = scored.get("allocation_type")
     observer = scored.get("observer_role")
-    messages = _messages(record)
+    messages = _messages(record) if turns is None else turns
     row: dict[str, Scalar] = {
         "agreement": out.agreement if out.known else None,
         "allocation_type": kind,

@@ -33,7 +33,8 @@ def _is_number(token: str) -> bool:
 def cued_numbers(text: str, cues: Collection[str], window: int = WINDOW) -> list[Fraction]:
     """The numerals of ``text`` within ``window`` words of a cue (a word starting with one of ``cues``)."""
     tokens = _tokens(text)
-    cued = [i for i, t in enumerate(tokens) if not _is_number(t) and t.startswith(tuple(cues))]
+    heads = tuple(cues)
+    cued = [i for i, t in enumerate(tokens) if not _is_number(t) and t.startswith(heads)]
     return [Fraction(t) for i, t in enumerate(tokens)
             if _is_number(t) and any(abs(i - c) <= window for c in cued)]
 

@@ -4,6 +4,7 @@ agreement space (``frontier``)."""
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import cache
 from typing import Any
 
 from bargain_ray.core.figures import Figure, figure, value_of
@@ -26,7 +27,13 @@ def _extremes(config: MultiIssueConfig) -> list[dict[str, Fraction]]:
 
 
 def bounds(config: MultiIssueConfig) -> dict[str, tuple[Fraction, Fraction]]:
-    """Each role's gain range and the joint gain from no deal (0) to the best deal."""
+    """Each role's gain range and the joint gain from no deal (0) to the best deal, computed once per config."""
+    return _bounds(config.model_dump_json())
+
+
+@cache
+def _bounds(key: str) -> dict[str, tuple[Fraction, Fraction]]:
+    config = MultiIssueConfig.model_validate_json(key)
     corners = _extremes(config)
     out = {}
     for role in config.roles:
@@ -81,7 +88,8 @@ _SCORED = ("utilities", "gains", "joint", "joint_gain", "efficiency", "efficienc
 
 
 
-def per_game(config: MultiIssueConfig, record: GameRecord) -> dict[str, Scalar]:
+def per_game(config: MultiIssueConfig, record: GameRecord,
+             turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]:
     """One game as flat figures: the multi-issue columns of ``metrics_per_game`` and the deal's place in the
     exact agreement space."""
     out = record.outcome.scored
@@ -106,7 +114,7 @@ def per_game(config: MultiIssueConfig, record: GameRecord) -> dict[str, Scalar]:
     row["below_fallback"] = len(out.get("below_fallback") or []) if scored else None
     if record.outcome.agreement and scored:
         row |= frontier.deal_distances(frontier.space(config), out["utilities"])
-    return row | leakage.per_role(per_turn(config, record), config.roles)
+    return row | leakage.per_role(per_turn(config, record) if turns is None else turns, config.roles)
 
 
 SCORING_CUES = ("point", "weight", "scor", "planning", "fallback", "no-agreement", "batna", "utilit", "priorit")
@@ -117,14 +125,15 @@ def per_turn(config: MultiIssueConfig, record: GameRecord) -> list[dict[str, Sca
     """One row per legal turn: does its message give away the speaker's scoring weights or no-agreement points?"""
     if not record.outcome.known:
         return []
+    private = {name: ({exact(s.weight) for s in r.stakes.values()}, {exact(r.no_agreement)})
+               for name, r in config.roles.items()}
     rows: list[dict[str, Scalar]] = []
     for t in record.turns:
         if not t.valid:
             continue
-        role = config.roles[t.role]
+        own_weights, own_fallback = private[t.role]
         cued = leakage.cued_numbers(t.fields.get("message") or "", SCORING_CUES)
-        weights = leakage.leaks(cued, {exact(s.weight) for s in role.stakes.values()})
-        fallback_points = leakage.leaks(cued, {exact(role.no_agreement)})
+        weights, fallback_points = leakage.leaks(cued, own_weights), leakage.leaks(cued, own_fallback)
         rows.append({"unit_id": record.unit.unit_id, "turn": t.turn, "role": t.role,
                      "leaked_weights": leakage.flag(config.messages, weights),
                      "leaked_fallback": leakage.flag(config.messages, fallback_points),

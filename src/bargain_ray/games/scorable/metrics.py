@@ -158,7 +158,8 @@ def outcome(config: ScorableConfig, state: State) -> dict[str, Any]:
     }
 
 
-def per_game(config: ScorableConfig, record: GameRecord) -> dict[str, Scalar]:
+def per_game(config: ScorableConfig, record: GameRecord,
+             turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]:
     """The family's columns for one game record; identity, status and call counts are the shared columns of
     ``analysis.per_game``."""
     out = record.outcome.scored
@@ -183,7 +184,7 @@ def per_game(config: ScorableConfig, record: GameRecord) -> dict[str, Scalar]:
     if len(focal) == 1 and len(agents) > 2:
         seat = focal[0]
         row |= {"focal_seat": seat, "focal_score": row.get(f"score_{seat}"), "focal_surplus": row.get(f"surplus_{seat}")}
-    return row | leakage.per_role(per_turn(config, record), config.roles)
+    return row | leakage.per_role(per_turn(config, record) if turns is None else turns, config.roles)
 
 
 SCORE_CUES = ("point", "scor", "worth", "threshold", "bar", "sheet", "total")
@@ -196,15 +197,16 @@ def per_turn(config: ScorableConfig, record: GameRecord) -> list[dict[str, Scala
     if not record.outcome.known:
         return []
     names = {i.name.lower() for i in config.issues} | {o.lower() for i in config.issues for o in i.options}
+    cues = (*SCORE_CUES, *names)
+    own = {p: {exact(v) for sheet in party.scores.values() for v in sheet.values() if v}
+           for p, party in config.parties.items()}
     rows: list[dict[str, Scalar]] = []
     for t in record.turns:
         if not t.valid:
             continue
         message = t.fields.get("message") or ""
-        party = config.parties[t.role]
-        own = {exact(v) for sheet in party.scores.values() for v in sheet.values() if v}
         threshold = leakage.leaks(leakage.all_numbers(message), {config.threshold(t.role)})
-        scores = leakage.leaks(leakage.cued_numbers(message, (*SCORE_CUES, *names)), own)
+        scores = leakage.leaks(leakage.cued_numbers(message, cues), own[t.role])
         rows.append({"unit_id": record.unit.unit_id, "turn": t.turn, "role": t.role,
                      "leaked_threshold": leakage.flag(config.messages, threshold),
                      "leaked_scores": leakage.flag(config.messages, scores),
