@@ -77,7 +77,7 @@ def test_every_config_of_the_card_loads_by_name(dataset, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     configs = card_configs(dataset)
     assert [c["config_name"] for c in configs] == ["games", "turns", "metrics_per_game", "metrics_by_cell", "operational",
-                                                   "calls", "paired_differences"]  # tickets scores no turn
+                                                   "calls", "paired_differences", "metrics_per_turn"]  # leakage per turn
     for config in configs:
         loaded = load(dataset, config["config_name"], tmp_path / config["config_name"])
         frame = pl.read_parquet((dataset / config["data_files"]).with_suffix(".parquet"))

@@ -18,10 +18,10 @@ from test_analysis import make_sweep
 
 from bargain_ray.analysis.per_game import EMPTY
 from bargain_ray.analysis.report import build_report
+from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.plan import describe
-from bargain_ray.games import family
 from bargain_ray.report import main
 from bargain_ray.store import open_manifest, read_records
 from bargain_ray.store.rows import shared_columns
@@ -118,12 +118,13 @@ def test_every_family_plugs_in_unchanged(grid, tmp_path):
     per_game = pl.read_parquet(tmp_path / "dataset" / "metrics" / "metrics_per_game.parquet")
     games = pl.read_parquet(tmp_path / "games.parquet")
     assert per_game.height == games.height > 0 and report.count('<details class="game" ') == games.height
-    records = [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
-    for name in {r["unit"]["family"] for r in records}:
-        module = family(name).metrics
-        record = next(r for r in records if r["unit"]["family"] == name)
-        assert set(module.per_game(record)) <= set(per_game.columns)  # the family's own columns
-        if hasattr(module, "per_turn"):
+    sweep = read_sweep(tmp_path)
+    records = list(sweep.records())
+    for name in {r.unit.family for r in records}:
+        record = next(r for r in records if r.unit.family == name)
+        game = sweep.game_for(record.unit.game, record.unit.condition)
+        assert set(game.game_metrics(record)) <= set(per_game.columns)  # the family's own columns
+        if game.turn_metrics(record):
             assert (tmp_path / "dataset" / "metrics" / "metrics_per_turn.parquet").exists()
     assert "PRIVATE · " in report and "<svg" in report
 

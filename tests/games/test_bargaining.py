@@ -17,7 +17,7 @@ import pytest
 from bargain_ray.__main__ import main
 from bargain_ray.agents.replay import ReplayAgent
 from bargain_ray.config import SweepConfig, compose_dict
-from bargain_ray.core.records import Reply
+from bargain_ray.core.records import GameRecord, Reply
 from bargain_ray.core.unit import Unit
 from bargain_ray.design import game_config, units
 from bargain_ray.games import load_game
@@ -154,7 +154,7 @@ def test_two_retries_with_the_error_then_format_failure():
     last = record.calls[-1].request["messages"]
     assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]
     assert last[-1]["content"].startswith("Your reply was not accepted: Unknown action 'counter'")
-    assert metrics.per_game(record.model_dump(mode="json"))["deal_rate"] == 0.0
+    assert metrics.per_game(game.config, record)["deal_rate"] == 0.0
 
 
 def test_reasoning_private_never_reaches_the_other_side():
@@ -231,15 +231,21 @@ def turn(rnd, role, action, offer=None, claim=None, accepted=None, message=""):
                        "accepted_price": accepted, "message": message}}
 
 
+CONFIG = make_game().config
+
+
 def record(status, cost=None, value=None, price=None, rnd=None, discount=None, seller="0", buyer="0", turns=()):
+    """A typed game record as the journal reads one back, with only the fields the metrics read."""
     known = status != "TECHNICAL_ERROR"
-    out = {"status": status, "known": known}
+    out = {"status": status, "known": known, "calls_attempted": 0, "repairs_used": 0, "reason": "",
+           "agreement": status == "AGREEMENT", "technical_pass": known and status != "FORMAT_FAILURE"}
     if known:
         joint = str(Fraction(seller) + Fraction(buyer))
         out |= {"seller_cost": cost, "buyer_value": value, "price": price and fig(price), "round": rnd,
                 "discount": discount and fig(discount), "seller_payoff": fig(seller), "buyer_payoff": fig(buyer),
                 "joint_payoff": fig(joint)}
-    return {"unit": {"unit_id": "g", "seed": 1}, "outcome": out, "turns": list(turns), "calls": []}
+    unit = Unit.for_replay("bargaining", "bargaining", 1, unit_id="g")
+    return GameRecord.model_validate({"unit": unit, "outcome": out, "turns": list(turns), "calls": []})
 
 
 DEAL = record(
@@ -253,7 +259,7 @@ DEAL = record(
 
 
 def test_per_game_metrics_of_a_deal_with_gains():
-    m = metrics.per_game(DEAL)
+    m = metrics.per_game(CONFIG, DEAL)
     assert m["deal_rate"] == 1.0
     assert m["sigma_b"] == pytest.approx(0.5)  # (80 - 50) / (80 - 20)
     assert m["efficiency"] == pytest.approx(0.9025)  # 0.95^2
@@ -265,24 +271,24 @@ def test_per_game_metrics_of_a_deal_with_gains():
 
 
 def test_per_game_metrics_without_gains_format_failure_and_technical_error():
-    bad = metrics.per_game(record("AGREEMENT", cost=70, value=40, price="60", rnd=2, discount="19/20",
+    bad = metrics.per_game(CONFIG, record("AGREEMENT", cost=70, value=40, price="60", rnd=2, discount="19/20",
                                   seller="-19/2", buyer="-19"))
     assert (bad["deal_rate"], bad["sigma_b"], bad["sensitivity"], bad["false_positive_rate"]) == (1.0, None, None, 1.0)
     assert bad["ir_violation_rate"] == 1.0 and bad["efficiency"] == pytest.approx(0.95)
     assert bad["joint_payoff"] == pytest.approx(-28.5)  # (40 - 70) x 0.95
-    narrow = metrics.per_game(record("AGREEMENT", cost=50, value=51, price="50.5", rnd=1, discount="1",
+    narrow = metrics.per_game(CONFIG, record("AGREEMENT", cost=50, value=51, price="50.5", rnd=1, discount="1",
                                      seller="1/2", buyer="1/2"))
     assert narrow["sigma_b"] is None and narrow["ir_violation_rate"] == 0.0  # v_b - v_s = 1 is not > 1
-    fail = metrics.per_game(record("FORMAT_FAILURE", cost=30, value=60))
+    fail = metrics.per_game(CONFIG, record("FORMAT_FAILURE", cost=30, value=60))
     assert (fail["deal_rate"], fail["sensitivity"], fail["joint_payoff"]) == (0.0, 0.0, 0.0)
     assert fail["efficiency"] is fail["rounds_to_deal"] is fail["ir_violation_rate"] is None
-    none = metrics.per_game(record("TECHNICAL_ERROR"))
+    none = metrics.per_game(CONFIG, record("TECHNICAL_ERROR"))
     assert all(none[k] is None for k in metrics.GAME_METRICS)
-    assert metrics.per_turn(record("TECHNICAL_ERROR")) == []
+    assert metrics.per_turn(CONFIG, record("TECHNICAL_ERROR")) == []
 
 
 def test_per_turn_and_role_metrics():
-    rows = metrics.per_turn(DEAL)
+    rows = metrics.per_turn(CONFIG, DEAL)
     pick = [{k: r[k] for k in ("self_serving_bias", "disclosure", "truthful", "claim_violation", "msg_leakage")}
             for r in rows]
     assert pick == [
@@ -293,13 +299,13 @@ def test_per_turn_and_role_metrics():
         # seller claims 55 but accepts 50: +1 x (50 - 55) < 0 is a violation
         {"self_serving_bias": 35.0, "disclosure": 1.0, "truthful": 0.0, "claim_violation": 1.0, "msg_leakage": 0.0},
     ]
-    truthful = metrics.per_turn(record("NO_AGREEMENT", cost=20, value=80, turns=[
+    truthful = metrics.per_turn(CONFIG, record("NO_AGREEMENT", cost=20, value=80, turns=[
         turn(1, "seller", "offer", offer=30, claim=20.0, message="Honestly it cost me 20.00"),
         turn(2, "buyer", "reject", offer=10, message="No."),
     ]))
     assert [(r["truthful"], r["disclosure"], r["msg_leakage"], r["self_serving_bias"], r["claim_violation"])
             for r in truthful] == [(1.0, 1.0, 1.0, 0.0, 0.0), (None, 0.0, 0.0, None, None)]
-    game = metrics.per_game(DEAL)
+    game = metrics.per_game(CONFIG, DEAL)
     assert game["seller_claim_drift"] == pytest.approx(10.606601717798213)  # sample sd of 40 and 55: 15 / sqrt(2)
     assert game["buyer_claim_drift"] is None  # fewer than two claims
 
@@ -358,7 +364,7 @@ def test_demo_sweep_writes_tables(tmp_path, ray_session):
     turns = pl.read_parquet(tmp_path / "turns.parquet")
     assert turns.height > games.height and set(turns["action"]) <= {"offer", "accept", "reject"}
     records = [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
-    rows = [metrics.per_game(r) for r in records]
+    rows = [metrics.per_game(CONFIG, GameRecord.model_validate(r)) for r in records]
     assert sum(r["deal_rate"] for r in rows) == games["agreement"].sum()
     # every journaled game re-scores to the same outcome from its replies alone
     for rec in records:

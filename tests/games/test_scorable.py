@@ -15,6 +15,7 @@ from helpers import CONF, DATA, ROOT, game_config, play_replies
 
 from bargain_ray.__main__ import main
 from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.core.records import GameRecord
 from bargain_ray.design import units
 from bargain_ray.games import load_game
 from bargain_ray.games.base import RuleError
@@ -399,7 +400,8 @@ def test_scorable_demo_sweep_runs_offline(tmp_path, ray_session):
     assert set(games["status"]) <= {"AGREEMENT", "NO_AGREEMENT"} and games["agreement"].sum() > 0
     assert set(games["condition"]) == {"public", "private"}
     records = [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
-    rows = [metrics.per_game(rec) for rec in records]
+    config = load_game(compose_dict("game/scorable6")["game"]).config
+    rows = [metrics.per_game(config, GameRecord.model_validate(rec)) for rec in records]
     for rec, row in zip(records, rows, strict=True):
         assert row["focal_seat"] == PARTIES[rec["unit"]["assignment"] - 1]
         assert row["first_opener"] == PARTIES[rec["unit"]["seed"] % 6]

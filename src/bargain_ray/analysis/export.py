@@ -24,7 +24,7 @@ import polars as pl
 
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.card import LOG_VERSION, Written, card, prompt_hashes, sweep_commit
-from bargain_ray.analysis.per_game import family_declared, in_design_order
+from bargain_ray.analysis.per_game import cell_metrics, ground_truth, illegal_rules, in_design_order
 from bargain_ray.analysis.sample import raw_scope
 from bargain_ray.analysis.transcript import shown_turns
 from bargain_ray.core.records import GameRecord
@@ -105,7 +105,7 @@ def turns_table(analysis: Analysis, keys: pl.DataFrame, roles: list[str]) -> pl.
     games = s.scan("games")
     families = games.select(pl.col("family").unique()).collect()["family"].to_list()
     illegal = pl.LazyFrame(
-        [{"family": f, "rule": r, "illegal": True} for f in families for r in family_declared(f, "ILLEGAL_RULES")],
+        [{"family": f, "rule": r, "illegal": True} for f in families for r in sorted(illegal_rules(f))],
         schema={"family": pl.String, "rule": pl.String, "illegal": pl.Boolean})
     turns = s.scan("turns")
     counts = (
@@ -134,7 +134,7 @@ def _declared_metrics(analysis: Analysis) -> pl.DataFrame:
     """(game, metric, order) for games whose family declares its cell metrics (``CELL_METRICS``)."""
     pairs = analysis.scan_per_game.select("game", "family").unique().collect()
     rows = [{"game": g, "metric": m, "order": i} for g, f in pairs.iter_rows()
-            for i, m in enumerate(family_declared(f, "CELL_METRICS"))]
+            for i, m in enumerate(cell_metrics(f))]
     return pl.DataFrame(rows, schema={"game": pl.String, "metric": pl.String, "order": pl.Int64})
 
 
@@ -206,7 +206,7 @@ def raw_lines(record: GameRecord, file: str, rep: int, config: dict[str, Any] | 
     unit, out = record.unit, record.outcome
     flat = out.model_dump(mode="json")  # the outcome's wire form: named fields and the family's figures in one object
     models = unit.models_by_role
-    truth = family_declared(unit.family, "GROUND_TRUTH")
+    truth = ground_truth(unit.family)
     header = {
         "record": "header", "log_version": LOG_VERSION, "file": file,
         "experiment": unit.experiment, "cell": unit.cell, "seed": unit.seed, "rep": rep,

@@ -21,10 +21,10 @@ SHARED = Results(
 
 
 def results_of(family: str | None) -> Results:
-    """The results ``family`` declares (its metrics module's ``RESULTS``), else the shared ones titled by its name."""
+    """The results ``family`` declares (``Game.results``), else the shared ones titled by its name."""
     cls = game_class(family)
-    declared = getattr(cls.metrics, "RESULTS", None) if cls else None
-    return declared if isinstance(declared, Results) else SHARED.model_copy(update={"title": str(family)})
+    declared = cls.results if cls else None
+    return declared or SHARED.model_copy(update={"title": str(family)})
 
 
 def families(games: pl.LazyFrame) -> list[str]:

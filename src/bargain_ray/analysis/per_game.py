@@ -97,11 +97,23 @@ FIELDS = {
 """What the shared and agreement-space columns of ``metrics_per_game`` mean."""
 
 
-def family_declared(name: Any, attribute: str) -> tuple[str, ...]:
-    """A name list a family's metrics module may declare for the export (``CELL_METRICS``, ``ILLEGAL_RULES``,
-    ``GROUND_TRUTH``); empty when the family declares none."""
+def cell_metrics(name: str | None) -> tuple[str, ...]:
+    """The metrics a family declares for the export's ``metrics_by_cell`` (``Game.cell_metrics``); none for a
+    family this install does not know."""
     cls = game_class(name)
-    return tuple(getattr(cls.metrics, attribute, ())) if cls else ()
+    return cls.cell_metrics if cls else ()
+
+
+def illegal_rules(name: str | None) -> frozenset[str]:
+    """The rule codes a family counts as illegal moves (``Game.illegal_rules``)."""
+    cls = game_class(name)
+    return cls.illegal_rules if cls else frozenset()
+
+
+def ground_truth(name: str | None) -> tuple[str, ...]:
+    """The outcome fields a family declares as the game's private truths (``Game.ground_truth``)."""
+    cls = game_class(name)
+    return cls.ground_truth if cls else ()
 
 
 def family_fields(families: list[Any]) -> dict[str, str]:
@@ -109,5 +121,5 @@ def family_fields(families: list[Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     for name in families:
         cls = game_class(name)
-        out |= cls.fields if cls else {}
+        out |= cls.metric_fields() if cls else {}
     return out

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_serializer
 
 from bargain_ray.config import RUNTIME_KEYS, Condition, GridConfig, ModelConfig
+from bargain_ray.core.provenance import CodeVersion
 from bargain_ray.store.paths import CALLS_JOURNAL, JOURNAL, MANIFEST
 
 SHOWN = 3
@@ -48,6 +49,20 @@ class Determinants(BaseModel):
         return {k: m.model_dump(mode="json", exclude=set(RUNTIME_KEYS)) for k, m in models.items()}
 
 
+class Refigured(BaseModel):
+    """Which code computed the figures of the table generation ``python -m bargain_ray.rescore`` published."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    generation: str
+    """The table generation whose figures this code computed; once another generation is published (a resumed
+    sweep writes its tables from the journal), the figures are the journal's again."""
+    code: CodeVersion | None
+    """The commit (and local changes) of the code that recomputed them; None when it was not a git checkout."""
+    at: str
+    """When, UTC."""
+
+
 class Manifest(BaseModel):
     """The sweep's creation date (part of every unit id), what determines its units, and provenance."""
 
@@ -63,6 +78,9 @@ class Manifest(BaseModel):
     compared as a backstop for what the config fields cannot show (the text a model reads)."""
     git_commit: str | None = None
     """Provenance only, never compared: a code change that matters shows in ``components`` or the unit hashes."""
+    refigured: Refigured | None = None
+    """Set by ``rescore``: the code that recomputed every per-game and per-turn figure of its table generation
+    (None: each game's figures are those its journal line holds, computed as it ended). Never compared."""
 
     def game_part(self, game: str, condition: str) -> dict[str, Any] | None:
         """The fingerprint part of ``game`` under ``condition`` (``config``: the game config it was played

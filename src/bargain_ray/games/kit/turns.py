@@ -7,8 +7,9 @@ from fractions import Fraction
 from typing import Any, TypeVar
 
 from bargain_ray.core.status import Ended, Status
+from bargain_ray.games.base import GameState
 
-S = TypeVar("S")
+S = TypeVar("S", bound=GameState)
 
 
 def opening_role(roles: Sequence[str], given: str | None, default: str, game: str, what: str = "role") -> str:
@@ -32,7 +33,7 @@ def alternating(pair: Sequence[str], first: str, played: int) -> str:
 def format_failure(state: S, role: str, **update: Any) -> S:
     """The state after ``role`` used up its repairs: the protocol ended the game (seed 002's ``format_failure``)."""
     ended = Ended(status=Status.FORMAT_FAILURE, reason="format_failure")
-    return state.model_copy(update={"ended": ended, "failed_role": role, **update})  # type: ignore[attr-defined]
+    return state.model_copy(update={"ended": ended, "failed_role": role, **update})
 
 
 def exact(x: float | str) -> Fraction:
