@@ -7,6 +7,11 @@ The config is composed with Hydra's compose API rather than ``@hydra.main``, so 
 
 from __future__ import annotations
 
+import signal
+
+if __name__ == "__main__":  # Ctrl-C while the imports below load: the process ends as the shell's Ctrl-C ends it, quietly
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 import sys
 from typing import Any
 
@@ -117,4 +122,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from bargain_ray.execution.signals import command  # SIGINT/SIGTERM during start-up: exit 130/143, one line
+
+    sys.exit(command(main))

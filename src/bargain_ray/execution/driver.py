@@ -13,11 +13,10 @@ from bargain_ray.core.unit import Unit
 from bargain_ray.execution.batcher import batching, start_batcher
 from bargain_ray.execution.budget import start_budget
 from bargain_ray.execution.calljournal import start_journal
-from bargain_ray.execution.cluster import ensure_ray
 from bargain_ray.execution.pool import WorkerPool, batches
 from bargain_ray.execution.progress import LimiterWatch, RunResult, SweepBar, Tally
 from bargain_ray.execution.signals import Stop
-from bargain_ray.providers import key_env_vars, key_names
+from bargain_ray.providers import key_env_vars
 from bargain_ray.store import GameJournal, paid_calls, read_calls
 
 
@@ -28,8 +27,7 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
 
     ``finished`` are the units already done, whose journaled calls are not read back.
     """
-    ensure_ray(key_names(sweep))
-    stop.install()  # again: ray.init puts its own SIGTERM handler in place
+    stop.install()  # again, in case a caller's ray.init replaced its SIGTERM handler
     run = sweep.run
     llm = any(m.is_llm for m in sweep.models.values())
     size = run.batch_size or (1 if llm else 32)

@@ -9,11 +9,12 @@ from bargain_ray.analysis.report import build_report
 from bargain_ray.config import SweepConfig
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design import estimate
+from bargain_ray.execution.cluster import ClusterUnavailable, choose_ray, start_ray, watch_cluster
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
 from bargain_ray.execution.progress import summary
 from bargain_ray.execution.signals import stop_on_signals
-from bargain_ray.providers import missing_keys, provider_service
+from bargain_ray.providers import key_names, missing_keys, provider_service
 from bargain_ray.store import (
     CorruptJournal,
     DiskFull,
@@ -52,6 +53,7 @@ def run_sweep(sweep: SweepConfig) -> int:
 
     A dry run takes the lock too: it may write the manifest, and every writer of the folder holds it.
     A full disk ends the run with no tables attempted; the journals keep every line already written.
+    A Ray that does not answer ends it before anything is started (exit 69).
     """
     if not sweep.run.dry_run:
         check_keys(sweep)
@@ -61,6 +63,9 @@ def run_sweep(sweep: SweepConfig) -> int:
             return _run_locked(sweep, path)
     except (FolderLocked, CorruptJournal) as exc:
         raise SystemExit(f"error: {exc}") from None
+    except ClusterUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return ExitCode.CLUSTER_UNAVAILABLE
     except Exception as exc:
         if not is_disk_full(exc):
             raise
@@ -69,20 +74,25 @@ def run_sweep(sweep: SweepConfig) -> int:
 
 
 def _run_locked(sweep: SweepConfig, path: Path) -> int:
-    todo, count, done = plan(sweep, path)
-    finished = len(done)
-    print(f"grid {sweep.grid.name}: {count + finished} units, {finished} finished, {count} to run")
-    if sweep.run.dry_run:
-        print(estimate(sweep, list(todo())))
-        return 0
-    write_status(path, "running", count + finished)
-    with stop_on_signals() as stop:  # SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
-        with provider_service(sweep) as served:
-            result = run_units(served, todo(), count, GameJournal(path), path, done, stop)
-        counts = write_tables(path)
-        write_status(path, "interrupted" if stop.requested else "ended", count + finished)
-        if sweep.run.report and not stop.requested:
-            print(f"report: {build_report(path)}")
-    print(summary(result, path, finished, counts))  # last: its last line says what is unknown and why
-    return stop.exit_code if stop.requested else result.exit_code
-
+    with stop_on_signals(running=False) as stop:  # until the games start, a signal ends the command at once
+        todo, count, done = plan(sweep, path)
+        finished = len(done)
+        line = f"grid {sweep.grid.name}: {count + finished} units, {finished} finished, {count} to run"
+        if sweep.run.dry_run:
+            print(line)
+            print(estimate(sweep, list(todo())))
+            return 0
+        choice = choose_ray(sweep.run.ray_timeout_s)
+        print(f"{line}; ray: {choice.describe()}", flush=True)
+        start_ray(choice, key_names(sweep))
+        with watch_cluster(choice, sweep.run.ray_timeout_s):
+            write_status(path, "running", count + finished)
+            stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
+            with provider_service(sweep) as served:
+                result = run_units(served, todo(), count, GameJournal(path), path, done, stop)
+            counts = write_tables(path)
+            write_status(path, "interrupted" if stop.requested else "ended", count + finished)
+            if sweep.run.report and not stop.requested:
+                print(f"report: {build_report(path)}")
+        print(summary(result, path, finished, counts))  # last: its last line says what is unknown and why
+        return stop.exit_code if stop.requested else result.exit_code
