@@ -111,11 +111,12 @@ def main(argv: list[str] | None = None) -> int:
         for line in exc.problems:
             print(f"error: {line}", file=sys.stderr)
         return ExitCode.USER_ERROR
+    from bargain_ray.execution.progress import process_started
     from bargain_ray.execution.sweep import run_sweep  # Ray and the store load only for a config that can run
     from bargain_ray.store import ChangedConfig
 
     try:  # SIGINT/SIGTERM stop the sweep like Ctrl-C (execution.signals): exit 130/143 with the tables written
-        return run_sweep(sweep)
+        return run_sweep(sweep, process_started() if argv is None else None)  # the command's clock: the process's
     except ChangedConfig as exc:
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.USER_ERROR

@@ -12,7 +12,7 @@ from bargain_ray.design import estimate
 from bargain_ray.execution.cluster import ClusterUnavailable, choose_ray, start_ray, watch_cluster
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
-from bargain_ray.execution.progress import summary
+from bargain_ray.execution.progress import StartupClock, summary
 from bargain_ray.execution.signals import stop_on_signals
 from bargain_ray.providers import key_names, missing_keys, provider_service
 from bargain_ray.store import (
@@ -48,8 +48,9 @@ def check_keys(sweep: SweepConfig) -> None:
         )
 
 
-def run_sweep(sweep: SweepConfig) -> int:
-    """Run (or resume) a sweep holding its folder's lock; returns a process exit code.
+def run_sweep(sweep: SweepConfig, started: float | None = None) -> int:
+    """Run (or resume) a sweep holding its folder's lock; returns a process exit code. ``started`` is when the
+    command started (monotonic; default now), the origin of the summary's start-up line.
 
     A dry run takes the lock too: it may write the manifest, and every writer of the folder holds it.
     A full disk ends the run with no tables attempted; the journals keep every line already written.
@@ -60,7 +61,7 @@ def run_sweep(sweep: SweepConfig) -> int:
     path = sweep_dir(sweep)
     try:
         with hold_lock(path):
-            return _run_locked(sweep, path)
+            return _run_locked(sweep, path, StartupClock(started))
     except (FolderLocked, CorruptJournal) as exc:
         raise SystemExit(f"error: {exc}") from None
     except ClusterUnavailable as exc:
@@ -73,7 +74,7 @@ def run_sweep(sweep: SweepConfig) -> int:
         return ExitCode.DISK_FULL
 
 
-def _run_locked(sweep: SweepConfig, path: Path) -> int:
+def _run_locked(sweep: SweepConfig, path: Path, clock: StartupClock) -> int:
     with stop_on_signals(running=False) as stop:  # until the games start, a signal ends the command at once
         todo, count, done = plan(sweep, path)
         finished = len(done)
@@ -84,12 +85,14 @@ def _run_locked(sweep: SweepConfig, path: Path) -> int:
             return 0
         choice = choose_ray(sweep.run.ray_timeout_s)
         print(f"{line}; ray: {choice.describe()}", flush=True)
+        clock.mark("plan")
         start_ray(choice, key_names(sweep))
+        clock.mark("ray")
         with watch_cluster(choice, sweep.run.ray_timeout_s):
             write_status(path, "running", count + finished)
             stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
             with provider_service(sweep) as served:
-                result = run_units(served, todo(), count, GameJournal(path), path, done, stop)
+                result = run_units(served, todo(), count, GameJournal(path), path, done, stop, clock)
             counts = write_tables(path)
             write_status(path, "interrupted" if stop.requested else "ended", count + finished)
             if sweep.run.report and not stop.requested:
