@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from pathlib import Path
 
@@ -114,6 +115,10 @@ def test_the_summary_per_model_sums_to_its_totals_and_to_the_call_journal(ray_se
     out = capsys.readouterr().out
     calls, _ = assert_summary_sums(out)
     assert calls == paid_lines(tmp_path), "the paid figure is the call journal's"
+    if ending == "finished":
+        marks = re.search(r"^start-up: plan ([\d.]+) s, ray ([\d.]+) s, first request ([\d.]+) s, "
+                          r"first game ([\d.]+) s$", out, re.M)
+        assert marks and float(marks[1]) <= float(marks[2]) and max(map(float, marks.groups())) == float(marks[4]), out
     if ending == "unreachable provider":
         assert calls == 0 and out.count("0 calls paid, 0 replayed free, 8 failed after their retries") == 2, out
 

@@ -17,7 +17,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
@@ -227,12 +227,12 @@ def _alive(gcs: tuple[str, int] | None, raylet: str | None) -> bool:
 
 
 @contextmanager
-def watch_cluster(choice: RayChoice, timeout_s: float, end: Callable[[int], object] = os._exit) -> Iterator[None]:
+def watch_cluster(choice: RayChoice, timeout_s: float) -> Iterator[None]:
     """While the block runs, ask every second whether the cluster answers; one silent for ``timeout_s`` ends the
     process with ``lost_line`` and exit 69, from the watching thread: the driver's own Ray calls would block for a
     minute and end in exit 1. Nothing is lost: the journals are fsynced per write. A Ray this process had before
-    the run (``how="process"``) is its owner's to watch."""
-    if choice.how == "process":
+    the run (``how="process"``) is its owner's to watch; a Ray Client connection (``ray://``) reconnects on its own."""
+    if choice.how == "process" or (choice.address or "").startswith("ray://"):
         yield
         return
     gcs = host_port(ray.get_runtime_context().gcs_address)
@@ -250,8 +250,7 @@ def watch_cluster(choice: RayChoice, timeout_s: float, end: Callable[[int], obje
                 tqdm.write(lost_line(choice, timeout_s), file=sys.stderr)
                 sys.stdout.flush()
                 sys.stderr.flush()
-                end(ExitCode.CLUSTER_UNAVAILABLE)
-                return
+                os._exit(ExitCode.CLUSTER_UNAVAILABLE)
 
     thread = threading.Thread(target=watch, name="bargain-ray-watch", daemon=True)
     thread.start()

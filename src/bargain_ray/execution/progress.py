@@ -206,7 +206,7 @@ class LimiterWatch:
                 keys = key_limits(ray.get(self.ref), self.models, time.monotonic())
                 self.in_flight = {k.key: k.in_flight for k in keys}
                 if self.first_in_flight is None and any(self.in_flight.values()):
-                    self.first_in_flight = self.last  # when the snapshot was asked for
+                    self.first_in_flight = time.monotonic()  # a call was on its way by now
                 came = True
                 write_limiter(self.path, keys)
             except (ray.exceptions.RayError, OSError):

@@ -9,7 +9,7 @@ from bargain_ray.analysis.report import build_report
 from bargain_ray.config import SweepConfig
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design import estimate
-from bargain_ray.execution.cluster import ClusterUnavailable, choose_ray, start_ray, watch_cluster
+from bargain_ray.execution.cluster import ClusterUnavailable, RayChoice, choose_ray, start_ray, watch_cluster
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
 from bargain_ray.execution.progress import StartupClock, summary
@@ -74,6 +74,16 @@ def run_sweep(sweep: SweepConfig, started: float | None = None) -> int:
         return ExitCode.DISK_FULL
 
 
+def _ray_for(sweep: SweepConfig, plan_line: str, clock: StartupClock) -> RayChoice:
+    """Which Ray the run uses, said in the plan line, then joined or started."""
+    choice = choose_ray(sweep.run.ray_timeout_s)
+    print(f"{plan_line}; ray: {choice.describe()}", flush=True)
+    clock.mark("plan")
+    start_ray(choice, key_names(sweep))
+    clock.mark("ray")
+    return choice
+
+
 def _run_locked(sweep: SweepConfig, path: Path, clock: StartupClock) -> int:
     with stop_on_signals(running=False) as stop:  # until the games start, a signal ends the command at once
         todo, count, done = plan(sweep, path)
@@ -83,11 +93,7 @@ def _run_locked(sweep: SweepConfig, path: Path, clock: StartupClock) -> int:
             print(line)
             print(estimate(sweep, list(todo())))
             return 0
-        choice = choose_ray(sweep.run.ray_timeout_s)
-        print(f"{line}; ray: {choice.describe()}", flush=True)
-        clock.mark("plan")
-        start_ray(choice, key_names(sweep))
-        clock.mark("ray")
+        choice = _ray_for(sweep, line, clock)
         with watch_cluster(choice, sweep.run.ray_timeout_s):
             write_status(path, "running", count + finished)
             stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
