@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from ray._common.utils import get_ray_address_file
 from tqdm import tqdm
 
+from bargain_ray.config import RunConfig
 from bargain_ray.core.secrets import is_key
 from bargain_ray.core.status import ExitCode
 
@@ -201,6 +202,14 @@ def start_ray(choice: RayChoice, keys: Collection[str] = ()) -> None:
         first = str(failed[0]).strip().splitlines()
         raise ClusterUnavailable(choice, f"could not be {'started' if choice.how == 'new' else 'joined'}: "
                                          f"{first[0] if first else type(failed[0]).__name__}")
+
+
+def ensure_ray(keys: Collection[str] = ()) -> RayChoice:
+    """Ray for a caller that needs it before any sweep (the benchmarks): as ``choose_ray`` decides, with the
+    default ``run.ray_timeout_s``, started by ``start_ray``."""
+    choice = choose_ray(RunConfig().ray_timeout_s)
+    start_ray(choice, keys)
+    return choice
 
 
 def lost_line(choice: RayChoice, timeout_s: float) -> str:
