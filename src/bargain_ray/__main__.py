@@ -7,6 +7,11 @@ The config is composed with Hydra's compose API rather than ``@hydra.main``, so 
 
 from __future__ import annotations
 
+import signal
+
+if __name__ == "__main__":  # Ctrl-C while the imports below load: the process ends as the shell's Ctrl-C ends it, quietly
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 import sys
 from typing import Any
 
@@ -106,15 +111,18 @@ def main(argv: list[str] | None = None) -> int:
         for line in exc.problems:
             print(f"error: {line}", file=sys.stderr)
         return ExitCode.USER_ERROR
+    from bargain_ray.execution.progress import process_started
     from bargain_ray.execution.sweep import run_sweep  # Ray and the store load only for a config that can run
     from bargain_ray.store import ChangedConfig
 
     try:  # SIGINT/SIGTERM stop the sweep like Ctrl-C (execution.signals): exit 130/143 with the tables written
-        return run_sweep(sweep)
+        return run_sweep(sweep, process_started() if argv is None else None)  # the command's clock: the process's
     except ChangedConfig as exc:
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.USER_ERROR
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from bargain_ray.execution.signals import command  # SIGINT/SIGTERM during start-up: exit 130/143, one line
+
+    sys.exit(command(main))

@@ -196,6 +196,8 @@ class RunConfig(Strict):
     batch: BatchRun = BatchRun()
     progress: bool = True
     report: bool = True
+    ray_timeout_s: float = Field(5.0, gt=0, le=600)
+    """How long the Ray cluster to join may take to answer, at start and while the run goes on."""
 
 
 class SweepConfig(Strict):

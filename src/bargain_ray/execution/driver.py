@@ -13,23 +13,21 @@ from bargain_ray.core.unit import Unit
 from bargain_ray.execution.batcher import batching, start_batcher
 from bargain_ray.execution.budget import start_budget
 from bargain_ray.execution.calljournal import start_journal
-from bargain_ray.execution.cluster import ensure_ray
 from bargain_ray.execution.pool import WorkerPool, batches
-from bargain_ray.execution.progress import LimiterWatch, RunResult, SweepBar, Tally
+from bargain_ray.execution.progress import LiveCalls, RunResult, StartupClock, SweepBar, Tally
 from bargain_ray.execution.signals import Stop
-from bargain_ray.providers import key_env_vars, key_names
+from bargain_ray.providers import key_env_vars
 from bargain_ray.store import GameJournal, paid_calls, read_calls
 
 
 def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_file: GameJournal, path: Path,
-              finished: set[str], stop: Stop) -> RunResult:
+              finished: set[str], stop: Stop, clock: StartupClock | None = None) -> RunResult:
     """Play ``units``, journaling each result as it arrives, until they are done, the budget stops them,
     or SIGINT/SIGTERM asks to stop (then games in flight are stopped; their paid replies replay on resume).
 
     ``finished`` are the units already done, whose journaled calls are not read back.
     """
-    ensure_ray(key_names(sweep))
-    stop.install()  # again: ray.init puts its own SIGTERM handler in place
+    stop.install()  # again, in case a caller's ray.init replaced its SIGTERM handler
     run = sweep.run
     llm = any(m.is_llm for m in sweep.models.values())
     size = run.batch_size or (1 if llm else 32)
@@ -45,8 +43,7 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
     tally = Tally()
     known = set(finished)
     exhausted = False
-    bar = SweepBar(total, run.progress)
-    watch = LimiterWatch(path, {m.name for m in sweep.models.values()})
+    bar = SweepBar(total, run.progress, LiveCalls(path, {m.name for m in sweep.models.values()}, journaling, clock))
     try:
         while not stop.requested:
             while (not exhausted and not tally.budget_refused
@@ -65,7 +62,7 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
                     if record.outcome.known:
                         known.add(record.unit.unit_id)
                 bar.show(records, tally)
-            watch.tick()
+            bar.tick(tally)
     except KeyboardInterrupt:
         pass  # a second signal while stopping: stop now, the cleanup below still runs
     finally:
@@ -86,6 +83,5 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
         state = ray.get(budget.state.remote()) if budget is not None else None
         if budget is not None:
             ray.kill(budget)
-    paid_now = paid_calls(path)[len(paid_before):] if journaling else tally.paid
-    return RunResult(tally=tally, to_run=total, paid_before=paid_before, paid_now=paid_now, finished_units=known,
+    return RunResult(tally=tally, to_run=total, live=bar.live, finished_units=known,
                      signal=stop.name, signal_code=stop.exit_code if stop.requested else 0, budget=state)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from bargain_ray.core.records import CallMeta
 from bargain_ray.store.journal import read_heads
 from bargain_ray.store.lock import Holder, lock_holder
 from bargain_ray.store.paths import STATUS
@@ -165,6 +166,32 @@ def tail_lines(file: Path, offset: int, limit: int = 1 << 24) -> tuple[list[dict
             out.append(json.loads(line))
             offset += len(line)
     return out, offset
+
+
+class PaidCall(BaseModel):
+    """One paid model reply of the call journal, as the bar and the summary count it."""
+
+    unit_id: str
+    model: str
+    """``provider:model``, the key the summary, the bar and the limiter name a model by."""
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    latency_s: float
+    rate_limited: int
+    """429s met by its failed attempts before it was answered."""
+
+
+def paid_call(entry: dict[str, Any]) -> PaidCall | None:
+    """A call-journal line as a paid call; None for a void line and for a strategy agent's reply (journaled for
+    replay with ``run.journal_calls=true``, never paid)."""
+    reply = entry.get("reply")
+    if reply is None or reply.get("provider") == "strategy":
+        return None
+    meta = CallMeta.model_validate({k: v for k, v in reply.items() if k != "text"})
+    return PaidCall(unit_id=entry["unit_id"], model=f"{meta.provider}:{meta.model}", input_tokens=meta.usage.input_tokens,
+                    output_tokens=meta.usage.output_tokens, cost_usd=meta.cost_usd, latency_s=meta.latency_s,
+                    rate_limited=sum(map(is_429, meta.attempt_errors)))
 
 
 def is_429(error: str) -> bool:
