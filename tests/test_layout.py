@@ -29,9 +29,8 @@ WALLS: dict[str, set[str]] = {
     "config": {"core", "hydra", "omegaconf"},
     "conf": set(),  # Hydra YAML only
     "design": {"core", "config", "games"},
-    "design.estimate": {"play.loop", "providers"},  # TODO(issue 17): the estimator plays games with its own probe agent (play.loop) and resolves the effective model (providers) itself; both should reach it resolved
-    "design.fingerprint": {"providers.routing", "store.manifest"},  # TODO(issue 17): game_key moves from store/manifest.py to design; the effective model comes in the ResolvedSweep
-    "design.units": {"providers.routing", "store.manifest"},  # TODO(issue 17): game_key moves from store/manifest.py to design; the effective model comes in the ResolvedSweep
+    "design.estimate": {"play.loop"},  # TODO(issue 17): the estimator plays games with its own probe agent (play.loop); the typical game should reach it measured
+    "design.resolved": {"providers.routing"},  # the resolver types the provider= block and routes each model (providers' own rules), once
     "games": {"core"},
     "agents": {"core", "config", "clients", "games"},
     "agents.__init__": {"providers"},  # TODO(issue 17): make_agent takes providers' ClientPool where a client getter typed in clients would do
@@ -42,9 +41,9 @@ WALLS: dict[str, set[str]] = {
     "execution": {"core", "config", "design", "games", "agents", "play", "clients", "providers", "store", "ray"},
     "execution.sweep": {"analysis.report"},  # TODO(issue 17): the report is built by the command, not the runner
     "store": {"core", "config"},  # TODO(issue 17): store/status.py parses the limiter's snapshot (no import shows it); the clients' code should read it
-    "analysis": {"core", "games", "store"},  # TODO(issue 17): analysis/per_game.py looks a family hook up by name (getattr, no import shows it); a protocol should carry it
-    "__init__": {"config", "play", "execution", "analysis"},  # the public API, imported on first use
-    "__main__": {"core", "config", "design", "games", "providers", "execution", "store"},
+    "analysis": {"core", "games", "store", "design.fingerprint"},  # design.fingerprint: readers find a game's part by the design's name for it  # TODO(issue 17): analysis/per_game.py looks a family hook up by name (getattr, no import shows it); a protocol should carry it
+    "__init__": {"config", "design", "play", "execution", "analysis"},  # the public API, imported on first use
+    "__main__": {"core", "config", "design", "execution", "store"},
     "replay": {"core", "config", "play"},
     "report": {"core", "store", "analysis"},
     "view": {"core", "store", "analysis"},

@@ -8,22 +8,11 @@ The config is composed with Hydra's compose API rather than ``@hydra.main``, so 
 from __future__ import annotations
 
 import sys
-from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
-from bargain_ray.config import SweepConfig, choices, compose_command, conf_dir
-from bargain_ray.config.errors import ConfigError, validation_problems
+from bargain_ray.config import choices, compose_command, conf_dir
+from bargain_ray.config.errors import ConfigError
 from bargain_ray.core.status import ExitCode
-from bargain_ray.design.merge import game_config
-from bargain_ray.games import family, load_game
-from bargain_ray.providers.local import LocalSettings
-from bargain_ray.providers.sim import SimSettings
-
-NO_GRID = "no grid chosen; run e.g. `python -m bargain_ray +grid=demo` (grids are in conf/grid/)"
-
-SETTINGS: dict[str, type[BaseModel]] = {"sim": SimSettings, "local": LocalSettings}
-"""The schema of ``provider.settings`` for each ``provider=`` choice that has settings."""
+from bargain_ray.design.resolved import resolve
 
 
 def usage() -> str:
@@ -52,56 +41,13 @@ other commands:
 Keys come from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY, or a model's api_key_env)."""
 
 
-def _game_problems(sweep: SweepConfig) -> list[str]:
-    """Every game as each of its conditions plays it, validated by its family's own schema."""
-    problems: list[str] = []
-    for design in sweep.grid.designs:
-        for condition in design.conditions:
-            config = game_config(sweep, design.game, condition)
-            where = ("games", design.game)
-            try:
-                load_game(config)
-            except ValidationError as exc:
-                changed = sweep.conditions[condition].game
-                lines = validation_problems(exc, family(str(config["family"])).GAME.Config, where)
-                problems += [f"{line} (as condition {condition} plays it)" if changed else line for line in lines]
-            except ValueError as exc:  # an unknown family, or a rule the family checks on its own
-                problems.append(f"games.{design.game}: {exc}")
-    return list(dict.fromkeys(problems))
-
-
-def _provider_problems(sweep: SweepConfig) -> list[str]:
-    schema = SETTINGS.get(sweep.provider.name)
-    if schema is None:
-        return []
-    try:
-        schema.model_validate(sweep.provider.settings)
-    except ValidationError as exc:
-        return validation_problems(exc, schema, ("provider", "settings"))
-    return []
-
-
-def validate(data: dict[str, Any]) -> SweepConfig:
-    """The composed config as a sweep, or ConfigError with one line per mistake anywhere in it."""
-    if "grid" not in data:
-        raise ConfigError([NO_GRID])
-    try:
-        sweep = SweepConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(validation_problems(exc, SweepConfig)) from None
-    problems = _game_problems(sweep) + _provider_problems(sweep)
-    if problems:
-        raise ConfigError(problems)
-    return sweep
-
-
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if {"-h", "--help"} & set(args):
         print(usage())
         return 0
     try:
-        sweep = validate(compose_command(args))
+        sweep = resolve(compose_command(args))
     except ConfigError as exc:
         for line in exc.problems:
             print(f"error: {line}", file=sys.stderr)

@@ -18,12 +18,13 @@ from helpers import CONF, DATA, game_config
 
 from bargain_ray.clients import http_client
 from bargain_ray.clients.http import cost_usd
-from bargain_ray.config import ModelConfig, Price, ProviderConfig
+from bargain_ray.config import ModelConfig, Price
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Usage
 from bargain_ray.games import load_game
 from bargain_ray.providers import ClientPool, key_env_vars, make_client
+from bargain_ray.providers.routing import DefaultProvider, SimProvider
 from bargain_ray.providers.sim import SimServer, SimSettings, requests_inside_waits
 
 SECRET = "sk-test-SECRET123"
@@ -42,7 +43,7 @@ def opening_prompt(role: str = "buyer") -> Prompt:
 
 def sim_client(url: str, api: str, keys: dict[str, str] | None = None, **model: object):
     base = ModelConfig.model_validate({"name": f"sim-{api}", "provider": "sim", "retry": FAST, **model})
-    return make_client(base, ProviderConfig(name="sim", settings={"base_url": url, "apis": {base.name: api}}), keys)
+    return make_client(base, SimProvider(settings={"base_url": url, "apis": {base.name: api}}), keys)
 
 
 def keyed_client(url: str, api: str, key: str, **model: object):
@@ -56,7 +57,7 @@ def test_anthropic_request_is_seed000_request_context() -> None:
     """The body sent is seed 000's recorded request, key for key, in its order."""
     seed = json.loads((DATA / "seed000.json").read_text())["requests"][0]
     model = model_conf("claude-haiku-5-5").model_copy(update={"provider": "sim"})
-    client = make_client(model, ProviderConfig(name="sim", settings={"base_url": "http://x"}))
+    client = make_client(model, SimProvider(settings={"base_url": "http://x"}))
     body = client.body(opening_prompt("buyer"))
     assert body == seed
     assert list(body) == ["model", "system", "messages", "max_tokens", "thinking", "output_config", "service_tier"]
@@ -64,7 +65,7 @@ def test_anthropic_request_is_seed000_request_context() -> None:
 
 def test_openai_request_carries_system_params_and_schema() -> None:
     model = model_conf("gpt-5-mini", structured_output=True).model_copy(update={"provider": "sim"})
-    client = make_client(model, ProviderConfig(name="sim", settings={"base_url": "http://x", "apis": {model.name: "openai"}}))
+    client = make_client(model, SimProvider(settings={"base_url": "http://x", "apis": {model.name: "openai"}}))
     prompt = opening_prompt().model_copy(update={"json_schema": {"type": "object"}})
     body = client.body(prompt)
     assert body["messages"][0] == {"role": "system", "content": prompt.system}
@@ -181,12 +182,12 @@ def test_cost_from_price_table() -> None:
 
 def test_missing_key_is_a_technical_failure_and_keys_forward_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    client = ClientPool(ProviderConfig()).get(model_conf("claude-opus-5-5"))
+    client = ClientPool(DefaultProvider()).get(model_conf("claude-opus-5-5"))
     with pytest.raises(TechnicalFailure, match="ANTHROPIC_API_KEY is not set"):
         asyncio.run(client.complete(opening_prompt(), "k"))
-    from bargain_ray.config import SweepConfig, compose_dict
+    from bargain_ray.design import load_config
 
-    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke"]))
+    sweep = load_config("c3_smoke")
     assert key_env_vars(sweep) == {}
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     assert key_env_vars(sweep) == {"ANTHROPIC_API_KEY": SECRET}
@@ -219,7 +220,7 @@ def test_wire_body_is_the_recorded_request(name: str, api: str) -> None:
         port = sock.getsockname()[1]
         model = model_conf(name).model_copy(update={"provider": "sim"})
         settings = {"base_url": f"http://127.0.0.1:{port}", "apis": {model.name: api}}
-        client = make_client(model, ProviderConfig(name="sim", settings=settings))
+        client = make_client(model, SimProvider(settings=settings))
         try:
             return await client.complete(opening_prompt(), "k01")
         finally:

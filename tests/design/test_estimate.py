@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-from bargain_ray.config import SweepConfig, compose_dict
-from bargain_ray.design import units
+from bargain_ray.config import compose_command
+from bargain_ray.design import resolve, units
 from bargain_ray.design.estimate import ModelCost, estimate, estimate_cost
 
 
 def plan(*overrides: str) -> str:
-    sweep = SweepConfig.model_validate(compose_dict("config", list(overrides)))
+    sweep = resolve(compose_command(list(overrides)))
     return estimate(sweep, list(units(sweep, "20260101")))
 
 
@@ -30,7 +30,7 @@ def test_strategy_only_grid_costs_nothing() -> None:
 
 
 def costs(*overrides: str) -> dict[str, ModelCost]:
-    sweep = SweepConfig.model_validate(compose_dict("config", list(overrides)))
+    sweep = resolve(compose_command(list(overrides)))
     return {m.model: m for m in estimate_cost(sweep, list(units(sweep, "20260101"))).models}
 
 

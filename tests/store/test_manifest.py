@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bargain_ray.config import load_config
+from bargain_ray.design import game_part, load_config
 from bargain_ray.execution.plan import describe
 from bargain_ray.store import ChangedConfig, open_manifest, read_manifest
 from bargain_ray.store.manifest import ABSENT, Manifest, differences, refusal
@@ -133,8 +133,8 @@ def test_readers_get_the_games_and_key_variables_from_the_typed_manifest(tmp_pat
     start(tmp_path, "c3_full", "++models.O.api_key_env=MY_TEAM_TOKEN")
     manifest = read_manifest(tmp_path)
     assert manifest.game_conditions() == [("tickets", "C3")]
-    assert manifest.game_part("tickets", "C3")["config"]["max_turns"] == 12
-    assert manifest.game_part("tickets", "nope") is None
+    assert game_part(manifest.components, "tickets", "C3")["config"]["max_turns"] == 12
+    assert game_part(manifest.components, "tickets", "nope") is None
     assert manifest.key_names() == ["MY_TEAM_TOKEN"]  # each model's own api_key_env, for git's environment
 
 

@@ -118,7 +118,3 @@ def compose_dict(config_name: str, overrides: list[str] | tuple[str, ...] = ()) 
     data.pop("hydra", None)
     return data
 
-
-def load_config(grid: str, overrides: list[str] | tuple[str, ...] = ()) -> SweepConfig:
-    """The validated config of ``+grid=<grid>`` with Hydra ``overrides``, as the command line composes it."""
-    return SweepConfig.model_validate(compose_dict("config", [f"+grid={grid}", *overrides]))

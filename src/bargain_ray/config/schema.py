@@ -4,29 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from bargain_ray.config.base import Strict
+from bargain_ray.config.pricing import Price
 
 # Every numeric knob carries its range here, so a bad value is refused when the config is read,
 # before Ray starts or the sweep folder is written (issue 10.9).
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Price(Strict):
-    """US dollars per million tokens."""
-
-    input: float = Field(0.0, ge=0)
-    output: float = Field(0.0, ge=0)
-    cache_read: float = Field(0.0, ge=0)
-    cache_write: float = Field(0.0, ge=0)
-    batch_discount: float = Field(0.5, ge=0.0, le=1.0, description="share of the price a batch API call saves")
-
-    def charged(self, cost_usd: float, batched: bool) -> float:
-        """``cost_usd`` at this table's prices as billed: a call through a batch API saves ``batch_discount``
-        of it. The one place the discount is applied (a paid reply's cost and the dry run's estimate)."""
-        return cost_usd * (1.0 - self.batch_discount) if batched else cost_usd
 
 
 class Rates(Strict):

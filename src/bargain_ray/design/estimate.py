@@ -5,7 +5,7 @@ linear strategy agents reading the real prompts (the record grows turn by
 turn, so later calls cost more); output tokens are a typical reply plus a
 thinking allowance when a model thinks. Prices come from each model's
 ``price`` table, at its batch price where the run sends that model through a
-batch API (``SweepConfig.sends_batched``, ``Price.charged``: the same two the
+batch API (``ResolvedSweep.sends_batched``, ``Price.charged``: the same two the
 paid calls go by). The result is an estimate, printed with its assumptions.
 """
 
@@ -14,18 +14,19 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from bargain_ray.config import ModelConfig, Price, SweepConfig
+from bargain_ray.config import ModelConfig, Price
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply
 from bargain_ray.core.unit import Unit
-from bargain_ray.design.merge import game_config
-from bargain_ray.games import family, load_game
+from bargain_ray.games import family
 from bargain_ray.play.loop import play
-from bargain_ray.providers import effective_model
+
+if TYPE_CHECKING:
+    from bargain_ray.design.resolved import ResolvedSweep
 
 CHARS_PER_TOKEN = 4
 REPLY_TOKENS = 150
@@ -50,9 +51,9 @@ class ProbeAgent:
         return Reply(text=text, provider="probe", model="probe", request={})
 
 
-def typical_game(sweep: SweepConfig, unit: Unit) -> dict[str, list[int]]:
+def typical_game(sweep: ResolvedSweep, unit: Unit) -> dict[str, list[int]]:
     """Input tokens of each call, by role, in one offline game shaped like ``unit``."""
-    game = load_game(game_config(sweep, unit.game, unit.condition))
+    game = sweep.game(unit.game, unit.condition)
     respond = family(unit.family).strategy.respond
     sizes: dict[str, list[int]] = defaultdict(list)
     agents = {role: ProbeAgent(role, respond, sizes) for role in game.roles}
@@ -118,7 +119,7 @@ class Estimate(BaseModel):
         return "\n".join(lines)
 
 
-def estimate_cost(sweep: SweepConfig, todo: list[Unit]) -> Estimate:
+def estimate_cost(sweep: ResolvedSweep, todo: list[Unit]) -> Estimate:
     """Expected calls, tokens and cost per model of playing ``todo``."""
     shapes: dict[tuple[Any, ...], dict[str, list[int]]] = {}
     per_model: dict[tuple[str, bool], ModelCost] = {}
@@ -127,7 +128,7 @@ def estimate_cost(sweep: SweepConfig, todo: list[Unit]) -> Estimate:
         if shape not in shapes:
             shapes[shape] = typical_game(sweep, unit)
         for role, letter in unit.model_of_role.items():
-            model = effective_model(sweep, letter)
+            model = sweep.models[letter]
             if not model.is_llm:
                 continue
             calls = shapes[shape].get(role, [])
@@ -144,6 +145,6 @@ def estimate_cost(sweep: SweepConfig, todo: list[Unit]) -> Estimate:
                     max_cost_usd=sweep.run.max_cost_usd)
 
 
-def estimate(sweep: SweepConfig, todo: list[Unit]) -> str:
+def estimate(sweep: ResolvedSweep, todo: list[Unit]) -> str:
     """The dry-run plan as printed: units, expected calls, tokens and cost per model, and the assumptions."""
     return estimate_cost(sweep, todo).text()

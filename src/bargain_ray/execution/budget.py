@@ -25,10 +25,10 @@ import ray
 from pydantic import BaseModel
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from bargain_ray.config import ModelConfig, SweepConfig
+from bargain_ray.config import ModelConfig
 from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.prompt import Prompt
-from bargain_ray.providers import effective_model
+from bargain_ray.design import ResolvedSweep
 from bargain_ray.store import read_heads
 
 MESSAGE_TOKENS = 16
@@ -55,10 +55,9 @@ def worst_case_usd(model: ModelConfig, prompt: Prompt) -> float:
     return tokens_in * per_in + model.max_tokens * per_out
 
 
-def margin_usd(sweep: SweepConfig) -> float:
+def margin_usd(sweep: ResolvedSweep) -> float:
     """What the costliest model's longest reply costs: below this much left, the budget closes."""
-    costs = [effective_model(sweep, letter) for letter in sweep.models]
-    return max((m.max_tokens * price_of(m)[1] for m in costs if m.is_llm), default=0.0)
+    return max((m.max_tokens * price_of(m)[1] for m in sweep.models.values() if m.is_llm), default=0.0)
 
 
 class BudgetState(BaseModel):
@@ -139,7 +138,7 @@ WAITERS = 1 << 16
 """Concurrent calls the actor serves: every game in flight may be waiting for room at once."""
 
 
-def start_budget(sweep: SweepConfig, path: Path, spent_before_usd: float) -> Any:
+def start_budget(sweep: ResolvedSweep, path: Path, spent_before_usd: float) -> Any:
     """The budget actor of this invocation, on this (the driver's) node; None when there is no cap."""
     cap = sweep.run.max_cost_usd
     if cap is None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from bargain_ray.analysis.report import build_report
 from bargain_ray.config import SweepConfig
 from bargain_ray.core.status import ExitCode
-from bargain_ray.design import estimate
+from bargain_ray.design import ResolvedSweep, estimate, resolve
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
 from bargain_ray.execution.progress import summary
@@ -47,12 +47,15 @@ def check_keys(sweep: SweepConfig) -> None:
         )
 
 
-def run_sweep(sweep: SweepConfig) -> int:
+def run_sweep(sweep: ResolvedSweep | SweepConfig) -> int:
     """Run (or resume) a sweep holding its folder's lock; returns a process exit code.
+
+    ``sweep`` is resolved first (``design.resolve``: a ``SweepConfig`` is checked as the command line checks it).
 
     A dry run takes the lock too: it may write the manifest, and every writer of the folder holds it.
     A full disk ends the run with no tables attempted; the journals keep every line already written.
     """
+    sweep = resolve(sweep)
     if not sweep.run.dry_run:
         check_keys(sweep)
     path = sweep_dir(sweep)

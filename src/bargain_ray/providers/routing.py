@@ -1,29 +1,87 @@
-"""Where ``provider=sim|local`` reroutes a model, and which key variable each model reads."""
+"""The ``provider=`` group typed, where ``provider=sim|local`` reroutes a model, and which key each model reads.
+
+Each choice of the group has its own model (``Provider``: default, sim, local, told apart by ``name``); the
+composed ``provider`` block is read into it once, when the sweep is resolved (``design.resolved``), and
+everything after reads the typed settings.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import Annotated, Literal, Protocol
+
+from pydantic import Field
 
 from bargain_ray.clients import API_KEY_ENV
-from bargain_ray.config import ModelConfig, Price, SweepConfig
+from bargain_ray.config import ModelConfig, Price, ProviderConfig, Strict
 from bargain_ray.providers.local import LocalSettings
+from bargain_ray.providers.sim.config import SimSettings
+
+DEFAULT_API = "anthropic"
+"""The API the simulated provider speaks to a model no setting names (a client built outside a sweep)."""
 
 
-def effective_model(sweep: SweepConfig, letter: str) -> ModelConfig:
-    """A model as this run calls it: ``provider=sim|local`` reroutes every LLM.
+class NoSettings(Strict):
+    """``provider=default`` has no settings: each model keeps its own provider."""
+
+
+class DefaultProvider(Strict):
+    name: Literal["default"] = "default"
+    settings: NoSettings = NoSettings()
+
+
+class SimProvider(Strict):
+    """Every LLM answered by the simulated provider, each through its own API's real SDK."""
+
+    name: Literal["sim"] = "sim"
+    settings: SimSettings = SimSettings()
+
+    def api_of(self, model: ModelConfig) -> str:
+        """The API the sim is spoken to for ``model`` (its own provider's, as the sweep resolved it)."""
+        return self.settings.apis.get(model.name, DEFAULT_API)
+
+
+class LocalProvider(Strict):
+    """Every LLM played by the bundled local model, over its OpenAI-compatible server."""
+
+    name: Literal["local"] = "local"
+    settings: LocalSettings = LocalSettings()
+
+
+Provider = Annotated[DefaultProvider | SimProvider | LocalProvider, Field(discriminator="name")]
+"""The ``provider`` block of a resolved sweep."""
+
+PROVIDERS: dict[str, type[DefaultProvider | SimProvider | LocalProvider]] = {
+    "default": DefaultProvider, "sim": SimProvider, "local": LocalProvider}
+
+
+def read_provider(raw: ProviderConfig, models: Mapping[str, ModelConfig]) -> Provider:
+    """The composed ``provider`` block as its choice's model (raises ``ValidationError`` naming the key, or
+    ``ValueError`` for a choice that does not exist); under ``provider=sim`` the settings name the API of
+    every LLM (its own provider's, unless ``settings.apis`` says otherwise)."""
+    cls = PROVIDERS.get(raw.name)
+    if cls is None:
+        raise ValueError(f"provider.name={raw.name}: no such provider; choose one of {', '.join(PROVIDERS)}")
+    provider = cls.model_validate({"name": raw.name, "settings": raw.settings})
+    if isinstance(provider, SimProvider):
+        apis = {m.name: m.provider for m in models.values() if m.is_llm} | provider.settings.apis
+        provider = provider.model_copy(update={"settings": provider.settings.model_copy(update={"apis": apis})})
+    return provider
+
+
+def effective_model(model: ModelConfig, provider: Provider) -> ModelConfig:
+    """``model`` as this run calls it: ``provider=sim|local`` reroutes every LLM.
 
     Under ``provider=local`` the model is the bundled one: its served name, free, no real provider's
     parameters, always the game's reply schema (without it a 135M model almost never writes valid JSON),
-    output capped at what a reply needs and the prompt's KV cache kept. Decided here, once, so the
-    fingerprint sees what the model is asked with and the client only sends it.
+    output capped at what a reply needs and the prompt's KV cache kept. Decided here, once (when the sweep is
+    resolved), so the fingerprint sees what the model is asked with and the client only sends it.
     """
-    model = sweep.models[letter]
-    if sweep.provider.name == "default" or not model.is_llm:
+    if provider.name == "default" or not model.is_llm:
         return model
-    routed = model.model_copy(update={"provider": sweep.provider.name, "api_key_env": None, "base_url": None})
-    if sweep.provider.name != "local":
-        return routed
-    return as_local(routed, LocalSettings.model_validate(sweep.provider.settings))
+    routed = model.model_copy(update={"provider": provider.name, "api_key_env": None, "base_url": None})
+    return as_local(routed, provider.settings) if isinstance(provider, LocalProvider) else routed
 
 
 def as_local(model: ModelConfig, local: LocalSettings) -> ModelConfig:
@@ -44,22 +102,25 @@ KEYLESS = ("sim", "local", "strategy")
 """Providers that never receive a real key (the sim and the local model get a placeholder)."""
 
 
-def key_names(sweep: SweepConfig) -> list[str]:
+class Routed(Protocol):
+    """What the key functions read of a resolved sweep: each model as this run calls it."""
+
+    @property
+    def models(self) -> Mapping[str, ModelConfig]: ...
+
+
+def key_names(sweep: Routed) -> list[str]:
     """The key variables the models read as this run calls them: none under ``provider=sim|local``."""
-    names = set()
-    for letter in sweep.models:
-        model = effective_model(sweep, letter)
-        if model.provider not in KEYLESS:
-            names.add(key_env(model, model.provider))
+    names = {key_env(m, m.provider) for m in sweep.models.values() if m.provider not in KEYLESS}
     return sorted(n for n in names if n)
 
 
-def key_env_vars(sweep: SweepConfig) -> dict[str, str]:
+def key_env_vars(sweep: Routed) -> dict[str, str]:
     """The key variables the sweep's models read, as set here: handed to each worker as an actor argument
     (the object store, never a runtime env, a log or a record), so workers on any node have them."""
     return {n: os.environ[n] for n in key_names(sweep) if os.environ.get(n)}
 
 
-def missing_keys(sweep: SweepConfig) -> list[str]:
+def missing_keys(sweep: Routed) -> list[str]:
     """Environment variables the configured providers need but do not have."""
     return [n for n in key_names(sweep) if not os.environ.get(n)]

@@ -59,15 +59,11 @@ class Manifest(BaseModel):
     """YYYYMMDD of the first run: unit ids carry it, so it is kept for the life of the folder."""
     config: Determinants
     components: dict[str, Any]
-    """The fingerprint of every game and model (``design.fingerprint.components``): opaque JSON,
-    compared as a backstop for what the config fields cannot show (the text a model reads)."""
+    """The fingerprint of every game and model (``design.fingerprint``, which names its parts: ``game_part``
+    reads one): opaque JSON here, compared as a backstop for what the config fields cannot show (the text a
+    model reads)."""
     git_commit: str | None = None
     """Provenance only, never compared: a code change that matters shows in ``components`` or the unit hashes."""
-
-    def game_part(self, game: str, condition: str) -> dict[str, Any] | None:
-        """The fingerprint part of ``game`` under ``condition`` (``config``: the game config it was played
-        under; ``texts``: the digest of each text a model reads), None when the sweep has no such game."""
-        return self.components.get(game_key(game, condition))
 
     def game_conditions(self) -> list[tuple[str, str]]:
         """(game, condition) of every game config of the sweep, in the grid's order, each once."""
@@ -76,11 +72,6 @@ class Manifest(BaseModel):
     def key_names(self) -> list[str]:
         """The key variables the sweep's models were configured to read (each model's ``api_key_env``)."""
         return sorted({m.api_key_env for m in self.config.models.values() if m.api_key_env})
-
-
-def game_key(game: str, condition: str) -> str:
-    """The name of a game config's part in ``components`` (``design.fingerprint`` names its parts so)."""
-    return f"game {game} under condition {condition}"
 
 
 class UnreadableManifest(ValueError):
