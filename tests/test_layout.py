@@ -29,7 +29,6 @@ WALLS: dict[str, set[str]] = {
     "config": {"core", "hydra", "omegaconf"},
     "conf": set(),  # Hydra YAML only
     "design": {"core", "config", "games"},
-    "design.estimate": {"play.loop"},  # TODO(issue 17): the estimator plays games with its own probe agent (play.loop); the typical game should reach it measured
     "design.resolved": {"providers.routing"},  # the resolver types the provider= block and routes each model (providers' own rules), once
     "games": {"core"},
     "agents": {"core", "config", "clients", "games"},

@@ -17,11 +17,9 @@ from aiohttp import web
 from helpers import CONF, DATA, game_config
 
 from bargain_ray.clients import http_client
-from bargain_ray.clients.http import cost_usd
-from bargain_ray.config import ModelConfig, Price
+from bargain_ray.config import ModelConfig
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.prompt import Prompt
-from bargain_ray.core.records import Usage
 from bargain_ray.games import load_game
 from bargain_ray.providers import ClientPool, key_env_vars, make_client
 from bargain_ray.providers.routing import DefaultProvider, SimProvider
@@ -171,13 +169,6 @@ def test_no_request_inside_an_announced_wait(api: str, retry_after: bool) -> Non
 
 def _sha(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:12]
-
-
-def test_cost_from_price_table() -> None:
-    price = Price(input=5.0, output=25.0, cache_read=0.5, cache_write=6.25)
-    usage = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=100, cache_write_tokens=10)
-    assert cost_usd(usage, price, input_includes_cache=False) == pytest.approx((5000 + 5000 + 50 + 62.5) / 1e6)
-    assert cost_usd(usage, price, input_includes_cache=True) == pytest.approx((4500 + 5000 + 50 + 62.5) / 1e6)
 
 
 def test_missing_key_is_a_technical_failure_and_keys_forward_by_name(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,11 +7,12 @@ import re
 from bargain_ray.config import compose_command
 from bargain_ray.design import resolve, units
 from bargain_ray.design.estimate import ModelCost, estimate, estimate_cost
+from bargain_ray.play.probe import typical_calls
 
 
 def plan(*overrides: str) -> str:
     sweep = resolve(compose_command(list(overrides)))
-    return estimate(sweep, list(units(sweep, "20260101")))
+    return estimate(sweep, list(units(sweep, "20260101")), typical_calls)
 
 
 def test_c3_plan_prices_each_model() -> None:
@@ -31,7 +32,7 @@ def test_strategy_only_grid_costs_nothing() -> None:
 
 def costs(*overrides: str) -> dict[str, ModelCost]:
     sweep = resolve(compose_command(list(overrides)))
-    return {m.model: m for m in estimate_cost(sweep, list(units(sweep, "20260101"))).models}
+    return {m.model: m for m in estimate_cost(sweep, list(units(sweep, "20260101")), typical_calls).models}
 
 
 def test_batch_mode_estimates_the_batch_price_of_the_same_plan() -> None:

@@ -21,10 +21,11 @@ from pydantic import ValidationError
 
 from bargain_ray.__main__ import main
 from bargain_ray.clients import BatchedClient, BatchRoute
-from bargain_ray.config import BatchRun, ModelConfig, SweepConfig, compose_dict
+from bargain_ray.config import BatchRun, ModelConfig, compose_command
+from bargain_ray.design import resolve
 from bargain_ray.execution.batcher import Batcher, batched_clients
 from bargain_ray.games import load_game
-from bargain_ray.providers import ClientPool, effective_model, make_client
+from bargain_ray.providers import ClientPool, make_client
 from bargain_ray.providers.routing import LocalProvider, SimProvider
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import read_batches, read_calls
@@ -139,11 +140,11 @@ def test_killed_batch_sweep_collects_its_open_batches_and_pays_each_call_once(tm
 def test_batch_mode_wraps_only_models_with_a_batch_api() -> None:
     """run.batch_api batches every anthropic/openai model, a model's own batch_api wins, others stay online."""
     base = ["+grid=c3_smoke", "provider=sim", "provider.settings.base_url=http://127.0.0.1:9"]
-    sweep = SweepConfig.model_validate(compose_dict("config", [*base, "run.batch_api=true", "+models.H.batch_api=false"]))
+    sweep = resolve(compose_command([*base, "run.batch_api=true", "+models.H.batch_api=false"]))
     pool = ClientPool(sweep.provider, {}, batched_clients(sweep))
-    assert isinstance(pool.get(effective_model(sweep, "O")), BatchedClient)
-    assert not isinstance(pool.get(effective_model(sweep, "H")), BatchedClient)
-    assert batched_clients(SweepConfig.model_validate(compose_dict("config", base))) is None
+    assert isinstance(pool.get(sweep.models["O"]), BatchedClient)
+    assert not isinstance(pool.get(sweep.models["H"]), BatchedClient)
+    assert batched_clients(resolve(compose_command(base))) is None
     local = LocalProvider(settings={"base_url": "http://127.0.0.1:9/v1", "name": "m"})
     compatible = make_client(sweep.models["O"].model_copy(update={"provider": "local"}), local)
     assert batched_clients(sweep)(sweep.models["O"], compatible) is compatible  # no batch API: online

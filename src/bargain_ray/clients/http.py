@@ -14,7 +14,8 @@ from typing import Any
 
 from bargain_ray.clients.limiter import Feedback, Limiter
 from bargain_ray.clients.retry import describe, failure_kind, headers_of, retrying, status_of
-from bargain_ray.config import ModelConfig, Price
+from bargain_ray.config import ModelConfig
+from bargain_ray.config.pricing import cost_usd, estimate_tokens
 from bargain_ray.core.errors import Failure, TechnicalFailure
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply, Usage
@@ -33,24 +34,10 @@ class Sent:
     served_by: str | None = None
 
 
-def cost_usd(usage: Usage, price: Price, input_includes_cache: bool) -> float:
-    """Dollars for one call from a per-million-token price table.
-
-    OpenAI counts cached prompt tokens inside ``prompt_tokens``; Anthropic reports them apart.
-    """
-    fresh = usage.input_tokens - (usage.cache_read_tokens if input_includes_cache else 0)
-    return (
-        fresh * price.input
-        + usage.output_tokens * price.output
-        + usage.cache_read_tokens * price.cache_read
-        + usage.cache_write_tokens * price.cache_write
-    ) / 1e6
-
-
-def estimate_tokens(body: dict[str, Any]) -> int:
-    """Input tokens before the call (four characters a token), for the limiter's reservation."""
-    chars = len(str(body.get("system", ""))) + sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
-    return max(1, chars // 4)
+def body_tokens(body: dict[str, Any]) -> int:
+    """Input tokens of a request body before the call (``estimate_tokens``), for the limiter's reservation."""
+    texts = [str(body.get("system", "")), *(str(m.get("content", "")) for m in body.get("messages", []))]
+    return estimate_tokens("".join(texts))
 
 
 def limiter_key(provider: str, base_url: str | None, api_key: str, model: str) -> str:
@@ -89,7 +76,7 @@ class HTTPClient(ABC):
         return Reply(provider=self.provider, model=body["model"], request=body, **fields)
 
     async def _attempt(self, body: dict[str, Any], errors: list[str]) -> tuple[Sent, float]:
-        ticket = await self.limiter.acquire(estimate_tokens(body), self.model.max_tokens)
+        ticket = await self.limiter.acquire(body_tokens(body), self.model.max_tokens)
         start = time.monotonic()
         try:
             sent = await self.send(body)

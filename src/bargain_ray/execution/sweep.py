@@ -13,6 +13,7 @@ from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
 from bargain_ray.execution.progress import summary
 from bargain_ray.execution.signals import stop_on_signals
+from bargain_ray.play.probe import typical_calls
 from bargain_ray.providers import missing_keys, provider_service
 from bargain_ray.store import (
     CorruptJournal,
@@ -76,7 +77,7 @@ def _run_locked(sweep: SweepConfig, path: Path) -> int:
     finished = len(done)
     print(f"grid {sweep.grid.name}: {count + finished} units, {finished} finished, {count} to run")
     if sweep.run.dry_run:
-        print(estimate(sweep, list(todo())))
+        print(estimate(sweep, list(todo()), typical_calls))
         return 0
     write_status(path, "running", count + finished)
     with stop_on_signals() as stop:  # SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
