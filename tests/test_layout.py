@@ -53,6 +53,8 @@ WALLS: dict[str, set[str]] = {
 REVIEWED: dict[str, str] = {
     "__init__.py: _API[name]": "the public API's modules, named in _API (strings naming a module count as imports)",
     'clients/__init__.py: f"bargain_ray.clients.{_MODULE_OF[name]}"': "an SDK-backed client module, within clients",
+    "clients/registry.py: module": "an API's part its registry entry names as module:attribute (the built-in ones "
+                                   "name clients modules; another package's entry point names its own module)",
     'games/__init__.py: f"{__name__}.{name}"': "a family package, within games",
 }
 

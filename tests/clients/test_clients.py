@@ -222,24 +222,31 @@ def test_wire_body_is_the_recorded_request(name: str, api: str) -> None:
     assert seen == [reply.request] and reply.text == "hi" and reply.model_version == "v1"
 
 
-def test_a_failed_call_is_classified_by_what_its_last_error_says() -> None:
-    """The summary groups unknown games by the failure's kind, never by searching its text."""
-    import httpx2 as httpx
-    import openai
+@pytest.mark.parametrize("sdk", ["anthropic", "openai"])
+def test_a_failed_call_is_classified_by_what_its_last_error_says(sdk: str) -> None:
+    """The summary groups unknown games by the failure's kind, never by searching its text; each API's registry
+    entry names its SDK's classification."""
+    import importlib
 
-    from bargain_ray.clients.retry import MalformedReply, failure_kind
+    import httpx2 as httpx
+
+    from bargain_ray.clients import registry
+    from bargain_ray.clients.retry import MalformedReply
     from bargain_ray.core.errors import FailureKind
 
+    module = importlib.import_module(sdk)
+    errors = registry.get(sdk).sdk_errors()
     request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
 
-    def status(code: int) -> openai.APIStatusError:
-        return openai.APIStatusError("x", response=httpx.Response(code, request=request), body=None)
+    def status(code: int) -> BaseException:
+        return module.APIStatusError("x", response=httpx.Response(code, request=request), body=None)
 
-    assert failure_kind(status(429)) is FailureKind.RATE_LIMITED
-    assert failure_kind(status(401)) is FailureKind.AUTH
-    assert failure_kind(status(529)) is FailureKind.SERVER_ERROR
-    assert failure_kind(status(400)) is FailureKind.BAD_REQUEST
-    assert failure_kind(openai.APITimeoutError(request=request)) is FailureKind.TIMEOUT
-    assert failure_kind(openai.APIConnectionError(request=request)) is FailureKind.CONNECTION
-    assert failure_kind(MalformedReply("cut")) is FailureKind.MALFORMED_REPLY
-    assert failure_kind(RuntimeError("?")) is FailureKind.OTHER
+    assert errors.kind(status(429)) is FailureKind.RATE_LIMITED and errors.transient(status(429))
+    assert errors.kind(status(401)) is FailureKind.AUTH and not errors.transient(status(401))
+    assert errors.kind(status(529)) is FailureKind.SERVER_ERROR and errors.transient(status(529))
+    assert errors.kind(status(400)) is FailureKind.BAD_REQUEST and not errors.transient(status(400))
+    assert errors.kind(module.APITimeoutError(request=request)) is FailureKind.TIMEOUT
+    assert errors.kind(module.APIConnectionError(request=request)) is FailureKind.CONNECTION
+    assert errors.transient(module.APIConnectionError(request=request))
+    assert errors.kind(MalformedReply("cut")) is FailureKind.MALFORMED_REPLY and errors.transient(MalformedReply("cut"))
+    assert errors.kind(RuntimeError("?")) is FailureKind.OTHER and not errors.transient(RuntimeError("?"))

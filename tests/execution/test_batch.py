@@ -17,11 +17,11 @@ import polars as pl
 import pytest
 import yaml
 from helpers import CONF, ROOT, game_config
-from pydantic import ValidationError
 
 from bargain_ray.__main__ import main
 from bargain_ray.clients import BatchedClient, BatchRoute
 from bargain_ray.config import BatchRun, ModelConfig, compose_command
+from bargain_ray.config.errors import ConfigError
 from bargain_ray.design import resolve
 from bargain_ray.execution.batcher import Batcher, batched_clients
 from bargain_ray.games import load_game
@@ -148,5 +148,5 @@ def test_batch_mode_wraps_only_models_with_a_batch_api() -> None:
     local = LocalProvider(settings={"base_url": "http://127.0.0.1:9/v1", "name": "m"})
     compatible = make_client(sweep.models["O"].model_copy(update={"provider": "local"}), local)
     assert batched_clients(sweep)(sweep.models["O"], compatible) is compatible  # no batch API: online
-    with pytest.raises(ValidationError, match="batch_api needs provider anthropic or openai"):
-        ModelConfig(name="m", provider="openai_compatible", batch_api=True)
+    with pytest.raises(ConfigError, match="models.O.batch_api=true: the openai_compatible API has no batch API"):
+        resolve(compose_command(["+grid=c3_smoke", "models.O.provider=openai_compatible", "+models.O.batch_api=true"]))

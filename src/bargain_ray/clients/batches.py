@@ -15,7 +15,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -23,6 +23,9 @@ from bargain_ray.clients.http import HTTPClient, Sent, limiter_key
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply
+
+if TYPE_CHECKING:
+    from bargain_ray.clients.registry import API
 
 
 class BatchRoute(BaseModel):
@@ -32,7 +35,8 @@ class BatchRoute(BaseModel):
     store, as the workers' keys do) and is never journaled, logged or shown (``repr=False``).
     """
 
-    api: Literal["anthropic", "openai"]
+    api: str
+    """The API whose batch API this is (``clients.registry``)."""
     provider: str
     base_url: str | None
     model: str
@@ -66,8 +70,9 @@ class BatchResult:
 class BatchAPI(ABC):
     """One provider's batch API: create a batch, see whether it ended, read its results by custom id."""
 
-    def __init__(self, route: BatchRoute) -> None:
+    def __init__(self, route: BatchRoute, api: API) -> None:
         self.route = route
+        self.errors = api.sdk_errors()
 
     @abstractmethod
     async def create(self, requests: dict[str, dict[str, Any]]) -> str:
@@ -94,12 +99,9 @@ class BatchedClient:
     """Sends each request of ``inner`` through a batch; falls back to ``inner`` online when the batch fails it."""
 
     def __init__(self, inner: HTTPClient, submit: Submit) -> None:
-        if inner.batch_api is None:
-            raise ValueError(f"{inner.provider} {inner.model.name} has no batch API")
         self.inner = inner
         self.submit = submit
-        self.route = BatchRoute(api=inner.batch_api, provider=inner.provider, base_url=inner.base_url,
-                                model=inner.model.name, api_key=inner._secret, timeout_s=inner.model.retry.timeout_s)
+        self.route = inner.batch_route()
 
     async def complete(self, prompt: Prompt, call_id: str) -> Reply:
         body = self.inner.body(prompt)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field, model_validator
 
@@ -36,15 +36,17 @@ class Retry(Strict):
     timeout_s: float = Field(600.0, gt=0)
 
 
-BATCH_PROVIDERS = ("anthropic", "openai", "sim")
-"""Providers with a batch API (the simulated provider serves both)."""
+STRATEGY = "strategy"
+"""The ``provider`` of a strategy agent: computed replies, no API."""
 
 
 class ModelConfig(Strict):
     """A model as configured in ``conf/model/*.yaml``; code never names a model."""
 
     name: str = Field(description="the model id the provider knows, or the strategy's name")
-    provider: Literal["anthropic", "openai", "openai_compatible", "strategy", "sim", "local"]
+    provider: str = Field(description=(
+        "the model API it is called through (a name of clients.registry, checked when the sweep is resolved), "
+        "or strategy for a strategy agent"))
     max_tokens: int = Field(4096, ge=1)
     params: dict[str, Any] = {}
     base_url: str | None = None
@@ -58,13 +60,7 @@ class ModelConfig(Strict):
 
     @property
     def is_llm(self) -> bool:
-        return self.provider != "strategy"
-
-    @model_validator(mode="after")
-    def _check_batch(self) -> ModelConfig:
-        if self.batch_api and self.provider not in BATCH_PROVIDERS:
-            raise ValueError(f"model {self.name}: batch_api needs provider anthropic or openai, not {self.provider}")
-        return self
+        return self.provider != STRATEGY
 
 
 RUNTIME_KEYS = ("limits", "retry", "batch_api", "price")
@@ -74,8 +70,9 @@ RUNTIME_KEYS = ("limits", "retry", "batch_api", "price")
 class ProviderConfig(Strict):
     """``provider=`` group: ``default`` keeps each model's own provider."""
 
-    name: Literal["default", "sim", "local"] = "default"
+    name: str = "default"
     settings: dict[str, Any] = {}
+    """As composed: read into the choice's own typed settings when the sweep is resolved (``providers.routing``)."""
 
 
 class Assignment(Strict):
@@ -209,9 +206,3 @@ class SweepConfig(Strict):
                     raise ValueError(f"assignment {a.id}: unknown agents {sorted(bad)}; pairings name {sorted(agents)}")
         return self
 
-    def sends_batched(self, model: ModelConfig) -> bool:
-        """Whether ``model``, as this run calls it (``providers.effective_model``), goes through a batch API:
-        its own ``batch_api``, else ``run.batch_api``, where its provider has one. Asked by the batcher and
-        by the dry run's estimate alike."""
-        wanted = self.run.batch_api if model.batch_api is None else model.batch_api
-        return wanted and model.provider in BATCH_PROVIDERS

@@ -17,7 +17,14 @@ from bargain_ray.config.errors import ConfigError, validation_problems
 from bargain_ray.design.fingerprint import components, game_key
 from bargain_ray.design.merge import game_config
 from bargain_ray.games import Game, families, family
-from bargain_ray.providers.routing import PROVIDERS, Provider, effective_model, read_provider
+from bargain_ray.providers.routing import (
+    PROVIDERS,
+    Provider,
+    batch_api_of,
+    effective_model,
+    model_problems,
+    read_provider,
+)
 
 NO_GRID = "no grid chosen; run e.g. `python -m bargain_ray +grid=demo` (grids are in conf/grid/)"
 
@@ -68,8 +75,9 @@ class ResolvedSweep(BaseModel):
 
     def sends_batched(self, model: ModelConfig) -> bool:
         """Whether ``model``, as this run calls it, goes through a batch API: its own ``batch_api``, else
-        ``run.batch_api``, where its provider has one. Asked by the batcher and by the dry run's estimate alike."""
-        return self.config.sends_batched(model)
+        ``run.batch_api``, where its API has one. Asked by the batcher and by the dry run's estimate alike."""
+        wanted = self.run.batch_api if model.batch_api is None else model.batch_api
+        return wanted and batch_api_of(model, self.provider) is not None
 
     def served_at(self, base_url: str) -> ResolvedSweep:
         """This sweep with its provider's server (the simulated provider, the local model) at ``base_url``."""
@@ -130,6 +138,8 @@ def resolve(data: dict[str, Any] | SweepConfig | ResolvedSweep) -> ResolvedSweep
     config = data if isinstance(data, SweepConfig) else read_config(data)
     written, typed, problems = _game_configs(config)
     provider, more = _provider(config)
+    if provider is not None:
+        more += model_problems(config.models, provider)
     if problems or more or provider is None:
         raise ConfigError(problems + more)
     models = {letter: effective_model(m, provider) for letter, m in config.models.items()}

@@ -1,8 +1,10 @@
-"""The ``provider=`` group typed, where ``provider=sim|local`` reroutes a model, and which key each model reads.
+"""The ``provider=`` group typed, where ``provider=sim|local`` reroutes a model, which API and key each model
+is called with, and whether it can go through a batch API.
 
 Each choice of the group has its own model (``Provider``: default, sim, local, told apart by ``name``); the
 composed ``provider`` block is read into it once, when the sweep is resolved (``design.resolved``), and
-everything after reads the typed settings.
+everything after reads the typed settings. A model's ``provider`` names an API of ``clients.registry`` (or
+``strategy``); the registry's list is the only one.
 """
 
 from __future__ import annotations
@@ -13,13 +15,17 @@ from typing import Annotated, Literal, Protocol
 
 from pydantic import Field
 
-from bargain_ray.clients import API_KEY_ENV
+from bargain_ray.clients import registry
 from bargain_ray.config import ModelConfig, Price, ProviderConfig, Strict
+from bargain_ray.config.errors import nearest
+from bargain_ray.config.schema import STRATEGY
 from bargain_ray.providers.local import LocalSettings
 from bargain_ray.providers.sim.config import SimSettings
 
 DEFAULT_API = "anthropic"
 """The API the simulated provider speaks to a model no setting names (a client built outside a sweep)."""
+LOCAL_API = "openai_compatible"
+"""The API of the bundled local model's server."""
 
 
 class NoSettings(Strict):
@@ -70,6 +76,46 @@ def read_provider(raw: ProviderConfig, models: Mapping[str, ModelConfig]) -> Pro
     return provider
 
 
+def api_of(model: ModelConfig, provider: Provider) -> str | None:
+    """The API ``model`` (as this run calls it) is spoken to through; None for a strategy agent."""
+    if not model.is_llm:
+        return None
+    if model.provider == "sim" and isinstance(provider, SimProvider):
+        return provider.api_of(model)
+    return LOCAL_API if model.provider == "local" else model.provider
+
+
+def batch_api_of(model: ModelConfig, provider: Provider) -> str | None:
+    """The API whose batch API ``model``'s requests could go through (the sim serves each API's own); None if
+    its API has none."""
+    api = api_of(model, provider)
+    return api if api is not None and registry.get(api).batches is not None else None
+
+
+def model_problems(models: Mapping[str, ModelConfig], provider: Provider) -> list[str]:
+    """One line per model whose ``provider`` names no API, whose ``batch_api`` asks for a batch API its API does not
+    have, or (under ``provider=sim``) whose API the simulated provider does not serve."""
+    apis, problems = registry.names(), []
+    for letter, model in models.items():
+        if model.provider != STRATEGY and model.provider not in apis:
+            match = nearest(model.provider, [*apis, STRATEGY])
+            hint = f"did you mean provider={match}?" if match else f"the providers are {', '.join([*apis, STRATEGY])}"
+            problems.append(f"models.{letter}.provider={model.provider}: no such model API; {hint}")
+        elif model.batch_api and model.is_llm and registry.get(model.provider).batches is None:
+            having = [a for a in apis if registry.get(a).batches is not None]
+            problems.append(f"models.{letter}.batch_api=true: the {model.provider} API has no batch API "
+                            f"(these have one: {', '.join(having)})")
+    if isinstance(provider, SimProvider):
+        served = [a for a in apis if registry.get(a).sim_path is not None]
+        letters = {m.name: letter for letter, m in models.items()}
+        for name, api in provider.settings.apis.items():
+            if api not in served:
+                where = f"models.{letters[name]}.provider" if name in letters else f"provider.settings.apis.{name}"
+                problems.append(f"{where}={api}: the simulated provider does not serve the {api} API (it serves "
+                                f"{', '.join(served)}); run this model with provider=default, or give it one of those")
+    return problems
+
+
 def effective_model(model: ModelConfig, provider: Provider) -> ModelConfig:
     """``model`` as this run calls it: ``provider=sim|local`` reroutes every LLM.
 
@@ -95,10 +141,10 @@ def as_local(model: ModelConfig, local: LocalSettings) -> ModelConfig:
 
 def key_env(model: ModelConfig, api: str) -> str | None:
     """The environment variable that holds the key for ``model`` on ``api``."""
-    return model.api_key_env or API_KEY_ENV.get(api)
+    return model.api_key_env or (registry.get(api).key_env if api in registry.names() else None)
 
 
-KEYLESS = ("sim", "local", "strategy")
+KEYLESS = ("sim", "local", STRATEGY)
 """Providers that never receive a real key (the sim and the local model get a placeholder)."""
 
 
