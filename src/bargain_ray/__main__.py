@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import sys
 
-from bargain_ray.config import choices, compose_command, conf_dir
+from bargain_ray.config import choices, conf_dir
 from bargain_ray.config.errors import ConfigError
 from bargain_ray.core.status import ExitCode
-from bargain_ray.design.resolved import resolve
+from bargain_ray.design.resolved import compose_sweep
 
 
 def usage() -> str:
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         print(usage())
         return 0
     try:
-        sweep = resolve(compose_command(args))
+        sweep = compose_sweep(args)
     except ConfigError as exc:
         for line in exc.problems:
             print(f"error: {line}", file=sys.stderr)

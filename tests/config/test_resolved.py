@@ -58,3 +58,16 @@ def test_the_resolved_sweep_crosses_as_json_and_reads_back_as_it_was() -> None:
     assert again == sweep and again.components == sweep.components
     served = sweep.served_at("http://127.0.0.1:9")
     assert served.provider.settings.base_url == "http://127.0.0.1:9" and sweep.provider.settings.base_url is None
+
+
+def test_a_key_a_family_or_a_provider_schema_knows_is_added_and_checked_by_that_schema() -> None:
+    """Hydra alone refuses a key the YAML leaves out; the resolver's schemas know each game's and provider's keys."""
+    sweep = load_config("c3_smoke", ["provider=local", "provider.settings.base_url=http://127.0.0.1:9/v1",
+                                     "games.tickets.decimals=3"])
+    assert sweep.provider.settings.base_url == "http://127.0.0.1:9/v1"
+    assert sweep.game_configs["game tickets under condition C3"].decimals == 3
+    with pytest.raises(ConfigError) as caught:
+        load_config("c3_smoke", ["games.tickets.decimalz=3", "provider=sim", "provider.settings.latency.median=1"])
+    assert caught.value.problems == [
+        "unknown key games.tickets.decimalz; did you mean games.tickets.decimals?",
+        "unknown key provider.settings.latency.median; did you mean provider.settings.latency.median_s?"]

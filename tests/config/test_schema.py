@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from bargain_ray.config import compose_command
 from bargain_ray.config.errors import ConfigError
-from bargain_ray.design import resolve
+from bargain_ray.design.resolved import compose_sweep
 
 
 def problems(*overrides: str) -> list[str]:
     with pytest.raises(ConfigError) as caught:
-        resolve(compose_command(list(overrides)))
+        compose_sweep(overrides)
     return caught.value.problems
 
 
@@ -58,7 +57,7 @@ def test_unknown_key_names_the_nearest_valid_one(override: str, expected: str) -
 
 def test_a_key_the_schema_knows_but_the_yaml_omits_is_accepted_and_checked() -> None:
     """Hydra alone would ask for ``+models.B.max_tokens``; the schema knows the key, so it is added."""
-    sweep = resolve(compose_command(["+grid=demo", "models.B.max_tokens=64", "grid.seeds=[1,2,3]"]))
+    sweep = compose_sweep(["+grid=demo", "models.B.max_tokens=64", "grid.seeds=[1,2,3]"])
     assert sweep.models["B"].max_tokens == 64 and sweep.grid.seeds == [1, 2, 3]
     assert problems("+grid=demo", "models.B.max_tokens=-1") == ["models.B.max_tokens=-1: must be >= 1"]
 

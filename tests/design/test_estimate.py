@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 
-from bargain_ray.config import compose_command
-from bargain_ray.design import resolve, units
+from bargain_ray.design import units
 from bargain_ray.design.estimate import ModelCost, estimate, estimate_cost
+from bargain_ray.design.resolved import compose_sweep
 from bargain_ray.play.probe import typical_calls
 
 
 def plan(*overrides: str) -> str:
-    sweep = resolve(compose_command(list(overrides)))
+    sweep = compose_sweep(list(overrides))
     return estimate(sweep, list(units(sweep, "20260101")), typical_calls)
 
 
@@ -31,7 +31,7 @@ def test_strategy_only_grid_costs_nothing() -> None:
 
 
 def costs(*overrides: str) -> dict[str, ModelCost]:
-    sweep = resolve(compose_command(list(overrides)))
+    sweep = compose_sweep(list(overrides))
     return {m.model: m for m in estimate_cost(sweep, list(units(sweep, "20260101")), typical_calls).models}
 
 

@@ -25,19 +25,19 @@ class AnthropicBatches(BatchAPI):
             api_key=route.api_key, base_url=route.base_url, max_retries=0, timeout=route.timeout_s,
         )
 
-    async def create(self, requests: dict[str, dict[str, Any]]) -> str:
+    async def _create(self, requests: dict[str, dict[str, Any]]) -> str:
         batch = await self.client.messages.batches.create(
             requests=[{"custom_id": custom_id, "params": body} for custom_id, body in requests.items()],
         )
         return batch.id
 
-    async def ended(self, batch_id: str) -> bool:
+    async def _ended(self, batch_id: str) -> bool:
         async for attempt in retrying(READS, self.errors):
             with attempt:
                 batch = await self.client.messages.batches.retrieve(batch_id)
         return batch.processing_status == "ended"
 
-    async def results(self, batch_id: str) -> dict[str, BatchResult]:
+    async def _results(self, batch_id: str) -> dict[str, BatchResult]:
         async for attempt in retrying(READS, self.errors):
             with attempt:
                 out: dict[str, BatchResult] = {}

@@ -29,7 +29,7 @@ class OpenAIBatches(BatchAPI):
             api_key=route.api_key, base_url=route.base_url, max_retries=0, timeout=route.timeout_s,
         )
 
-    async def create(self, requests: dict[str, dict[str, Any]]) -> str:
+    async def _create(self, requests: dict[str, dict[str, Any]]) -> str:
         lines = [{"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}
                  for custom_id, body in requests.items()]
         data = "".join(json.dumps(line) + "\n" for line in lines).encode()
@@ -37,13 +37,13 @@ class OpenAIBatches(BatchAPI):
         batch = await self.client.batches.create(input_file_id=file.id, endpoint=ENDPOINT, completion_window="24h")
         return batch.id
 
-    async def ended(self, batch_id: str) -> bool:
+    async def _ended(self, batch_id: str) -> bool:
         async for attempt in retrying(READS, self.errors):
             with attempt:
                 batch = await self.client.batches.retrieve(batch_id)
         return batch.status in ENDED
 
-    async def results(self, batch_id: str) -> dict[str, BatchResult]:
+    async def _results(self, batch_id: str) -> dict[str, BatchResult]:
         """Successes from the output file, failures from the error file; a request in neither failed too."""
         async for attempt in retrying(READS, self.errors):
             with attempt:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,17 @@ def _first_absent(cfg: DictConfig, parts: list[str]) -> int | None:
     return None
 
 
-def compose_command(overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
+KeysOf = Callable[[dict[str, Any], Sequence[str]], list[str] | None]
+"""(the config composed from the group choices, a dotted path) -> the keys the schema allows right below the path,
+None where it says nothing. The sweep's own schema knows its models; the resolver's (``design.resolved``) also
+knows each game's family schema and each provider's settings."""
+
+
+def sweep_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:
+    return schema_keys(SweepConfig, path)
+
+
+def compose_command(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sweep_keys) -> dict[str, Any]:
     """The config ``python -m bargain_ray [overrides]`` runs, or ConfigError naming every mistake in one line each.
 
     Hydra refuses a key its YAML leaves out and asks for ``+key``. Here a key the schema knows
@@ -92,18 +103,19 @@ def compose_command(overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
     except OverrideParseException as exc:
         raise ConfigError([f"cannot read override {exc.override!r}: write key=value (see --help)"]) from None
     base = _compose([o.input_line for o in parsed if _is_group(o)])
+    plain = OmegaConf.to_container(base, resolve=False)
     lines, problems = [], []
     for o in parsed:
         parts = o.key_or_group.split(".")
         absent = None if _is_group(o) or o.type is not OverrideType.CHANGE else _first_absent(base, parts)
         if absent is None:
             lines.append(o.input_line)
-        elif all(parts[i] in (schema_keys(SweepConfig, parts[:i]) or []) for i in range(absent, len(parts))):
+        elif all(parts[i] in (keys_of(plain, parts[:i]) or []) for i in range(absent, len(parts))):
             lines.append(f"+{o.input_line}")
         else:
             level = OmegaConf.select(base, ".".join(parts[:absent])) if absent else base
             present = list(level.keys()) if isinstance(level, DictConfig) else []
-            problems.append(unknown_key(parts, absent, [*present, *(schema_keys(SweepConfig, parts[:absent]) or [])]))
+            problems.append(unknown_key(parts, absent, [*present, *(keys_of(plain, parts[:absent]) or [])]))
     if problems:
         raise ConfigError(problems)
     return compose_dict("config", lines)

@@ -8,12 +8,13 @@ through ``resolve``: one path, so a value one refuses the others refuse with the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bargain_ray.config import Condition, GridConfig, ModelConfig, RunConfig, SweepConfig, compose_command
-from bargain_ray.config.errors import ConfigError, validation_problems
+from bargain_ray.config.errors import ConfigError, schema_keys, validation_problems
 from bargain_ray.design.fingerprint import components, game_key
 from bargain_ray.design.merge import game_config
 from bargain_ray.games import Game, families, family
@@ -148,7 +149,29 @@ def resolve(data: dict[str, Any] | SweepConfig | ResolvedSweep) -> ResolvedSweep
                          components=components(written, games, models))
 
 
-def load_config(grid: str, overrides: list[str] | tuple[str, ...] = ()) -> ResolvedSweep:
+def typed_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:
+    """The keys allowed right below ``path``, by the schema that reads it: a game's family schema under
+    ``games.<name>``, the chosen provider's settings under ``provider.settings``, else the sweep's own schema
+    (``config.compose.KeysOf``)."""
+    if len(path) >= 2 and path[0] == "provider" and path[1] == "settings":
+        chosen = PROVIDERS.get(str((base.get("provider") or {}).get("name")))
+        return schema_keys(chosen, path[1:]) if chosen else None
+    if len(path) >= 2 and path[0] == "games":
+        written = (base.get("games") or {}).get(path[1])
+        try:
+            return schema_keys(family(str((written or {}).get("family"))).GAME.Config, path[2:])
+        except ValueError:  # no such game or family: the sweep's schema names what there is
+            return None
+    return schema_keys(SweepConfig, path)
+
+
+def compose_sweep(overrides: Sequence[str]) -> ResolvedSweep:
+    """What ``python -m bargain_ray *overrides`` runs: composed (a key a schema knows added as ``+key``) and
+    resolved, or ConfigError with one line per mistake."""
+    return resolve(compose_command(list(overrides), typed_keys))
+
+
+def load_config(grid: str, overrides: Sequence[str] = ()) -> ResolvedSweep:
     """The sweep of ``+grid=<grid>`` with Hydra ``overrides``, composed and checked exactly as the command line
     does (``python -m bargain_ray +grid=<grid> *overrides``): the same value is refused with the same line."""
-    return resolve(compose_command([f"+grid={grid}", *overrides]))
+    return compose_sweep([f"+grid={grid}", *overrides])

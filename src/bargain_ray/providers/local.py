@@ -50,7 +50,9 @@ class LocalSettings(Strict):
     cache_prompt: bool = Field(True, description=(
         "reuse the KV cache of a prompt's longest cached prefix (a game's next turn repeats the last one's)"))
     port: int = Field(0, ge=0, le=65535, description="0 picks a free port")
-    base_url: str | None = Field(None, description="set by the run once its server listens (providers.services)")
+    base_url: str | None = Field(None, description=(
+        "set by the run once its server listens (providers.services); set it to use a compatible server already "
+        "serving the model (its /v1 address)"))
     startup_timeout_s: float = Field(60.0, gt=0)
     verbosity: int = Field(1, ge=0, description="llama.cpp log threshold: 1 errors, 2 warnings, 3 info")
 

@@ -27,10 +27,9 @@ S = TypeVar("S", bound=Served)
 def provider_service(sweep: S) -> Iterator[S]:
     """Start what ``sweep.provider`` needs and yield the sweep pointed at it; stop it after."""
     provider = sweep.provider
-    if isinstance(provider, SimProvider):
-        if provider.settings.base_url:  # a sim already serving elsewhere (``python -m bargain_ray.providers.sim``)
-            yield sweep
-            return
+    if isinstance(provider, SimProvider | LocalProvider) and provider.settings.base_url:
+        yield sweep  # a server already serving elsewhere (``python -m bargain_ray.providers.sim``, a llama.cpp server)
+    elif isinstance(provider, SimProvider):
         with SimServer(provider.settings) as base_url:
             yield sweep.served_at(base_url)
     elif isinstance(provider, LocalProvider):
