@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from hydra import compose, initialize_config_dir
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override, OverrideType
@@ -48,8 +49,23 @@ def _is_group(override: Override) -> bool:
     return override.package is not None or key.startswith("hydra") or any((f / key).is_dir() for f in folders)
 
 
+def unreadable(folders: list[Path]) -> list[str]:
+    """One line per YAML file under ``folders`` that is not UTF-8, naming the file and the first bad byte."""
+    problems = []
+    for folder in folders:
+        for path in sorted(folder.rglob("*.yaml")) if folder.is_dir() else []:
+            try:
+                path.read_bytes().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(f"{path}: not UTF-8 (byte {exc.start} is 0x{exc.object[exc.start]:02x}); "
+                                "save the file as UTF-8")
+    return problems
+
+
 def _compose(overrides: list[str], config_name: str = "config") -> DictConfig:
     """Hydra's composition, its errors as ConfigError (one readable line, no stack hints)."""
+    if problems := unreadable([conf_dir(), Path("conf")]):
+        raise ConfigError(problems)
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
             return compose(config_name=config_name, overrides=[*user_conf(), *overrides])
@@ -62,6 +78,10 @@ def _compose(overrides: list[str], config_name: str = "config") -> DictConfig:
         raise ConfigError([f"no {group} named {name!r}; {hint}"]) from None
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError([_first_line(exc)]) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"{mark.name}:{mark.line + 1}:{mark.column + 1}" if mark else "a config file"
+        raise ConfigError([f"{where}: not valid YAML ({exc.problem}); fix the file"]) from None
 
 
 def _first_line(exc: Exception) -> str:

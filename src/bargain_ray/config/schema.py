@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
@@ -10,7 +10,13 @@ from bargain_ray.config.base import Strict
 from bargain_ray.config.pricing import Price
 
 # Every numeric knob carries its range here, so a bad value is refused when the config is read,
-# before Ray starts or the sweep folder is written (issue 10.9).
+# before Ray starts or the sweep folder is written (issue 10.9); no float is NaN or infinite (``Strict``).
+
+INT64 = 2**63
+"""Seeds are 64-bit signed integers in every table (parquet ``Int64``)."""
+MAX_BLOCKS = 100_000
+"""Replicate blocks a grid may have (ours): with the cells of a block, what one plan can hold (``design.resolved``)."""
+Seed = Annotated[int, Field(ge=-INT64, le=INT64 - 1)]
 
 
 class Rates(Strict):
@@ -130,9 +136,10 @@ class GridConfig(Strict):
     name: str
     experiment: str
     prefix: str = "negotiation"
-    seed: int = 0
-    blocks: int = Field(1, ge=1)
-    seeds: list[int] | None = None
+    seed: int = Field(0, ge=-INT64, le=INT64 - 1 - MAX_BLOCKS,
+                      description="block b plays seed + b, which must stay a 64-bit signed integer")
+    blocks: int = Field(1, ge=1, le=MAX_BLOCKS)
+    seeds: list[Seed] | None = None
     designs: list[Design] = Field(min_length=1)
 
     @model_validator(mode="after")

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bargain_ray.config import Condition, GridConfig, ModelConfig, RunConfig, SweepConfig, compose_command
-from bargain_ray.config.errors import ConfigError, schema_keys, validation_problems
+from bargain_ray.config.errors import ConfigError, non_finite, schema_keys, validation_problems
 from bargain_ray.design.fingerprint import components, game_key
 from bargain_ray.design.merge import game_config
 from bargain_ray.games import Game, families, family
@@ -28,6 +28,8 @@ from bargain_ray.providers.routing import (
 )
 
 NO_GRID = "no grid chosen; run e.g. `python -m bargain_ray +grid=demo` (grids are in conf/grid/)"
+MAX_UNITS = 200_000
+"""Units one sweep may plan (ours): a plan holds every unit (about 2 KB each) and a dry run lists them all."""
 
 GameConfig = Annotated[Union[tuple(p.GAME.Config for p in families().values())], Field(discriminator="family")]  # noqa: UP007
 """A game config as its family's own schema validated it, told apart by its ``family`` key."""
@@ -90,6 +92,8 @@ def read_config(data: dict[str, Any]) -> SweepConfig:
     """The composed config validated by its schema, or ConfigError with one line per mistake."""
     if "grid" not in data:
         raise ConfigError([NO_GRID])
+    if problems := non_finite(data):
+        raise ConfigError(problems)
     try:
         return SweepConfig.model_validate(data)
     except ValidationError as exc:
@@ -127,6 +131,16 @@ def _provider(config: SweepConfig) -> tuple[Provider | None, list[str]]:
         return None, [str(exc)]
 
 
+def _size_problems(config: SweepConfig) -> list[str]:
+    """The plan is held whole: a grid of more units than ``MAX_UNITS`` is refused before one is made."""
+    grid = config.grid
+    cells = sum(len(d.cell_labels()) for d in grid.designs)
+    if cells * grid.blocks <= MAX_UNITS:
+        return []
+    return [f"grid.blocks={grid.blocks}: {cells * grid.blocks} units ({cells} cells a block) is more than one sweep "
+            f"plans (at most {MAX_UNITS}, ours); lower grid.blocks or split the grid into sweeps of their own"]
+
+
 def bind(config: GameConfig) -> Game:
     """The game of a validated family config (its family named by its ``family`` field)."""
     return family(config.family).GAME(config)
@@ -139,6 +153,7 @@ def resolve(data: dict[str, Any] | SweepConfig | ResolvedSweep) -> ResolvedSweep
     config = data if isinstance(data, SweepConfig) else read_config(data)
     written, typed, problems = _game_configs(config)
     provider, more = _provider(config)
+    more += _size_problems(config)
     if provider is not None:
         more += model_problems(config.models, provider)
     if problems or more or provider is None:

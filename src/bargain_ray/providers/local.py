@@ -43,7 +43,7 @@ class LocalSettings(Strict):
     context_size: int = Field(8192, gt=0, description="tokens of context per parallel slot")
     threads: int = Field(1, gt=0, description="CPU threads; 2 on a busy 2-core machine stalls at every sync point")
     parallel: int = Field(2, gt=0, description="requests decoded together; more wait in the server's queue")
-    seed: int = Field(0, ge=0, description="the sampler's default seed (a request's own seed wins)")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="the sampler's default seed (a request's own seed wins)")
     max_tokens: int | None = Field(192, gt=0, description=(
         "output tokens per reply, in place of each model's own max_tokens (4096 decodes for minutes on a "
         "135M model); a game's JSON reply with an 80-word message fits in ~160; None keeps the model's"))

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bargain_ray.games.kit.turns import MAX_TURNS
+
 ROLES = ("seller", "buyer")
 
 PromptVariant = Literal["default", "explicit_objective"]
@@ -30,7 +32,7 @@ class BargainingConfig(BaseModel):
     price_max: int = 100
     decimals: int = Field(2, ge=0)
     first_speaker: Literal["seller", "buyer"] = "seller"
-    max_rounds: int = Field(20, ge=1)
+    max_rounds: int = Field(20, ge=1, le=MAX_TURNS)
     discount: float = Field(0.95, gt=0, le=1)
     max_repairs: int = Field(2, ge=0)
     max_message_chars: int = Field(300, ge=1)

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bargain_ray.games.kit.turns import MAX_TURNS
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -40,7 +42,7 @@ class FreeTextConfig(Strict):
     object: str
     parties: dict[str, Party]
     observer: Observer
-    max_turns: int = Field(12, ge=1)
+    max_turns: int = Field(12, ge=1, le=MAX_TURNS)
     max_repairs: int = Field(2, ge=0)
     source: str = "ours"
     """Where the briefs' and the observer's wording comes from: "seed 004" or "ours"."""

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bargain_ray.games.kit.turns import MAX_TURNS
 from bargain_ray.games.kit.turns import exact as exact  # re-exported: metrics and the frontier read it here
 
 
@@ -61,7 +62,7 @@ class MultiIssueConfig(BaseModel):
     terms: tuple[Term, ...]
     roles: dict[str, Role]
     share_role: str
-    max_turns: int = Field(12, ge=1)
+    max_turns: int = Field(12, ge=1, le=MAX_TURNS)
     max_repairs: int = Field(2, ge=0)
     max_message_words: int = Field(80, ge=1)
     decimals: int = Field(2, ge=0)

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bargain_ray.games.kit.turns import exact
+from bargain_ray.games.kit.turns import MAX_TURNS, exact
 
 
 class Issue(BaseModel):
@@ -42,7 +42,7 @@ class ScorableConfig(BaseModel):
     parties: dict[str, Party] = Field(description="seat name -> party, in the order of the rotation")
     issues: tuple[Issue, ...] = Field(min_length=1)
     veto: tuple[str, ...] = ()
-    rounds: int = Field(4, ge=1)
+    rounds: int = Field(4, ge=1, le=MAX_TURNS)
     public_score_sheets: bool = True
     max_repairs: int = Field(2, ge=0)
     max_enumerated_deals: int = Field(100_000, ge=1, description="larger deal spaces are not enumerated for metrics")
@@ -52,6 +52,9 @@ class ScorableConfig(BaseModel):
     def _check(self) -> ScorableConfig:
         if len(self.parties) < 2:
             raise ValueError("a scorable game needs at least two parties")
+        if self.rounds * len(self.parties) > MAX_TURNS:
+            raise ValueError(f"rounds={self.rounds} of {len(self.parties)} parties is {self.rounds * len(self.parties)} "
+                             f"turns; a game plays at most {MAX_TURNS}")
         options = {i.name: set(i.options) for i in self.issues}
         if len(options) != len(self.issues):
             raise ValueError("issue names must be distinct")
