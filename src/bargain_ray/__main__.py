@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from bargain_ray.config import choices, conf_dir
+from bargain_ray.config import choices, conf_dir, local_conf_note
 from bargain_ray.config.errors import ConfigError
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design.resolved import compose_sweep
@@ -54,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.USER_ERROR
     from bargain_ray.execution.sweep import run_sweep  # Ray and the store load only for a config that can run
     from bargain_ray.store import ChangedConfig
+
+    if note := local_conf_note(sweep.config.local_conf):
+        print(note)
 
     try:  # SIGINT/SIGTERM stop the sweep like Ctrl-C (execution.signals): exit 130/143 with the tables written
         return run_sweep(sweep)

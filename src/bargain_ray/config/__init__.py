@@ -4,7 +4,7 @@ What a family or a provider reads (a game config, ``provider.settings``) is chec
 sweep is resolved (``design.resolved``), the one place a config is validated whole."""
 
 from bargain_ray.config.base import Strict
-from bargain_ray.config.compose import choices, compose_command, compose_dict, conf_dir, user_conf
+from bargain_ray.config.compose import choices, compose_command, compose_dict, conf_dir, local_conf_note
 from bargain_ray.config.pricing import Price
 from bargain_ray.config.schema import (
     RUNTIME_KEYS,
@@ -14,6 +14,7 @@ from bargain_ray.config.schema import (
     Design,
     GridConfig,
     Limits,
+    LocalFile,
     ModelConfig,
     ProviderConfig,
     Rates,
@@ -23,7 +24,7 @@ from bargain_ray.config.schema import (
 )
 
 __all__ = [
-    "RUNTIME_KEYS", "Assignment", "BatchRun", "Condition", "Design", "GridConfig", "Limits", "ModelConfig", "Price",
+    "RUNTIME_KEYS", "Assignment", "BatchRun", "Condition", "Design", "GridConfig", "Limits", "LocalFile", "ModelConfig", "Price",
     "ProviderConfig", "Rates", "Retry", "RunConfig", "Strict", "SweepConfig", "choices", "compose_command",
-    "compose_dict", "conf_dir", "user_conf",
+    "compose_dict", "conf_dir", "local_conf_note",
 ]

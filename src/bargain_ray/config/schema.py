@@ -186,6 +186,15 @@ class RunConfig(Strict):
     report: bool = True
 
 
+class LocalFile(Strict):
+    """A config file composed from ``./conf`` (``config.compose``): a user's own, or one set in a packaged file's
+    place (``replaces``). Its digest says which version of it was read."""
+
+    path: str
+    sha256: str
+    replaces: bool
+
+
 class SweepConfig(Strict):
     run: RunConfig = RunConfig()
     provider: ProviderConfig = ProviderConfig()
@@ -193,6 +202,8 @@ class SweepConfig(Strict):
     games: dict[str, dict[str, Any]]
     conditions: dict[str, Condition] = {}
     models: dict[str, ModelConfig]
+    local_conf: list[LocalFile] = []
+    """The ``./conf`` files the composition read (set by it, never by a config file or an override)."""
 
     @model_validator(mode="after")
     def _check(self) -> SweepConfig:

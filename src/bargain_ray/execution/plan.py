@@ -26,6 +26,7 @@ def describe(sweep: ResolvedSweep, created: str) -> Manifest:
         models={letter: sweep.models[letter] for letter in sorted(sweep.models)},
     )
     return Manifest(grid=sweep.grid.name, created=created, config=config, components=sweep.components,
+                    local_conf=sweep.config.local_conf,
                     git_commit=code.commit if (code := read_code_version(key_names(sweep))) else None)
 
 

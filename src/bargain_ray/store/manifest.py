@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_serializer
 
-from bargain_ray.config import RUNTIME_KEYS, Condition, GridConfig, ModelConfig
+from bargain_ray.config import RUNTIME_KEYS, Condition, GridConfig, LocalFile, ModelConfig
 from bargain_ray.store.paths import CALLS_JOURNAL, JOURNAL, MANIFEST
 
 SHOWN = 3
@@ -64,6 +64,11 @@ class Manifest(BaseModel):
     model reads)."""
     git_commit: str | None = None
     """Provenance only, never compared: a code change that matters shows in ``components`` or the unit hashes."""
+    local_conf: list[LocalFile] = []
+    """The ``./conf`` files the folder's first run was composed from (path, digest, whether each took a packaged
+    file's place). Provenance, never compared: what such a file changes that determines games (a config value, a
+    word of a brief) is compared where it lands, in ``config`` and the text digests of ``components``, while one
+    that changes only runtime knobs (a price, a limit) must not refuse a resume."""
 
     def game_conditions(self) -> list[tuple[str, str]]:
         """(game, condition) of every game config of the sweep, in the grid's order, each once."""
