@@ -9,20 +9,29 @@ from __future__ import annotations
 
 import sys
 
-from bargain_ray.config import choices, conf_dir, local_conf_note
+from bargain_ray.config import conf_dir, local_conf_note
+from bargain_ray.config.catalog import grid_lines
+from bargain_ray.config.compose import show_config
 from bargain_ray.config.errors import ConfigError
 from bargain_ray.core.status import ExitCode
-from bargain_ray.design.resolved import compose_sweep
+from bargain_ray.design.resolved import compose_sweep, typed_keys
+
+CFG_PARTS = ("job", "hydra", "all")
+"""What ``--cfg`` prints, as Hydra names it: the composed config, Hydra's own node, or both."""
 
 
 def usage() -> str:
     """``--help``, in the project's words (ours, not Hydra's)."""
+    grids = "\n".join(grid_lines())
     return f"""usage: python -m bargain_ray +grid=NAME [key=value ...]
+       python -m bargain_ray +grid=NAME [key=value ...] --cfg job|hydra|all
 
 Runs the sweep of grid NAME in outputs/NAME/ (or run.dir); the same command again resumes it.
+--cfg job prints the config the command composes and runs nothing (--cfg hydra: the composer's own
+settings; --cfg all: both).
 
-grids (conf/grid/ in {conf_dir()}, and ./conf/grid/ if present):
-  {", ".join(choices("grid"))}
+grids (conf/grid/ in {conf_dir()}, and ./conf/grid/ if present, whose files win):
+{grids}
 
 main keys:
   run.dir=PATH            the sweep folder (default outputs/NAME)
@@ -38,7 +47,23 @@ other commands:
   python -m bargain_ray.report SWEEP         metrics, dataset and report.html of a sweep folder
   python -m bargain_ray.view [outputs/NAME]  browse sweeps and transcripts
 
-Keys come from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY, or a model's api_key_env)."""
+Keys come from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY, or a model's api_key_env).
+Exit 1 is a usage or config error: nothing was run."""
+
+
+def cfg_flag(args: list[str]) -> tuple[str | None, list[str]]:
+    """(what ``--cfg``/``-c`` asks to print, or None; the other arguments), or ConfigError for a bad option."""
+    rest, part, it = [], None, iter(args)
+    for arg in it:
+        if arg in ("--cfg", "-c") or arg.startswith("--cfg="):
+            part = arg.partition("=")[2] or next(it, "")
+            if part not in CFG_PARTS:
+                raise ConfigError([f"--cfg takes {', '.join(CFG_PARTS)} (e.g. --cfg job), not {part!r}"])
+        elif arg.startswith("-"):
+            raise ConfigError([f"unknown option {arg}; the options are --help and --cfg {'|'.join(CFG_PARTS)}"])
+        else:
+            rest.append(arg)
+    return part, rest
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         print(usage())
         return 0
     try:
+        part, args = cfg_flag(args)
+        if part is not None:  # Hydra's habit: print what would run, write nothing
+            print(show_config(args, part, typed_keys), end="")
+            return 0
         sweep = compose_sweep(args)
     except ConfigError as exc:
         for line in exc.problems:
@@ -57,7 +86,6 @@ def main(argv: list[str] | None = None) -> int:
 
     if note := local_conf_note(sweep.config.local_conf):
         print(note)
-
     try:  # SIGINT/SIGTERM stop the sweep like Ctrl-C (execution.signals): exit 130/143 with the tables written
         return run_sweep(sweep)
     except ChangedConfig as exc:

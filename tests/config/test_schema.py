@@ -46,7 +46,9 @@ def test_every_mistake_is_reported_at_once() -> None:
     ("games.tickts.max_turns=3", "unknown key games.tickts.max_turns; did you mean games.tickets.max_turns?"),
     ("models.O.retry.timeout=3", "unknown key models.O.retry.timeout; did you mean models.O.retry.timeout_s?"),
     ("models.Z.max_tokens=3", "unknown key models.Z.max_tokens; models has H, O"),
-    ("+grid=c3_smal", "no grid named 'c3_smal'; did you mean grid=c3_small?"),
+    ("+grid=c3_smal", "no grid named 'c3_smal'; did you mean +grid=c3_small?"),
+    ("provider=simm", "no provider named 'simm'; did you mean provider=sim?"),
+    ("model@models.O=claude-opus", "no model named 'claude-opus'; did you mean model@models.O=claude-opus-5-5?"),
 ])
 def test_unknown_key_names_the_nearest_valid_one(override: str, expected: str) -> None:
     grid = [] if override.startswith("+grid") else ["+grid=c3_smoke"]

@@ -109,29 +109,41 @@ def unreadable(folders: list[Path]) -> list[str]:
     return problems
 
 
-def _compose(overrides: list[str], config_name: str = "config") -> tuple[DictConfig, list[LocalFile]]:
-    """Hydra's composition and the ``./conf`` files it read, its errors as ConfigError (one readable line, no
-    stack hints)."""
+def _compose(overrides: list[str], config_name: str = "config",
+             hydra: bool = False) -> tuple[DictConfig, list[LocalFile]]:
+    """Hydra's composition (its own ``hydra`` node too, if asked) and the ``./conf`` files it read, its errors as
+    ConfigError (one readable line, no stack hints)."""
     if problems := unreadable([conf_dir(), LOCAL]):
         raise ConfigError(problems)
     Plugins.instance().register(LocalConf)  # once per process: registering again changes nothing
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-            cfg = compose(config_name=config_name, overrides=overrides)
+            cfg = compose(config_name=config_name, overrides=overrides, return_hydra_config=hydra)
             return cfg, local_files(config_name, overrides)
     except MissingConfigException as exc:
-        group, _, name = (exc.missing_cfg_file or "").rpartition("/")
-        if not group or exc.options is None:
-            raise ConfigError([str(exc).splitlines()[0]]) from None
-        match = nearest(name, exc.options)
-        hint = f"did you mean {group}={match}?" if match else f"{group} choices: {', '.join(sorted(exc.options))}"
-        raise ConfigError([f"no {group} named {name!r}; {hint}"]) from None
+        raise ConfigError([_missing(exc, overrides)]) from None
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError([_first_line(exc)]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"{mark.name}:{mark.line + 1}:{mark.column + 1}" if mark else "a config file"
         raise ConfigError([f"{where}: not valid YAML ({exc.problem}); fix the file"]) from None
+
+
+def _missing(exc: MissingConfigException, overrides: list[str]) -> str:
+    """No config of that name in its group: the nearest one, as the override to type (``+grid=c3_full`` for a
+    mistyped ``+grid=c3_ful``, ``model@models.O=...`` for a model), else the group's choices."""
+    group, _, name = (exc.missing_cfg_file or "").rpartition("/")
+    if not group or exc.options is None:
+        return str(exc).splitlines()[0]
+    match = nearest(name, exc.options)
+    if match is None:
+        return f"no {group} named {name!r}; {group} choices: {', '.join(sorted(exc.options))}"
+    typed = [o for o in OverridesParser.create().parse_overrides(overrides)
+             if o.key_or_group == group and not isinstance(o.value(), list | dict) and str(o.value()) == name]
+    if typed:
+        return f"no {group} named {name!r}; did you mean {typed[-1].get_key_element()}={match}?"
+    return f"no {group} named {name!r} (named in a config file's defaults); did you mean {match}?"
 
 
 def _first_line(exc: Exception) -> str:
@@ -162,7 +174,23 @@ def sweep_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:
 
 
 def compose_command(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sweep_keys) -> dict[str, Any]:
-    """The config ``python -m bargain_ray [overrides]`` runs, or ConfigError naming every mistake in one line each.
+    """The config ``python -m bargain_ray [overrides]`` runs, or ConfigError naming every mistake in one line each."""
+    return compose_dict("config", command_overrides(overrides, keys_of))
+
+
+def show_config(overrides: list[str] | tuple[str, ...], part: str, keys_of: KeysOf = sweep_keys) -> str:
+    """``--cfg job|hydra|all``, as Hydra prints it: the composed config (``job``), Hydra's own node (``hydra``), or
+    both, as YAML; interpolations left as written."""
+    cfg, _ = _compose(command_overrides(overrides, keys_of), hydra=part != "job")
+    if part == "hydra":
+        cfg = OmegaConf.create({"hydra": cfg.hydra})
+    elif part == "job":
+        cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    return OmegaConf.to_yaml(cfg)
+
+
+def command_overrides(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sweep_keys) -> list[str]:
+    """The overrides as Hydra is handed them, or ConfigError naming every mistake in one line each.
 
     Hydra refuses a key its YAML leaves out and asks for ``+key``. Here a key the schema knows
     (``models.B.max_tokens`` of a model whose file omits it, ``grid.seeds``) is added as ``+key`` would;
@@ -188,7 +216,7 @@ def compose_command(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sw
             problems.append(unknown_key(parts, absent, [*present, *(keys_of(plain, parts[:absent]) or [])]))
     if problems:
         raise ConfigError(problems)
-    return compose_dict("config", lines)
+    return lines
 
 
 def compose_dict(config_name: str, overrides: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
