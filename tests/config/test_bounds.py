@@ -105,3 +105,15 @@ def test_a_read_only_sweep_folder_is_one_line(read_only: Path, tmp_path: Path) -
         assert done.returncode == 1 and done.stdout == "", done.stderr
         assert done.stderr == (f"error: {folder} cannot be written (Read-only file system); nothing was run. "
                                "Make it writable, or choose another folder with run.dir=<path>.\n")
+
+
+def test_a_sweep_config_built_by_hand_is_held_to_the_same_bounds() -> None:
+    """``run_sweep`` resolves a bare ``SweepConfig`` as the command line would: NaN in a game config is refused."""
+    from bargain_ray.config import SweepConfig, compose_dict
+    from bargain_ray.config.errors import ConfigError
+    from bargain_ray.design import resolve
+
+    config = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke", "games.tickets.terms.0.min=nan"]))
+    with pytest.raises(ConfigError) as caught:
+        resolve(config)
+    assert caught.value.problems == ["games.tickets.terms.0.min=nan: should be a finite number"]

@@ -151,6 +151,8 @@ def resolve(data: dict[str, Any] | SweepConfig | ResolvedSweep) -> ResolvedSweep
     if isinstance(data, ResolvedSweep):
         return data
     config = data if isinstance(data, SweepConfig) else read_config(data)
+    if isinstance(data, SweepConfig) and (unbounded := non_finite(config.model_dump())):
+        raise ConfigError(unbounded)  # what no schema of ours read yet: game configs, provider settings
     written, typed, problems = _game_configs(config)
     provider, more = _provider(config)
     more += _size_problems(config)
@@ -174,7 +176,8 @@ def typed_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:
     if len(path) >= 2 and path[0] == "games":
         written = (base.get("games") or {}).get(path[1])
         try:
-            return schema_keys(family(str((written or {}).get("family"))).GAME.Config, path[2:])
+            name = written.get("family") if isinstance(written, dict) else None
+            return schema_keys(family(str(name)).GAME.Config, path[2:])
         except ValueError:  # no such game or family: the sweep's schema names what there is
             return None
     return schema_keys(SweepConfig, path)
