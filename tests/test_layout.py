@@ -29,9 +29,7 @@ WALLS: dict[str, set[str]] = {
     "config": {"core", "hydra", "omegaconf"},
     "conf": set(),  # Hydra YAML only
     "design": {"core", "config", "games"},
-    "design.estimate": {"play.loop", "providers"},  # TODO(issue 17): the estimator plays games with its own probe agent (play.loop) and resolves the effective model (providers) itself; both should reach it resolved
-    "design.fingerprint": {"providers.routing", "store.manifest"},  # TODO(issue 17): game_key moves from store/manifest.py to design; the effective model comes in the ResolvedSweep
-    "design.units": {"providers.routing", "store.manifest"},  # TODO(issue 17): game_key moves from store/manifest.py to design; the effective model comes in the ResolvedSweep
+    "design.resolved": {"providers.routing"},  # the resolver types the provider= block and routes each model (providers' own rules), once
     "games": {"core"},
     "agents": {"core", "config", "clients", "games"},
     "agents.__init__": {"providers"},  # TODO(issue 17): make_agent takes providers' ClientPool where a client getter typed in clients would do
@@ -42,12 +40,12 @@ WALLS: dict[str, set[str]] = {
     "execution": {"core", "config", "design", "games", "agents", "play", "clients", "providers", "store", "ray"},
     "execution.sweep": {"analysis.report"},  # TODO(issue 17): the report is built by the command, not the runner
     "store": {"core", "config"},  # TODO(issue 17): store/status.py parses the limiter's snapshot (no import shows it); the clients' code should read it
-    "analysis": {"core", "config", "games", "play", "store"},  # play: re-scoring a folder replays its records through the loop; config: the packaged games for the provenance table
-    "__init__": {"config", "play", "execution", "analysis"},  # the public API, imported on first use
-    "__main__": {"core", "config", "design", "games", "providers", "execution", "store"},
+    "analysis": {"core", "config", "games", "play", "store", "design.fingerprint"},  # play: re-scoring a folder replays its records through the loop; config: the packaged games for the provenance table; design.fingerprint: readers find a game's part by the design's name for it
+    "__init__": {"config", "design", "play", "execution", "analysis"},  # the public API, imported on first use
+    "__main__": {"core", "config", "design", "execution", "store"},
     "replay": {"core", "config", "play"},
     "report": {"core", "store", "analysis"},
-    "plan": {"core", "config", "design", "store", "analysis"},  # a pilot's figures; the estimate of the design grown from it
+    "plan": {"core", "config", "design", "play", "store", "analysis"},  # a pilot's figures; the estimate of the design grown from it
     "rescore": {"core", "store", "analysis"},  # re-derives a folder's figures from its journals with the current code
     "view": {"core", "store", "analysis"},
 }
@@ -57,6 +55,8 @@ WALLS: dict[str, set[str]] = {
 REVIEWED: dict[str, str] = {
     "__init__.py: _API[name]": "the public API's modules, named in _API (strings naming a module count as imports)",
     'clients/__init__.py: f"bargain_ray.clients.{_MODULE_OF[name]}"': "an SDK-backed client module, within clients",
+    "clients/registry.py: module": "an API's part its registry entry names as module:attribute (the built-in ones "
+                                   "name clients modules; another package's entry point names its own module)",
     'games/__init__.py: f"{__name__}.{name}"': "a family package, within games",
 }
 

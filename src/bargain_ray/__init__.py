@@ -2,7 +2,7 @@
 
 The public API, imported on first use (so ``import bargain_ray.games`` never starts Ray's import)::
 
-    config = bargain_ray.load_config("c3_smoke", ["provider=sim"])  # Hydra overrides, validated
+    config = bargain_ray.load_config("c3_smoke", ["provider=sim"])  # Hydra overrides, checked as the CLI does
     bargain_ray.run_sweep(config)                                 # run or resume; an exit code
     sweep = bargain_ray.read_sweep("outputs/c3_smoke")            # manifest, records, tables
     bargain_ray.build_report("outputs/c3_smoke")                  # dataset/ and report.html
@@ -17,7 +17,8 @@ from typing import Any
 __version__ = "0.1.0"
 
 _API = {
-    "load_config": "bargain_ray.config.compose",
+    "load_config": "bargain_ray.design.resolved",
+    "ResolvedSweep": "bargain_ray.design.resolved",
     "SweepConfig": "bargain_ray.config.schema",
     "run_sweep": "bargain_ray.execution.sweep",
     "read_sweep": "bargain_ray.analysis.sweep",

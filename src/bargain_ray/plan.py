@@ -20,8 +20,9 @@ from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.config import ProviderConfig, SweepConfig, compose_command
 from bargain_ray.config.errors import ConfigError
 from bargain_ray.core.status import ExitCode
-from bargain_ray.design import units
+from bargain_ray.design import resolve, units
 from bargain_ray.design.estimate import estimate_cost
+from bargain_ray.play.probe import typical_calls
 from bargain_ray.store import MANIFEST
 from bargain_ray.store.manifest import Manifest
 
@@ -143,8 +144,9 @@ def cost(manifest: Manifest, blocks: int) -> list[str]:
     """The dry-run estimate of the grown design, and the share of it the blocks beyond the pilot's are (every
     block lays out the same units, so each costs the estimator alike)."""
     pilot_blocks = manifest.config.grid.blocks
-    sweep, prices = priced(grown(manifest, blocks))
-    plan = estimate_cost(sweep, list(units(sweep, manifest.created)))
+    config, prices = priced(grown(manifest, blocks))
+    sweep = resolve(config)
+    plan = estimate_cost(sweep, list(units(sweep, manifest.created)), typical_calls)
     provider = "" if sweep.provider.name == "default" else f" provider={sweep.provider.name}"
     seeds = " (and grid.seeds with as many seeds, or none)" if manifest.config.grid.seeds else ""
     more = max(blocks - pilot_blocks, 0)

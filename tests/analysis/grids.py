@@ -9,7 +9,7 @@ from itertools import islice
 from pathlib import Path
 
 from bargain_ray.config import SweepConfig, compose_dict
-from bargain_ray.design import units
+from bargain_ray.design import resolve, units
 from bargain_ray.execution.plan import describe
 from bargain_ray.execution.worker import GameRunner
 from bargain_ray.store import GameJournal, open_manifest, write_status, write_tables
@@ -17,7 +17,7 @@ from bargain_ray.store import GameJournal, open_manifest, write_status, write_ta
 
 def play_grid(grid: str, path: Path, limit: int | None = None) -> SweepConfig:
     """The units of a demo grid (the first ``limit``) played in-process into a sweep folder that reads as ended."""
-    sweep = SweepConfig.model_validate(compose_dict("config", [f"+grid={grid}"]))
+    sweep = resolve(compose_dict("config", [f"+grid={grid}"]))
     manifest = open_manifest(path, describe(sweep, "20261201"))
     runner = GameRunner(sweep.model_dump(mode="json"))
     todo = list(islice(units(sweep, manifest.created), limit))

@@ -19,8 +19,8 @@ from test_analysis import make_sweep
 from bargain_ray.analysis.per_game import EMPTY
 from bargain_ray.analysis.report import build_report
 from bargain_ray.analysis.sweep import read_sweep
-from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.status import ExitCode
+from bargain_ray.design import load_config
 from bargain_ray.execution.plan import describe
 from bargain_ray.report import main
 from bargain_ray.store import open_manifest, read_records
@@ -131,7 +131,7 @@ def test_every_family_plugs_in_unchanged(grid, tmp_path):
 
 def test_a_sweep_without_games_still_reports(tmp_path):
     """build_report runs at the end of every sweep, also one interrupted before its first game."""
-    open_manifest(tmp_path, describe(SweepConfig.model_validate(compose_dict("config", ["+grid=demo"])), "20261201"))
+    open_manifest(tmp_path, describe(load_config("demo"), "20261201"))
     html = build_report(tmp_path, resamples=10).read_text()
     assert '<h2 id="transcripts">Transcripts (0)</h2>' in html
     assert pl.read_parquet(tmp_path / "dataset" / "metrics" / "metrics_per_game.parquet").height == 0

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bargain_ray.config import SweepConfig, choices, compose_dict
+from bargain_ray.config import choices, compose_dict
 from bargain_ray.core.hashing import digest
-from bargain_ray.design.fingerprint import components
+from bargain_ray.design import resolve
 from bargain_ray.design.units import units
 
 KEPT = json.loads((Path(__file__).parents[1] / "data" / "fingerprints_7555244.json").read_text())
@@ -21,8 +21,8 @@ as the code of commit 7555244 computed them."""
 @pytest.mark.parametrize("key", sorted(KEPT))
 def test_a_shipped_grid_has_the_fingerprint_and_unit_hashes_it_had(key):
     grid, provider = key.split(" provider=")
-    sweep = SweepConfig.model_validate(compose_dict("config", [f"+grid={grid}", f"provider={provider}"]))
-    assert {k: digest(v) for k, v in components(sweep).items()} == KEPT[key]["components"]
+    sweep = resolve(compose_dict("config", [f"+grid={grid}", f"provider={provider}"]))
+    assert {k: digest(v) for k, v in sweep.components.items()} == KEPT[key]["components"]
     assert digest([u.hash for u in units(sweep, "20260101")]) == KEPT[key]["units"]
 
 

@@ -15,11 +15,11 @@ from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.status import ExitCode
+from bargain_ray.design import load_config, resolve
 from bargain_ray.execution.budget import Budget, margin_usd, refusal, stopped_at, worst_case_usd
 from bargain_ray.execution.progress import failure_label
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.play.rescore import ReplayFile, rescore
-from bargain_ray.providers import effective_model
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import CALLS_JOURNAL, GameJournal
 
@@ -28,7 +28,7 @@ def smoke(run_dir: Path, base_url: str, cap: float | None) -> SweepConfig:
     """The C3 rehearsal with the default in-flight window (every game starts at once)."""
     overrides = ["+grid=c3_smoke", "provider=sim", f"provider.settings.base_url={base_url}", f"run.dir={run_dir}",
                  "run.progress=false", "run.report=false", f"run.max_cost_usd={'null' if cap is None else cap}"]
-    return SweepConfig.model_validate(compose_dict("config", overrides))
+    return resolve(compose_dict("config", overrides))
 
 
 def journal_usd(path: Path) -> tuple[int, float]:
@@ -72,15 +72,15 @@ def test_a_lost_workers_reservations_come_back() -> None:
 
 
 def test_worst_case_bounds_the_real_cost_and_local_is_free() -> None:
-    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke", "provider=sim"]))
-    opus = effective_model(sweep, "O")
+    sweep = load_config("c3_smoke", ["provider=sim"])
+    opus = sweep.models["O"]
     prompt = Prompt(system="Negotiate. " * 200, messages=(Message(role="user", content="Your turn. " * 50),))
     worst = worst_case_usd(opus, prompt)
     # the sim bills four characters a token; a byte-level tokenizer never exceeds one token a byte
     assert worst >= (len(prompt.system) + 500) * opus.price.input / 1e6 + opus.max_tokens * opus.price.output / 1e6
     assert margin_usd(sweep) == pytest.approx(opus.max_tokens * opus.price.output / 1e6)  # the costliest reply
-    local = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke", "provider=local"]))
-    assert worst_case_usd(effective_model(local, "O"), prompt) == 0.0
+    local = load_config("c3_smoke", ["provider=local"])
+    assert worst_case_usd(local.models["O"], prompt) == 0.0
 
 
 def test_the_folder_remembers_the_cap_it_stopped_at(tmp_path: Path) -> None:

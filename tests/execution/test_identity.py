@@ -11,8 +11,7 @@ from itertools import islice
 import pytest
 from helpers import ROOT
 
-from bargain_ray.config import load_config
-from bargain_ray.design import units
+from bargain_ray.design import load_config, units
 from bargain_ray.execution.plan import describe, plan
 from bargain_ray.execution.sweep import sweep_dir
 from bargain_ray.execution.worker import GameRunner

@@ -17,6 +17,7 @@ from bargain_ray.analysis.operational import operational
 from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.status import ExitCode
+from bargain_ray.design import resolve
 from bargain_ray.execution.calljournal import failed_calls
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.play.rescore import ReplayFile, rescore
@@ -62,7 +63,7 @@ def orange_sweep(run_dir: Path, base_url: str) -> SweepConfig:
     data = compose_dict("config", overrides)
     design = data["grid"]["designs"][0] | {"pairings": ["HHO"]}
     data["grid"]["designs"] = [design]
-    return SweepConfig.model_validate(data)
+    return resolve(data)
 
 
 def requests_by_model(server: SimServer) -> Counter:

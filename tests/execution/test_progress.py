@@ -18,6 +18,7 @@ from bargain_ray.clients.limiter import Feedback, Limiter
 from bargain_ray.config import Limits, SweepConfig, compose_command, compose_dict
 from bargain_ray.core.records import GameRecord, Reply
 from bargain_ray.core.status import ExitCode, Status
+from bargain_ray.design import resolve
 from bargain_ray.execution.progress import LiveCalls, SweepBar, Tally
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.store import CALLS_JOURNAL
@@ -95,7 +96,7 @@ def test_the_agreements_shown_are_those_of_the_games_shown_at_every_update(ray_s
 def sim_sweep(tmp_path: Path, *overrides: str) -> SweepConfig:
     args = ["+grid=c3_smoke", "provider=sim", f"run.dir={tmp_path}", "run.progress=false", "run.report=false",
             *overrides]
-    return SweepConfig.model_validate(compose_dict("config", args))
+    return resolve(compose_dict("config", args))
 
 
 def paid_lines(folder: Path) -> int:
@@ -136,7 +137,7 @@ def test_with_a_bad_key_no_model_line_says_paid(ray_session, tmp_path, capsys, m
     with serve_app(app) as url:
         args = ["+grid=c3_smoke", f"run.dir={tmp_path}", "run.progress=false", "run.report=false",
                 f"models.O.base_url={url}", f"models.H.base_url={url}"]
-        assert run_sweep(SweepConfig.model_validate(compose_command(args))) == ExitCode.UNKNOWN_GAMES
+        assert run_sweep(resolve(compose_command(args))) == ExitCode.UNKNOWN_GAMES
     out = capsys.readouterr().out
     assert assert_summary_sums(out) == (0, 0.0) and paid_lines(tmp_path) == 0
     assert "0 calls paid, 0 replayed free, " in out and "failed after their retries" in out, out

@@ -13,7 +13,8 @@ import urllib.request
 import ray
 import ray._private.worker
 
-from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.config import compose_dict
+from bargain_ray.design import resolve
 from bargain_ray.execution.cluster import quiet_ray_logs
 from bargain_ray.providers import provider_service
 
@@ -65,7 +66,7 @@ def test_an_error_held_by_a_dropped_in_flight_ref_is_not_printed(ray_session, mo
 
 def test_a_client_that_vanishes_mid_request_prints_no_traceback_from_the_simulated_provider(caplog) -> None:
     """aiohttp logs it with the traceback (to stderr through logging's last resort; under pytest, to caplog)."""
-    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke", "provider=sim"]))
+    sweep = resolve(compose_dict("config", ["+grid=c3_smoke", "provider=sim"]))
     with provider_service(sweep) as served:
         url = served.provider.settings["base_url"]
         host, port = url.removeprefix("http://").split(":")

@@ -16,8 +16,9 @@ import pytest
 from helpers import ROOT, assert_summary_sums
 
 from bargain_ray.__main__ import main
-from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.config import compose_dict
 from bargain_ray.core.status import ExitCode
+from bargain_ray.design import resolve
 from bargain_ray.execution.signals import stop_on_signals
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.providers.sim import SimServer, SimSettings
@@ -107,7 +108,7 @@ def test_an_unreachable_provider_leaves_every_game_unknown_and_says_why(ray_sess
     overrides = ["+grid=c3_smoke", "provider=sim", "provider.settings.base_url=http://127.0.0.1:9",
                  f"run.dir={tmp_path}", "run.progress=false", "run.report=false",
                  "models.O.retry.max_attempts=1", "models.H.retry.max_attempts=1"]
-    assert run_sweep(SweepConfig.model_validate(compose_dict("config", overrides))) == ExitCode.UNKNOWN_GAMES
+    assert run_sweep(resolve(compose_dict("config", overrides))) == ExitCode.UNKNOWN_GAMES
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last == ("16 games unknown: 16 connection errors (provider unreachable?); "
                     "run the same command again to retry them")

@@ -16,10 +16,10 @@ import pytest
 
 from bargain_ray.__main__ import main
 from bargain_ray.agents.replay import ReplayAgent
-from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.config import compose_dict
 from bargain_ray.core.records import GameRecord, Reply
 from bargain_ray.core.unit import Unit
-from bargain_ray.design import game_config, units
+from bargain_ray.design import load_config, units
 from bargain_ray.games import load_game
 from bargain_ray.games.bargaining import engine, metrics, prompts, strategy
 from bargain_ray.games.base import RuleError
@@ -198,7 +198,7 @@ def test_prompt_variants_differ_by_exactly_the_objective_sentence():
 # --- design: the 8-cell grid -------------------------------------------------------------------------
 
 def test_eight_cells_share_thirty_seeds_and_their_valuations():
-    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=bargaining_8cells"]))
+    sweep = load_config("bargaining_8cells")
     plan = list(units(sweep, "20260101"))
     assert len(plan) == 240
     assert {m.api_key_env for m in sweep.models.values()} == {"OPENROUTER_API_KEY"}
@@ -208,7 +208,7 @@ def test_eight_cells_share_thirty_seeds_and_their_valuations():
         assert u.first_speaker == "seller"
         letters = dict(zip(("seller", "buyer"), u.pairing, strict=True))
         assert u.model_of_role == letters
-        game = load_game(game_config(sweep, u.game, u.condition))
+        game = sweep.game(u.game, u.condition)
         assert game.config.prompt_variant == u.condition
         s = game.start(u.seed, u.first_speaker)
         draws.setdefault(u.seed, set()).add((s.seller_cost, s.buyer_value))

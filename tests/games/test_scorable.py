@@ -14,9 +14,9 @@ import yaml
 from helpers import CONF, DATA, ROOT, game_config, play_replies
 
 from bargain_ray.__main__ import main
-from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.config import compose_dict
 from bargain_ray.core.records import GameRecord
-from bargain_ray.design import units
+from bargain_ray.design import load_config, units
 from bargain_ray.games import load_game
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.scorable import metrics, prompts, strategy
@@ -375,7 +375,7 @@ def test_strategy_never_backs_a_package_below_its_threshold(public, kind):
 
 
 def test_the_seat_swap_grid_puts_the_focal_model_at_each_seat_in_turn():
-    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=scorable_seatswap"]))
+    sweep = load_config("scorable_seatswap")
     all_units = list(units(sweep, "20261129"))
     assert len(all_units) == 2 * 6 * 6
     game = load_game(sweep.games["scorable6"])

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import polars as pl
 
-from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.config import compose_dict
 from bargain_ray.core.figures import exact_of
 from bargain_ray.core.records import GameRecord
+from bargain_ray.design import resolve
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.play.rescore import ReplayFile, rescore
 from bargain_ray.providers.sim import SimServer, SimSettings
@@ -75,7 +76,7 @@ def test_c3_smoke_rehearsal_games_table_is_typed(ray_session: str, tmp_path: Pat
     """Issue 12: a researcher reads who bought, the price and the rounds without decoding JSON."""
     server = SimServer(SimSettings())
     with server as url:
-        sweep = SweepConfig.model_validate(compose_dict("config", [
+        sweep = resolve(compose_dict("config", [
             "+grid=c3_smoke", "provider=sim", f"provider.settings.base_url={url}", f"run.dir={tmp_path}",
             "run.progress=false", "run.workers=1", "run.report=false"]))
         assert run_sweep(sweep) == 0

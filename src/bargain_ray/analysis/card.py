@@ -18,6 +18,7 @@ from bargain_ray.analysis.private import private_columns
 from bargain_ray.analysis.rehearsal import statement
 from bargain_ray.analysis.sample import SAMPLE
 from bargain_ray.core.provenance import read_code_version
+from bargain_ray.design.fingerprint import game_part
 from bargain_ray.games import load_game
 
 LOG_VERSION = 2
@@ -136,7 +137,7 @@ def prompt_hashes(analysis: Analysis) -> pl.DataFrame:
     manifest = analysis.sweep.manifest
     rows = []
     for game, condition in manifest.game_conditions():
-        if (part := manifest.game_part(game, condition)) and part.get("config"):
+        if (part := game_part(manifest.components, game, condition)) and part.get("config"):
             rows.append({"game": game, "condition": condition, "prompt_hash": prompt_hash(part["config"])})
     return pl.DataFrame(rows, schema={"game": pl.String, "condition": pl.String, "prompt_hash": pl.String})
 

@@ -28,7 +28,6 @@ from bargain_ray.clients import BatchAPI, BatchedClient, BatchResult, BatchRoute
 from bargain_ray.clients.batches import custom_id
 from bargain_ray.config import BatchRun, ModelConfig, SweepConfig
 from bargain_ray.core.hashing import digest
-from bargain_ray.providers import effective_model
 from bargain_ray.store.batches import BatchJournal, JournaledBatch, batches_journal_path, read_batches
 
 NAMESPACE = "bargain_ray"
@@ -36,7 +35,7 @@ NAMESPACE = "bargain_ray"
 
 def batching(sweep: SweepConfig) -> bool:
     """Whether any model of the sweep, as this run calls it, sends through a batch API."""
-    return any(sweep.sends_batched(effective_model(sweep, letter)) for letter in sweep.models)
+    return any(sweep.sends_batched(model) for model in sweep.models.values())
 
 
 def batcher_name() -> str:

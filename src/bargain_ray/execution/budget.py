@@ -25,40 +25,18 @@ import ray
 from pydantic import BaseModel
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from bargain_ray.config import ModelConfig, SweepConfig
+from bargain_ray.config.pricing import price_of, worst_case_usd
 from bargain_ray.core.errors import Failure, FailureKind
-from bargain_ray.core.prompt import Prompt
-from bargain_ray.providers import effective_model
+from bargain_ray.design import ResolvedSweep
 from bargain_ray.store import read_heads
 
-MESSAGE_TOKENS = 16
-"""Tokens a provider may add per message (role markers, separators) beyond its text: ours, generous."""
+# what each call reserves (``JournaledAgent`` imports it from here); the arithmetic lives in config.pricing
+__all__ = ["Budget", "BudgetState", "margin_usd", "refusal", "start_budget", "stopped_at", "worst_case_usd"]
 
 
-def price_of(model: ModelConfig) -> tuple[float, float]:
-    """(USD per input token at its dearest, USD per output token) as this run pays them.
-
-    The local model is free (``providers.clients`` serves it at no price); the simulated
-    provider keeps the configured price, so a rehearsal shows what the real run would cost.
-    """
-    if model.provider in ("local", "strategy"):
-        return 0.0, 0.0
-    p = model.price
-    return max(p.input, p.cache_write, p.cache_read) / 1e6, p.output / 1e6
-
-
-def worst_case_usd(model: ModelConfig, prompt: Prompt) -> float:
-    """The most one call can cost: every UTF-8 byte of the request as an input token (a byte-level
-    tokenizer never makes more tokens than bytes), plus ``max_tokens`` of output."""
-    per_in, per_out = price_of(model)
-    tokens_in = len(prompt.model_dump_json().encode()) + MESSAGE_TOKENS * (len(prompt.messages) + 1)
-    return tokens_in * per_in + model.max_tokens * per_out
-
-
-def margin_usd(sweep: SweepConfig) -> float:
+def margin_usd(sweep: ResolvedSweep) -> float:
     """What the costliest model's longest reply costs: below this much left, the budget closes."""
-    costs = [effective_model(sweep, letter) for letter in sweep.models]
-    return max((m.max_tokens * price_of(m)[1] for m in costs if m.is_llm), default=0.0)
+    return max((m.max_tokens * price_of(m)[1] for m in sweep.models.values() if m.is_llm), default=0.0)
 
 
 class BudgetState(BaseModel):
@@ -139,7 +117,7 @@ WAITERS = 1 << 16
 """Concurrent calls the actor serves: every game in flight may be waiting for room at once."""
 
 
-def start_budget(sweep: SweepConfig, path: Path, spent_before_usd: float) -> Any:
+def start_budget(sweep: ResolvedSweep, path: Path, spent_before_usd: float) -> Any:
     """The budget actor of this invocation, on this (the driver's) node; None when there is no cap."""
     cap = sweep.run.max_cost_usd
     if cap is None:

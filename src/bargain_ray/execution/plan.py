@@ -8,29 +8,29 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from bargain_ray.config import SweepConfig
 from bargain_ray.core.provenance import read_code_version
 from bargain_ray.core.unit import Unit
-from bargain_ray.design import components, units
-from bargain_ray.providers.routing import effective_model, key_names
+from bargain_ray.design import ResolvedSweep, units
+from bargain_ray.providers.routing import key_names
 from bargain_ray.store import ChangedConfig, finished_units, open_manifest
 from bargain_ray.store.manifest import NEW_FOLDER, Determinants, Manifest, today
 
 
-def describe(sweep: SweepConfig, created: str) -> Manifest:
+def describe(sweep: ResolvedSweep, created: str) -> Manifest:
     """The manifest the current config gives, dated ``created``."""
     config = Determinants(
         grid=sweep.grid,
         provider=sweep.provider.name,
         games=sweep.games,
         conditions=sweep.conditions,
-        models={letter: effective_model(sweep, letter) for letter in sorted(sweep.models)},
+        models={letter: sweep.models[letter] for letter in sorted(sweep.models)},
     )
-    return Manifest(grid=sweep.grid.name, created=created, config=config, components=components(sweep),
+    return Manifest(grid=sweep.grid.name, created=created, config=config, components=sweep.components,
+                    local_conf=sweep.config.local_conf,
                     git_commit=code.commit if (code := read_code_version(key_names(sweep))) else None)
 
 
-def plan(sweep: SweepConfig, path: Path) -> tuple[Callable[[], Iterator[Unit]], int, set[str]]:
+def plan(sweep: ResolvedSweep, path: Path) -> tuple[Callable[[], Iterator[Unit]], int, set[str]]:
     """(a fresh iterator over the units still to play, how many, the ids already finished).
 
     A finished unit is skipped only when its journaled hash equals the one the current design gives it;

@@ -8,12 +8,13 @@ from pathlib import Path
 from bargain_ray.analysis.report import build_report
 from bargain_ray.config import SweepConfig
 from bargain_ray.core.status import ExitCode
-from bargain_ray.design import estimate
+from bargain_ray.design import ResolvedSweep, estimate, resolve
 from bargain_ray.execution.cluster import ClusterUnavailable, RayChoice, choose_ray, start_ray, watch_cluster
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
 from bargain_ray.execution.progress import StartupClock, summary
 from bargain_ray.execution.signals import stop_on_signals
+from bargain_ray.play.probe import typical_calls
 from bargain_ray.providers import key_names, missing_keys, provider_service
 from bargain_ray.store import (
     CorruptJournal,
@@ -48,14 +49,17 @@ def check_keys(sweep: SweepConfig) -> None:
         )
 
 
-def run_sweep(sweep: SweepConfig, started: float | None = None) -> int:
+def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None) -> int:
     """Run (or resume) a sweep holding its folder's lock; returns a process exit code. ``started`` is when the
     command started (monotonic; default now), the origin of the summary's start-up line.
+
+    ``sweep`` is resolved first (``design.resolve``: a ``SweepConfig`` is checked as the command line checks it).
 
     A dry run takes the lock too: it may write the manifest, and every writer of the folder holds it.
     A full disk ends the run with no tables attempted; the journals keep every line already written.
     A Ray that does not answer ends it before anything is started (exit 69).
     """
+    sweep = resolve(sweep)
     if not sweep.run.dry_run:
         check_keys(sweep)
     path = sweep_dir(sweep)
@@ -91,7 +95,7 @@ def _run_locked(sweep: SweepConfig, path: Path, clock: StartupClock) -> int:
         line = f"grid {sweep.grid.name}: {count + finished} units, {finished} finished, {count} to run"
         if sweep.run.dry_run:
             print(line)
-            print(estimate(sweep, list(todo())))
+            print(estimate(sweep, list(todo()), typical_calls))
             return 0
         choice = _ray_for(sweep, line, clock)
         with watch_cluster(choice, sweep.run.ray_timeout_s):

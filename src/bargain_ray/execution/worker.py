@@ -9,15 +9,14 @@ import ray
 
 from bargain_ray.agents import make_agent
 from bargain_ray.agents.base import Agent
-from bargain_ray.config import SweepConfig
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
-from bargain_ray.design import game_config
+from bargain_ray.design import ResolvedSweep
 from bargain_ray.execution.batcher import batched_clients
 from bargain_ray.execution.calljournal import JournaledAgent, void_failed_calls
-from bargain_ray.games import Game, load_game
+from bargain_ray.games import Game
 from bargain_ray.play.loop import play
-from bargain_ray.providers import ClientPool, effective_model
+from bargain_ray.providers import ClientPool
 
 
 class Job(NamedTuple):
@@ -32,7 +31,7 @@ class GameRunner:
 
     def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,
                  budget: Any = None, holder: str = "") -> None:
-        self.sweep = SweepConfig.model_validate(sweep)
+        self.sweep = ResolvedSweep.model_validate(sweep)
         self.clients = ClientPool(self.sweep.provider, keys, batched_clients(self.sweep))
         self.journal = journal
         self.budget = budget
@@ -42,7 +41,7 @@ class GameRunner:
     def _game(self, name: str, condition: str) -> Game:
         key = (name, condition)
         if key not in self._games:
-            self._games[key] = load_game(game_config(self.sweep, name, condition))
+            self._games[key] = self.sweep.game(name, condition)
         return self._games[key]
 
     def _journaled(self, letter: str) -> bool:
@@ -60,7 +59,7 @@ class GameRunner:
         game = self._game(unit.game, unit.condition)
         agents: dict[str, Agent] = {}
         for role, letter in unit.model_of_role.items():
-            model = effective_model(self.sweep, letter)
+            model = self.sweep.models[letter]
             agent = make_agent(model, self.clients, unit.family)
             if self._wrapped(letter):
                 journal = self.journal if self._journaled(letter) else None

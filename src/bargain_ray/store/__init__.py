@@ -20,7 +20,7 @@ from bargain_ray.store.journal import (
     read_records,
 )
 from bargain_ray.store.jsonl import CorruptJournal, DiskFull, is_disk_full
-from bargain_ray.store.lock import FolderLocked, Holder, hold_lock, lock_holder
+from bargain_ray.store.lock import FolderLocked, FolderUnwritable, Holder, hold_lock, lock_holder
 from bargain_ray.store.manifest import ChangedConfig, Manifest, UnreadableManifest, open_manifest, read_manifest
 from bargain_ray.store.paths import BATCHES_JOURNAL, CALLS_JOURNAL, DATASET, JOURNAL, MANIFEST, REPORT
 from bargain_ray.store.rows import SCHEMAS, call_row, game_row, record_rows, turn_rows
@@ -30,7 +30,7 @@ from bargain_ray.store.tables import TABLES, read_tables, scan_tables, write_tab
 __all__ = [
     "BATCHES_JOURNAL", "BatchJournal", "JournaledBatch", "read_batches",
     "CALLS_JOURNAL", "DATASET", "JOURNAL", "MANIFEST", "REPORT", "SCHEMAS", "TABLES", "CallJournal",
-    "ChangedConfig", "CorruptJournal", "DiskFull", "FolderLocked", "GameJournal", "Holder", "Manifest", "Progress",
+    "ChangedConfig", "CorruptJournal", "DiskFull", "FolderLocked", "FolderUnwritable", "GameJournal", "Holder", "Manifest", "Progress",
     "RecordHead", "UnreadableManifest",
     "call_row", "finished_units", "game_row", "hold_lock", "index_latest", "is_disk_full", "lock_holder",
     "open_manifest", "paid_calls", "read_at", "read_calls", "read_heads", "read_latest", "read_manifest", "read_progress",

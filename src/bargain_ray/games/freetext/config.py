@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bargain_ray.games.kit.turns import MAX_TURNS
 from bargain_ray.games.provenance import Scenario, Setting, mixed, ours, seed
 
 
@@ -43,7 +44,7 @@ class FreeTextConfig(Strict):
     parties: Annotated[dict[str, Party], Scenario("each party's label and private situation")]
     observer: Annotated[Observer, Scenario("the observer's role name and the scenario words of its instructions")]
     max_turns: Annotated[int, Setting(mixed(seed("004", "until they agree or run out of turns"),
-                                            ours("seed 004 gives no number of turns: 12 is ours"))), Field(ge=1)] = 12
+                                            ours("seed 004 gives no number of turns: 12 is ours"))), Field(ge=1, le=MAX_TURNS)] = 12
     max_repairs: Annotated[int, Setting(ours("seed 004 gives no repair limit: 2 a turn, as seed 002's, is ours")),
                            Field(ge=0)] = 2
     source: Annotated[str, Setting(ours("where the briefs' and the observer's wording comes from: a label no model "

@@ -11,6 +11,10 @@ from bargain_ray.games.base import GameState
 
 S = TypeVar("S", bound=GameState)
 
+MAX_TURNS = 1000
+"""Turns one game may last (ours): the fingerprint renders a text per turn and the dry run plays a typical game to
+its end (its prompts grow with the record), so a longer game could not be planned."""
+
 
 def opening_role(roles: Sequence[str], given: str | None, default: str, game: str, what: str = "role") -> str:
     """Who speaks first: the unit's first speaker, else the game's default; never an unknown role."""

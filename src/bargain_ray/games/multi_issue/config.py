@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bargain_ray.games.kit.turns import MAX_TURNS
 from bargain_ray.games.kit.turns import exact as exact  # re-exported: metrics and the frontier read it here
 from bargain_ray.games.provenance import Scenario, Setting, ours, seed
 
@@ -62,7 +63,7 @@ class MultiIssueConfig(BaseModel):
     terms: Annotated[tuple[Term, ...], Scenario("the negotiated terms, their ranges and levels")]
     roles: Annotated[dict[str, Role], Scenario("each side: who it speaks for, its scoring, its no-agreement points")]
     share_role: Annotated[str, Scenario("the role whose share of the joint gain the outcome reports")]
-    max_turns: Annotated[int, Setting(seed("000", "There are at most 12 turns")), Field(ge=1)] = 12
+    max_turns: Annotated[int, Setting(seed("000", "There are at most 12 turns")), Field(ge=1, le=MAX_TURNS)] = 12
     max_repairs: Annotated[int, Setting(ours("seeds 000 and 001 give no repair limit: 2 a turn, as seed 002's, is "
                                              "ours")), Field(ge=0)] = 2
     max_message_words: Annotated[int, Setting(seed("000", '"message" is at most 80 words')), Field(ge=1)] = 80

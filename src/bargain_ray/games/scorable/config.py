@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bargain_ray.games.kit.turns import exact
+from bargain_ray.games.kit.turns import MAX_TURNS, exact
 from bargain_ray.games.provenance import Scenario, Setting, ours, seed
 
 
@@ -44,7 +44,7 @@ class ScorableConfig(BaseModel):
                        Field(description="seat name -> party, in the order of the rotation")]
     issues: Annotated[tuple[Issue, ...], Scenario("the issues and their options"), Field(min_length=1)]
     veto: Annotated[tuple[str, ...], Scenario("the veto parties")] = ()
-    rounds: Annotated[int, Setting(seed("003", "There are 4 rounds of turns in total.")), Field(ge=1)] = 4
+    rounds: Annotated[int, Setting(seed("003", "There are 4 rounds of turns in total.")), Field(ge=1, le=MAX_TURNS)] = 4
     public_score_sheets: Annotated[bool, Setting(seed("003", "every party's score sheet is common knowledge"))] = True
     messages: Annotated[bool, Setting(seed("003", "if the message channel is open"))] = True
     """False closes the message channel (the no-communication condition): a reply's message is read as before but
@@ -61,6 +61,9 @@ class ScorableConfig(BaseModel):
     def _check(self) -> ScorableConfig:
         if len(self.parties) < 2:
             raise ValueError("a scorable game needs at least two parties")
+        if self.rounds * len(self.parties) > MAX_TURNS:
+            raise ValueError(f"rounds={self.rounds} of {len(self.parties)} parties is {self.rounds * len(self.parties)} "
+                             f"turns; a game plays at most {MAX_TURNS}")
         options = {i.name: set(i.options) for i in self.issues}
         if len(options) != len(self.issues):
             raise ValueError("issue names must be distinct")
