@@ -68,7 +68,7 @@ def test_a_client_that_vanishes_mid_request_prints_no_traceback_from_the_simulat
     """aiohttp logs it with the traceback (to stderr through logging's last resort; under pytest, to caplog)."""
     sweep = resolve(compose_dict("config", ["+grid=c3_smoke", "provider=sim"]))
     with provider_service(sweep) as served:
-        url = served.provider.settings["base_url"]
+        url = served.provider.settings.base_url
         host, port = url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port))) as client:  # a worker killed while sending its request
             client.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: sim\r\nContent-Type: application/json\r\n"
