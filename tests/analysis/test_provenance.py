@@ -17,7 +17,7 @@ from bargain_ray.games import families, load_game
 from bargain_ray.games.bargaining.config import BargainingConfig
 from bargain_ray.games.kit.wording import rule_table
 from bargain_ray.games.provenance import Provenance, Setting, ours
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
 from bargain_ray.store import read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +112,7 @@ REPLAYS = ["seed001_replay.json", "bargaining_replay.json", "scorable_replay.jso
 
 @pytest.mark.parametrize("name", REPLAYS)
 def test_every_metric_column_a_family_computes_is_declared(name):
-    record = rescore(ReplayFile.model_validate_json((DATA / name).read_text()))
+    record = replay_transcript(ReplayFile.model_validate_json((DATA / name).read_text()))
     declared = type_of(record).metrics.METRICS
     columns = set(record.metrics) | {k for row in record.turn_metrics for k in row} - IDENTITY
     assert record.metrics and columns
