@@ -341,14 +341,6 @@ def test_the_report_command_without_a_sweep_is_a_usage_error(tmp_path):
     assert command("bargain_ray.report", "--resamples", "0", cwd=tmp_path).returncode == ExitCode.USER_ERROR
 
 
-@pytest.mark.parametrize("module", ["bargain_ray.report", "bargain_ray.view"])
-def test_help_reads_as_plain_text(module):
-    """Issue 18: ``--help`` showed the docstring's reST backticks."""
-    done = command(module, "--help")
-    assert done.returncode == 0 and "`" not in done.stdout and "python -m " + module in done.stdout
-    assert "Exit codes: " in done.stdout
-
-
 def test_a_folder_that_is_not_a_sweep_gets_hints_that_work_as_printed(tmp_path):
     (tmp_path / "outputs").mkdir()
     empty = command("bargain_ray.report", "nowhere", cwd=tmp_path)
