@@ -151,6 +151,6 @@ def test_a_sweep_collects_its_settings_with_values_and_renders_them(finished_swe
     md = markdown(collected, values=True)
     assert "| bargaining / default | setting | max_rounds |  | 8 (default 20) | seed 002 |" in md
     page = provenance.html(collected, values=True)
-    assert page.count('<tr class="ours">') == sum(1 for line in md.splitlines()[2:] if "| ours |" in line
-                                                   or "+ ours |" in line)
+    assert page.count('<tr class="ours">') == sum(1 for line in md.splitlines()[2:] if "| **ours** |" in line
+                                                   or "+ **ours** |" in line)
     assert "&lt;unit id&gt;-k&lt;nn&gt;" in page  # text is escaped

@@ -45,7 +45,8 @@ def test_report_is_one_self_contained_file(report):
     assert html.count("<svg") >= 4  # deal rate, efficiency, joint gain, frontier, turns to agreement
     for anchor, heading in (("summary", "Summary"), ("legend", "Legend"),
                             ("family-multi_issue", "Two-party multi-issue alternating offers (seeds 000, 001)"),
-                            ("operational", "Operational, per model"), ("texts", "Texts a model reads"),
+                            ("operational", "Operational, per model"),
+                            ("provenance", "Provenance: rules, settings, metrics, texts"),
                             ("transcripts", "Transcripts (12)")):
         assert f'<h2 id="{anchor}">{heading}</h2>' in html and f'<a href="#{anchor}">' in html  # in the contents
     for part, heading in (("by-model", "Results by model and role"), ("by-cell", "By cell"), ("plots", "Plots"),
@@ -165,8 +166,9 @@ def test_transcript_headers_show_the_deal_gains_and_where_briefs_come_from(repor
     assert "deal: unit_price_usd 64.5, cancellation_fee_pct 37, name_change_notice_hours 96" in summary
     assert "gain_buyer" in summary and "gain_seller" in summary
     assert "PRIVATE · buyer brief: only the buyer saw this</span> <span class=meta>(seed 000)</span>" in html
-    texts = html[html.index('<h2 id="texts">'):html.index('<h2 id="transcripts">')]
-    assert "brief:buyer" in texts and "OURS, not a seed" in texts  # our own texts are marked as ours
+    rows = page_rows(html)
+    assert row(rows, "tickets / C3", "text", "brief:buyer") == (False, "seed 000")
+    assert row(rows, "tickets / C3", "text", "repair") == (True, "ours")  # our own texts are marked as ours
 
 
 def test_simulated_costs_are_labelled(tmp_path):
@@ -356,3 +358,87 @@ def test_a_folder_that_is_not_a_sweep_gets_hints_that_work_as_printed(tmp_path):
     view = command("bargain_ray.view", "nowhere", cwd=tmp_path)
     assert view.returncode == ExitCode.USER_ERROR
     assert hinted(view.stderr) == [["python", "-m", "bargain_ray.view", "outputs/mine"]]
+
+
+KS = ("Kalai–Smorodinsky comes in two definitions: `ks_rational` takes each role's ideal over the deals both prefer to "
+      "no agreement (the textbook bargaining set) and is the one the headline uses; `ks_outcomes` takes it over all "
+      "outcomes, as negmas computes it. They coincide when each side's best deal leaves the other at or above its "
+      "no-agreement point (tickets at (20, 20): both (65, 65)).")
+SPEC = ("the full spec is `spec/manifest.json` (ours; seed 002's card names `spec/full.json`), copied from the sweep "
+        "folder.")
+
+
+def page_rows(page: str) -> dict[tuple[str, ...], tuple[bool, str]]:
+    """(where, kind, item, what) -> (marked ours, source) of every row of the page's provenance table."""
+    import html as html_
+
+    section = page[page.index('<h2 id="provenance">'):page.index('<h2 id="transcripts">')]
+    body = section[section.index('<table class="provenance">'):section.index("</table>")]
+    rows = re.findall(r"<tr( class=\"ours\")?>((?:<td>.*?</td>)+)</tr>", body)
+    out = {}
+    for ours, cells in rows:
+        values = [html_.unescape(c) for c in re.findall(r"<td>(.*?)</td>", cells)]
+        out[tuple(values[:4])] = (bool(ours), values[-2])
+    assert len(out) == len(rows) > 0  # one row per item
+    return out
+
+
+def row(rows: dict[tuple[str, ...], tuple], where: str, kind: str, item: str) -> tuple:
+    """The one row of ``rows`` about ``item``."""
+    [found] = [v for k, v in rows.items() if k[:3] == (where, kind, item)]
+    return found
+
+
+def card_rows(card: str, heading: str) -> dict[tuple[str, ...], tuple[bool, str, str]]:
+    """(where, kind, item, what) -> (source in bold, source, value) of the Markdown table under ``heading``."""
+    part = card.split(heading, 1)[1].split("\n#", 1)[0]
+    lines = [line for line in part.splitlines() if line.startswith("| ")][2:]  # the header and its rule aside
+    out = {}
+    for line in lines:
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        source = cells[-2]
+        out[tuple(cells[:4])] = ("**ours**" in source, source.replace("**", ""), cells[4])
+    assert len(out) == len(lines) > 0
+    return out
+
+
+def test_the_report_and_the_card_carry_one_provenance_table_with_ours_marked(report, tmp_path):
+    """Issue 19: the card and the report show the provenance of every rule, setting (with the sweep's value), metric
+    and text of the sweep's families, ours marked; both are generated from the same declarations, so they hold the
+    same rows."""
+    page = dom(report.as_uri(), tmp_path / "profile")
+    shown = page_rows(page)
+    assert all(ours == ("ours" in source) for ours, source in shown.values())  # the mark is exactly the ours rows
+    assert row(shown, "every family", "rule", "rerun_unknown") == (True, "ours")
+    assert row(shown, "every family", "rule", "technical_failure") == (False, "seed 000")
+    assert row(shown, "every family", "rule", "spec") == (True, "seed 002 + ours")
+    assert row(shown, "multi_issue", "metric", "dist_ks_rational")[1] == "ours"
+    assert row(shown, "tickets / C3", "setting", "max_turns") == (False, "seed 000")
+    assert "table.provenance tr.ours td{background:#fef3c7}" in page  # the rows are marked where a reader sees them
+    setting = re.search(r"<td>max_repairs</td><td></td><td>(\d+)</td><td>ours</td>", page)
+    assert setting and setting.group(1) == "2"  # the sweep's value
+    card = (report.parent / "dataset" / "README.md").read_text()
+    listed = card_rows(card, "### Rules, settings, metrics and texts")
+    assert {k: v[:2] for k, v in listed.items()} == shown  # one table, never written twice
+    assert row(listed, "tickets / C3", "setting", "max_repairs") == (True, "ours", "2")
+
+
+def test_the_card_states_the_ks_point_the_headline_uses_the_spec_and_every_setting_no_seed_states(report, tmp_path):
+    from bargain_ray.games.multi_issue.metrics import RESULTS
+
+    card = (report.parent / "dataset" / "README.md").read_text()
+    assert KS in card and "dist_ks_rational" in RESULTS.headline and "dist_ks_outcomes" not in RESULTS.headline
+    assert SPEC in card
+    assert {k[2]: v for k, v in card_rows(card, "## Settings no seed states").items()} == {
+        "max_repairs": (True, "ours", "2"), "source": (True, "ours", '"seed 000" (default "ours")')}
+    play_grid("bargaining_demo", tmp_path / "bargaining", limit=2, overrides=("games.bargaining.max_message_chars=null",))
+    build_report(tmp_path / "bargaining", resamples=20)
+    card = (tmp_path / "bargaining" / "dataset" / "README.md").read_text()
+    assert KS not in card and SPEC in card  # no agreement space: no Kalai–Smorodinsky point
+    unstated = card_rows(card, "## Settings no seed states")
+    assert {(where, item) for where, _, item, _ in unstated} == {
+        (f"bargaining / {c}", s) for c in ("default", "explicit_objective")
+        for s in ("item", "price_min", "price_max", "decimals", "max_message_chars", "first_round_offer",
+                  "reject_needs_offer")}
+    assert row(unstated, "bargaining / default", "setting", "max_message_chars") == (True, "ours", "null (default 300)")
+    assert row(unstated, "bargaining / default", "setting", "first_round_offer")[2] == "true"
