@@ -19,10 +19,8 @@ from bargain_ray.store import DiskFull, FolderLocked, UnreadableManifest, is_dis
 
 def summary(done: Rescored) -> str:
     """What was recomputed, by which code, and what to run next."""
-    code = done.figures.code
-    by = f"code {code.commit}" + (" with local changes" if code.dirty else "") if code else "code outside git"
-    other = f" (the sweep started with {done.figures.sweep_commit or 'an unknown commit'})" \
-        if done.figures.by_other_code else ""
+    by, sweep = done.figures.commits()
+    other = f" (the sweep started with {sweep})" if done.figures.by_other_code else ""
     kept = f"; {done.kept} games kept their journaled figures (no game config in the manifest)" if done.kept else ""
     tables = ", ".join(f"{name}.parquet {n} rows" for name, n in done.rows.items())
     return (f"rescored {done.games} games of {done.path} with {by}{other}{kept}\n"

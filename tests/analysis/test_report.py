@@ -23,7 +23,7 @@ from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.plan import describe
 from bargain_ray.report import main
-from bargain_ray.store import open_manifest, read_records
+from bargain_ray.store import open_manifest, read_records, write_tables
 from bargain_ray.store.rows import shared_columns
 
 
@@ -442,3 +442,33 @@ def test_the_card_states_the_ks_point_the_headline_uses_the_spec_and_every_setti
                   "reject_needs_offer")}
     assert row(unstated, "bargaining / default", "setting", "max_message_chars") == (True, "ours", "null (default 300)")
     assert row(unstated, "bargaining / default", "setting", "first_round_offer")[2] == "true"
+
+
+def test_a_report_of_figures_rescored_by_other_code_says_so_first_naming_both_commits(tmp_path):
+    """Issue 19: the report says when its figures were computed by code other than the sweep's (a real
+    ``rescore``), in its first lines and in a banner, naming the sweep's commit and the rescoring one; the card too."""
+    from bargain_ray.analysis.rescore import rescore_folder
+    from bargain_ray.core.provenance import read_code_version
+
+    sweep = make_sweep(tmp_path / "sweep")
+    old = "0123456789abcdef0123456789abcdef01234567"  # the commit the sweep was played with
+    manifest = json.loads((sweep / "manifest.json").read_text())
+    (sweep / "manifest.json").write_text(json.dumps(manifest | {"git_commit": old}))
+    before = build_report(sweep, resamples=20).read_text()
+    assert 'id="refigured"' not in before and "recomputed" not in before
+    rescore_folder(sweep)
+    now = read_code_version()
+    assert now is not None and now.commit != old
+    page = dom(build_report(sweep, resamples=20).as_uri(), tmp_path / "profile")
+    body = page[page.index("<body>"):]
+    banner = re.search(r'<div class="technical" id="refigured">(.*?)</div>', body)
+    assert banner and body.index(banner.group(0)) < body.index("<h1>")  # first, above the title
+    assert f"commit {now.commit}" in banner.group(1) and f"commit {old}" in banner.group(1)
+    assert "python -m bargain_ray.rescore" in banner.group(1)
+    first = re.search(r'</h1><p class="meta">(.*?)</p>', body).group(1)
+    assert f"figures by commit {now.commit}" in first and f"not the sweep's commit {old}" in first
+    card = (sweep / "dataset" / "README.md").read_text()
+    title = card.split("# bargain_ray sweep", 1)[1].split("\n\n", 2)[1]
+    assert title.startswith("> **Figures recomputed by code other than the sweep's") and old in title and now.commit in title
+    write_tables(sweep)  # a resumed driver tables the journal's own figures again
+    assert 'id="refigured"' not in build_report(sweep, resamples=20).read_text()

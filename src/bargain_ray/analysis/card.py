@@ -17,6 +17,7 @@ from bargain_ray.analysis.per_game import FIELDS as SHARED_FIELDS
 from bargain_ray.analysis.per_game import family_fields
 from bargain_ray.analysis.private import private_columns
 from bargain_ray.analysis.rehearsal import statement
+from bargain_ray.analysis.rescore import read_figures
 from bargain_ray.analysis.sample import SAMPLE
 from bargain_ray.core.provenance import read_code_version
 from bargain_ray.games import load_game
@@ -360,12 +361,14 @@ def card(analysis: Analysis, written: dict[str, Written], metrics: list[str], ra
     """The card: YAML header naming every config, structure, fields, metrics, design, limitations, provenance."""
     s = analysis.sweep
     items = provenance.sweep_items(s.manifest)
+    refigured = read_figures(s.path, s.manifest).note()
     statuses = dict(analysis.scan_per_game.group_by("status").len().collect().iter_rows())
     structure = _table(["Config", "Rows", "Unit", "File"],
                        [[f"`{k}`", w.rows, UNITS[k], f"`{w.data_files}`"] for k, w in written.items()])
     return "\n\n".join([
         front_matter(analysis, written).rstrip(),
         f"# bargain_ray sweep `{s.name}`",
+        *filter(None, [refigured and f"> **{refigured}**"]),
         f"{sum(statuses.values())} negotiation games played by bargain_ray ("
         + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) + "). Every game keeps the private brief each "
         "side received, every request and reply, every invalid attempt and the rule it broke, and the exact outcome.",

@@ -22,6 +22,7 @@ from bargain_ray.analysis.families import deal_line
 from bargain_ray.analysis.page import CSS, escape, private_block, table
 from bargain_ray.analysis.private import split_private
 from bargain_ray.analysis.rehearsal import statement
+from bargain_ray.analysis.rescore import Figures, read_figures
 from bargain_ray.analysis.sample import SAMPLE, game_count, raw_scope, sampled
 from bargain_ray.analysis.section import Section, sections
 from bargain_ray.analysis.transcript import ShownTurn, shown_turns
@@ -63,6 +64,13 @@ PROVENANCE = "Provenance: rules, settings, metrics, texts"
 def partial_banner(note: str | None) -> str:
     """The warning at the top of a report whose sweep is running or unfinished (empty when complete)."""
     return f'<div class="technical">{escape(note)}</div>' if note else ""
+
+
+def refigured_banner(figures: Figures) -> str:
+    """The warning at the top of a report whose figures were computed by code other than the sweep's, naming both
+    commits (empty otherwise)."""
+    note = figures.note()
+    return f'<div class="technical" id="refigured">{escape(note)}</div>' if note else ""
 
 
 def summary(a: Analysis) -> pl.DataFrame:
@@ -244,11 +252,14 @@ def render(a: Analysis) -> str:
     note = statement(a.rehearsal)
     families = sections(a)
     grid = f" (grid {s.manifest.grid})" if s.manifest.grid != s.name else ""
+    figures = read_figures(s.path, s.manifest)
     body = [
+        refigured_banner(figures),
         f"<h1>Sweep report: {escape(s.name)}{escape(grid)}</h1>",
         f'<p class="meta">{escape(str(s.path))} · created {escape(s.manifest.created)} · '
         f"{sum(statuses.values())} games ({escape(', '.join(f'{k} {v}' for k, v in sorted(statuses.items())))}) · "
-        f"cells by {escape(' x '.join(a.by))} · {a.resamples} bootstrap resamples of seeds, {a.level:.0%} intervals · "
+        + (escape("figures by {}, not the sweep's {} · ".format(*figures.commits())) if figures.by_other_code else "")
+        + f"cells by {escape(' x '.join(a.by))} · {a.resamples} bootstrap resamples of seeds, {a.level:.0%} intervals · "
         f"built {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</p>",
         f'<p class="sim" id="rehearsal">{escape(note)}</p>' if note else "",
         contents(families),
