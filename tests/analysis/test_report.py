@@ -154,7 +154,8 @@ def test_gains_by_model_and_role_with_seed_clustered_intervals(report):
                      f'<td class="l">{opponent}</td><td class="">{rows.height}</td><td class="">{rows["seed"].n_unique()}</td>'
                      f'<td class="">{round(mean, 3)} [')
             assert cells in section, (role, model)
-    assert section.count("<tr>") == 1 + 4 + 2  # header, four (role, model, opponent), two pooled ("any")
+    gains = section.split("<code>gain_{role}</code>")[1].split("<h4>")[0]
+    assert gains.count("<tr>") == 1 + 4 + 2  # header, four (role, model, opponent), two pooled ("any")
     legend = html[html.index('<h2 id="legend">'):html.index('<h2 id="family-multi_issue">')]
     assert "<dt>X</dt><dd>model-x (anthropic)</dd>" in legend and "buyer: agent A, seller: agent B" in legend
 
@@ -472,3 +473,53 @@ def test_a_report_of_figures_rescored_by_other_code_says_so_first_naming_both_co
     assert title.startswith("> **Figures recomputed by code other than the sweep's") and old in title and now.commit in title
     write_tables(sweep)  # a resumed driver tables the journal's own figures again
     assert 'id="refigured"' not in build_report(sweep, resamples=20).read_text()
+
+
+def html_rows(part: str) -> list[list[str]]:
+    """The rows of a part's tables, each a list of its cells' text (headers aside)."""
+    return [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", part) if "<td" in r]
+
+
+def seed_mean(games: pl.DataFrame, column: str) -> float:
+    """Mean over seeds of the per-seed mean of ``column`` (the report's estimate), over the games that have it."""
+    return games.drop_nulls(column).group_by("seed").agg(pl.col(column).mean())[column].mean()
+
+
+def test_talk_vs_silence_shows_leakage_by_model_and_role_and_the_paired_differences_by_condition(tmp_path):
+    """Issue 19: leakage per model and role with CIs for the three families with private values, and talk - silence on
+    common seeds in each family's paired differences, read from the page headless Chromium rendered."""
+    sections = figures_in_every_section("talk_silence_demo", tmp_path)
+    games = pl.read_parquet(tmp_path / "sweep" / "games.parquet").filter(pl.col("known"))
+    talking = {"multi_issue": "C3", "bargaining": "default", "scorable": "public"}
+    for family, talk in talking.items():
+        parts = parts_of(sections[family])
+        leakage = parts["by-model"].split("<code>{role}_leakage</code>")[1].split("<h4>")[0]
+        rows = html_rows(leakage)
+        mine = games.filter(pl.col("family") == family)
+        roles = {r for r in ("buyer", "seller", "Avery", "Blake", "Casey", "Devon", "Ember", "Flynn")
+                 if f"{r}_leakage" in mine.columns and mine[f"{r}_leakage"].null_count() < mine.height}
+        assert len(roles) == (6 if family == "scorable" else 2)
+        assert {row[1] for row in rows} == roles | {"any"}, (family, rows)
+        for game, role, model, opponent, n, seeds, value in rows:
+            assert re.fullmatch(r"-?[\d.]+ \[-?[\d.]+, -?[\d.]+\]", value), (family, value)  # a mean and its CI
+            if role == "any":
+                continue
+            played = mine.filter((pl.col(f"{role}_model") == model) & (pl.col("condition") == talk))
+            assert int(n) == played.height and value.startswith(f"{round(seed_mean(played, f'{role}_leakage'), 3)} [")
+        silent = mine.filter(pl.col("condition") == "silent")
+        assert all(silent[f"{r}_leakage"].null_count() == silent.height for r in roles)  # nothing said, nothing leaked
+        paired = parts["paired"].split("Between two values of <code>condition</code>")[1].split("<h4>")[0]
+        header = re.findall(r"<th[^>]*>(.*?)</th>", paired)
+        diffs = [dict(zip(header, row, strict=True)) for row in html_rows(paired)]
+        assert diffs and all((d["a"], d["b"]) == (talk, "silent") for d in diffs), (family, diffs)
+        for d in diffs:
+            assert all(re.match(r"-?[\d.]+", d[f]) for f in header[header.index("seeds") + 1:] if d[f]), d
+    bargaining = parts_of(sections["bargaining"])["paired"].split("<code>condition</code>")[1]
+    header = re.findall(r"<th[^>]*>(.*?)</th>", bargaining.split("</table>")[0])
+    for row in html_rows(bargaining.split("</table>")[0]):
+        d = dict(zip(header, row, strict=True))
+        pair = games.filter((pl.col("game") == "bargaining") & (pl.col("pairing") == d["pairing"]))
+        by_seed = pair.group_by("seed", "condition").agg(pl.col("seller_disclosure").mean()).pivot(
+            on="condition", index="seed", values="seller_disclosure")
+        expected = (by_seed["default"] - by_seed["silent"]).mean()
+        assert expected > 0 and d["seller_disclosure"].startswith(f"{round(expected, 3)} [")  # talk discloses a claim
