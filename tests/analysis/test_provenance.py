@@ -154,3 +154,15 @@ def test_a_sweep_collects_its_settings_with_values_and_renders_them(finished_swe
     assert page.count('<tr class="ours">') == sum(1 for line in md.splitlines()[2:] if "| **ours** |" in line
                                                    or "+ **ours** |" in line)
     assert "&lt;unit id&gt;-k&lt;nn&gt;" in page  # text is escaped
+
+
+def test_the_readme_table_command_prints_the_table_and_nothing_else():
+    """``python -m bargain_ray.analysis.provenance`` as the README gives it: the table on stdout, stderr empty (no
+    runpy warning from a package that imported the module before it ran as a script)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "bargain_ray.analysis.provenance"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout == provenance.readme_table() + "\n"

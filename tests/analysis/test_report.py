@@ -500,7 +500,7 @@ def test_talk_vs_silence_shows_leakage_by_model_and_role_and_the_paired_differen
                  if f"{r}_leakage" in mine.columns and mine[f"{r}_leakage"].null_count() < mine.height}
         assert len(roles) == (6 if family == "scorable" else 2)
         assert {row[1] for row in rows} == roles | {"any"}, (family, rows)
-        for game, role, model, opponent, n, seeds, value in rows:
+        for _game, role, model, _opponent, n, _seeds, value in rows:
             assert re.fullmatch(r"-?[\d.]+ \[-?[\d.]+, -?[\d.]+\]", value), (family, value)  # a mean and its CI
             if role == "any":
                 continue

@@ -22,8 +22,7 @@ from bargain_ray.config import choices, compose_dict
 from bargain_ray.games import family, load_game, names
 from bargain_ray.games.base import Game
 from bargain_ray.games.kit.wording import framed
-from bargain_ray.games.provenance import (OURS, Declared, Provenance, Scenario, Setting, mixed, opening, ours, rule,
-                                          seed)
+from bargain_ray.games.provenance import OURS, Declared, Provenance, Scenario, Setting, mixed, opening, ours, rule, seed
 from bargain_ray.play.loop import PROTOCOL as LOOP
 from bargain_ray.play.rescore import PROTOCOL as REPLAY
 from bargain_ray.store.manifest import Manifest
