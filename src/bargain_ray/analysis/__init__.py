@@ -22,11 +22,11 @@ def __getattr__(name: str) -> Any:
     """The package's names, imported on first use: importing one module of the package (``analysis.commands``, or
     ``python -m bargain_ray.analysis.provenance``) does not import the report and everything it reads."""
     if name == "build_report":
-        from bargain_ray.analysis.report import build_report
-
-        return build_report
-    if name in ("Sweep", "read_sweep"):
-        from bargain_ray.analysis import sweep
-
-        return getattr(sweep, name)
-    raise AttributeError(f"module 'bargain_ray.analysis' has no attribute {name!r}")
+        from bargain_ray.analysis.report import build_report as found
+    elif name == "read_sweep":
+        from bargain_ray.analysis.sweep import read_sweep as found
+    elif name == "Sweep":
+        from bargain_ray.analysis.sweep import Sweep as found
+    else:
+        raise AttributeError(f"module 'bargain_ray.analysis' has no attribute {name!r}")
+    return found
