@@ -43,7 +43,7 @@ WALLS: dict[str, set[str]] = {
     "analysis": {"core", "config", "games", "play", "store", "design.fingerprint"},  # play: re-scoring a folder replays its records through the loop; config: the packaged games for the provenance table; design.fingerprint: readers find a game's part by the design's name for it
     "__init__": {"config", "design", "play", "execution", "analysis"},  # the public API, imported on first use
     "__main__": {"core", "config", "design", "execution", "store"},
-    "replay": {"core", "config", "play"},
+    "replay": {"core", "config", "play", "analysis.commands"},  # the parser whose usage errors exit 1, as every command's
     "report": {"core", "store", "analysis"},
     "plan": {"core", "config", "design", "play", "store", "analysis"},  # a pilot's figures; the estimate of the design grown from it
     "rescore": {"core", "store", "analysis"},  # re-derives a folder's figures from its journals with the current code

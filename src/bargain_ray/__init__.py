@@ -6,7 +6,7 @@ The public API, imported on first use (so ``import bargain_ray.games`` never sta
     bargain_ray.run_sweep(config)                                 # run or resume; an exit code
     sweep = bargain_ray.read_sweep("outputs/c3_smoke")            # manifest, records, tables
     bargain_ray.build_report("outputs/c3_smoke")                  # dataset/ and report.html
-    bargain_ray.rescore(bargain_ray.ReplayFile(game="tickets", replies=[...]))  # a transcript's outcome
+    bargain_ray.replay_transcript(bargain_ray.ReplayFile(game="tickets", replies=[...]))  # a transcript's outcome
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ _API = {
     "read_sweep": "bargain_ray.analysis.sweep",
     "Sweep": "bargain_ray.analysis.sweep",
     "build_report": "bargain_ray.analysis.report",
-    "rescore": "bargain_ray.play.rescore",
+    "replay_transcript": "bargain_ray.play.rescore",
     "ReplayFile": "bargain_ray.play.rescore",
 }
 __all__ = [*_API, "__version__"]

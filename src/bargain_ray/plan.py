@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
 from bargain_ray.analysis.build import DEFAULT_BY
+from bargain_ray.analysis.commands import Parser
 from bargain_ray.analysis.power import Pilot, read_pilot, z_of
 from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.config import ProviderConfig, SweepConfig, compose_command
@@ -41,7 +42,10 @@ math: the pilot's seed-clustered percentile bootstrap gives the interval [lo, hi
   with power P at the same two-sided level needs m = ceil(((z + z_P) sd / D)^2); at least 2 blocks.
 
 cost: the dry-run estimate (as run.dry_run=true prints it) of the pilot's config from its manifest.json, with
-  grid.blocks=m; prices from conf/ as the grid composes today (a manifest records no prices)."""
+  grid.blocks=m; prices from conf/ as the grid composes today (a manifest records no prices).
+
+exit codes: 0 planned (nothing is run or spent), 1 a usage error, not a sweep folder, or a pilot or contrast
+  that cannot be planned from (one line says why)."""
 
 
 def _count(text: str) -> int:
@@ -65,9 +69,9 @@ def _share(text: str) -> float:
     return value
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bargain_ray.plan", description=__doc__.split("\n\n")[1],
-                                epilog=CONTRAST, formatter_class=argparse.RawDescriptionHelpFormatter)
+def parser() -> Parser:
+    p = Parser(prog="python -m bargain_ray.plan", description=__doc__.split("\n\n")[1], epilog=CONTRAST,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("pilot", type=Path, help="the pilot's sweep folder (a finished sweep of at least 2 blocks)")
     p.add_argument("--metric", required=True, help="a per-game metric column of the pilot (an unknown one lists them)")
     p.add_argument("--contrast", required=True, help="A-B: two cells, or two values of one design factor (below)")

@@ -8,10 +8,10 @@ dataset afterwards with ``python -m bargain_ray.report``.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from bargain_ray.analysis.commands import Parser
 from bargain_ray.analysis.rescore import NotASweep, Rescored, rescore_folder
 from bargain_ray.core.status import ExitCode
 from bargain_ray.store import DiskFull, FolderLocked, UnreadableManifest, is_disk_full
@@ -19,10 +19,8 @@ from bargain_ray.store import DiskFull, FolderLocked, UnreadableManifest, is_dis
 
 def summary(done: Rescored) -> str:
     """What was recomputed, by which code, and what to run next."""
-    code = done.figures.code
-    by = f"code {code.commit}" + (" with local changes" if code.dirty else "") if code else "code outside git"
-    other = f" (the sweep started with {done.figures.sweep_commit or 'an unknown commit'})" \
-        if done.figures.by_other_code else ""
+    by, sweep = done.figures.commits()
+    other = f" (the sweep started with {sweep})" if done.figures.by_other_code else ""
     kept = f"; {done.kept} games kept their journaled figures (no game config in the manifest)" if done.kept else ""
     tables = ", ".join(f"{name}.parquet {n} rows" for name, n in done.rows.items())
     return (f"rescored {done.games} games of {done.path} with {by}{other}{kept}\n"
@@ -31,7 +29,9 @@ def summary(done: Rescored) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bargain_ray.rescore", description=__doc__.splitlines()[0])
+    parser = Parser(prog="python -m bargain_ray.rescore", description=__doc__.split("\n\n")[1].replace("``", ""),
+                    epilog="Exit codes: 0 rescored, 1 a usage error, not a sweep folder or a folder a driver holds "
+                           "(nothing written), 74 the disk is full.")
     parser.add_argument("sweep", type=Path, help="sweep folder (holds manifest.json and journal.jsonl)")
     args = parser.parse_args(argv)
     try:

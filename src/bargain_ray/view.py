@@ -28,7 +28,8 @@ def free_port(host: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = Parser(prog="python -m bargain_ray.view", description=__doc__.split("\n\n")[0],
-                    epilog="Exit codes: 1 a usage error or not a sweep folder; it serves until stopped (Ctrl-C).")
+                    epilog="Exit codes: 1 a usage error, not a sweep folder or an address it cannot serve on; "
+                           "130 stopped by Ctrl-C (it serves until stopped).")
     parser.add_argument("sweep", type=Path, nargs="?", default=None,
                         help="a sweep folder to open (its parent is listed); default: list outputs/")
     parser.add_argument("--root", type=Path, default=Path("outputs"), help="folder whose sweeps are listed")

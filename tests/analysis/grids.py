@@ -15,9 +15,9 @@ from bargain_ray.execution.worker import GameRunner
 from bargain_ray.store import GameJournal, open_manifest, write_status, write_tables
 
 
-def play_grid(grid: str, path: Path, limit: int | None = None) -> SweepConfig:
+def play_grid(grid: str, path: Path, limit: int | None = None, overrides: tuple[str, ...] = ()) -> SweepConfig:
     """The units of a demo grid (the first ``limit``) played in-process into a sweep folder that reads as ended."""
-    sweep = resolve(compose_dict("config", [f"+grid={grid}"]))
+    sweep = resolve(compose_dict("config", [f"+grid={grid}", *overrides]))
     manifest = open_manifest(path, describe(sweep, "20261201"))
     runner = GameRunner(sweep.model_dump(mode="json"))
     todo = list(islice(units(sweep, manifest.created), limit))

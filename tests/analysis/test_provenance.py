@@ -17,7 +17,7 @@ from bargain_ray.games import families, load_game
 from bargain_ray.games.bargaining.config import BargainingConfig
 from bargain_ray.games.kit.wording import rule_table
 from bargain_ray.games.provenance import Provenance, Setting, ours
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
 from bargain_ray.store import read_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,7 +112,7 @@ REPLAYS = ["seed001_replay.json", "bargaining_replay.json", "scorable_replay.jso
 
 @pytest.mark.parametrize("name", REPLAYS)
 def test_every_metric_column_a_family_computes_is_declared(name):
-    record = rescore(ReplayFile.model_validate_json((DATA / name).read_text()))
+    record = replay_transcript(ReplayFile.model_validate_json((DATA / name).read_text()))
     declared = type_of(record).metrics.METRICS
     columns = set(record.metrics) | {k for row in record.turn_metrics for k in row} - IDENTITY
     assert record.metrics and columns
@@ -151,6 +151,18 @@ def test_a_sweep_collects_its_settings_with_values_and_renders_them(finished_swe
     md = markdown(collected, values=True)
     assert "| bargaining / default | setting | max_rounds |  | 8 (default 20) | seed 002 |" in md
     page = provenance.html(collected, values=True)
-    assert page.count('<tr class="ours">') == sum(1 for line in md.splitlines()[2:] if "| ours |" in line
-                                                   or "+ ours |" in line)
+    assert page.count('<tr class="ours">') == sum(1 for line in md.splitlines()[2:] if "| **ours** |" in line
+                                                   or "+ **ours** |" in line)
     assert "&lt;unit id&gt;-k&lt;nn&gt;" in page  # text is escaped
+
+
+def test_the_readme_table_command_prints_the_table_and_nothing_else():
+    """``python -m bargain_ray.analysis.provenance`` as the README gives it: the table on stdout, stderr empty (no
+    runpy warning from a package that imported the module before it ran as a script)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "bargain_ray.analysis.provenance"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout == provenance.readme_table() + "\n"

@@ -23,7 +23,7 @@ from bargain_ray.core.status import ExitCode
 from bargain_ray.design import load_config
 from bargain_ray.execution.plan import describe
 from bargain_ray.report import main
-from bargain_ray.store import open_manifest, read_records
+from bargain_ray.store import open_manifest, read_records, write_tables
 from bargain_ray.store.rows import shared_columns
 
 
@@ -45,7 +45,8 @@ def test_report_is_one_self_contained_file(report):
     assert html.count("<svg") >= 4  # deal rate, efficiency, joint gain, frontier, turns to agreement
     for anchor, heading in (("summary", "Summary"), ("legend", "Legend"),
                             ("family-multi_issue", "Two-party multi-issue alternating offers (seeds 000, 001)"),
-                            ("operational", "Operational, per model"), ("texts", "Texts a model reads"),
+                            ("operational", "Operational, per model"),
+                            ("provenance", "Provenance: rules, settings, metrics, texts"),
                             ("transcripts", "Transcripts (12)")):
         assert f'<h2 id="{anchor}">{heading}</h2>' in html and f'<a href="#{anchor}">' in html  # in the contents
     for part, heading in (("by-model", "Results by model and role"), ("by-cell", "By cell"), ("plots", "Plots"),
@@ -153,7 +154,8 @@ def test_gains_by_model_and_role_with_seed_clustered_intervals(report):
                      f'<td class="l">{opponent}</td><td class="">{rows.height}</td><td class="">{rows["seed"].n_unique()}</td>'
                      f'<td class="">{round(mean, 3)} [')
             assert cells in section, (role, model)
-    assert section.count("<tr>") == 1 + 4 + 2  # header, four (role, model, opponent), two pooled ("any")
+    gains = section.split("<code>gain_{role}</code>")[1].split("<h4>")[0]
+    assert gains.count("<tr>") == 1 + 4 + 2  # header, four (role, model, opponent), two pooled ("any")
     legend = html[html.index('<h2 id="legend">'):html.index('<h2 id="family-multi_issue">')]
     assert "<dt>X</dt><dd>model-x (anthropic)</dd>" in legend and "buyer: agent A, seller: agent B" in legend
 
@@ -165,8 +167,9 @@ def test_transcript_headers_show_the_deal_gains_and_where_briefs_come_from(repor
     assert "deal: unit_price_usd 64.5, cancellation_fee_pct 37, name_change_notice_hours 96" in summary
     assert "gain_buyer" in summary and "gain_seller" in summary
     assert "PRIVATE · buyer brief: only the buyer saw this</span> <span class=meta>(seed 000)</span>" in html
-    texts = html[html.index('<h2 id="texts">'):html.index('<h2 id="transcripts">')]
-    assert "brief:buyer" in texts and "OURS, not a seed" in texts  # our own texts are marked as ours
+    rows = page_rows(html)
+    assert row(rows, "tickets / C3", "text", "brief:buyer") == (False, "seed 000")
+    assert row(rows, "tickets / C3", "text", "repair") == (True, "ours")  # our own texts are marked as ours
 
 
 def test_simulated_costs_are_labelled(tmp_path):
@@ -341,14 +344,6 @@ def test_the_report_command_without_a_sweep_is_a_usage_error(tmp_path):
     assert command("bargain_ray.report", "--resamples", "0", cwd=tmp_path).returncode == ExitCode.USER_ERROR
 
 
-@pytest.mark.parametrize("module", ["bargain_ray.report", "bargain_ray.view"])
-def test_help_reads_as_plain_text(module):
-    """Issue 18: ``--help`` showed the docstring's reST backticks."""
-    done = command(module, "--help")
-    assert done.returncode == 0 and "`" not in done.stdout and "python -m " + module in done.stdout
-    assert "Exit codes: " in done.stdout
-
-
 def test_a_folder_that_is_not_a_sweep_gets_hints_that_work_as_printed(tmp_path):
     (tmp_path / "outputs").mkdir()
     empty = command("bargain_ray.report", "nowhere", cwd=tmp_path)
@@ -364,3 +359,167 @@ def test_a_folder_that_is_not_a_sweep_gets_hints_that_work_as_printed(tmp_path):
     view = command("bargain_ray.view", "nowhere", cwd=tmp_path)
     assert view.returncode == ExitCode.USER_ERROR
     assert hinted(view.stderr) == [["python", "-m", "bargain_ray.view", "outputs/mine"]]
+
+
+KS = ("Kalai–Smorodinsky comes in two definitions: `ks_rational` takes each role's ideal over the deals both prefer to "
+      "no agreement (the textbook bargaining set) and is the one the headline uses; `ks_outcomes` takes it over all "
+      "outcomes, as negmas computes it. They coincide when each side's best deal leaves the other at or above its "
+      "no-agreement point (tickets at (20, 20): both (65, 65)).")
+SPEC = ("the full spec is `spec/manifest.json` (ours; seed 002's card names `spec/full.json`), copied from the sweep "
+        "folder.")
+
+
+def page_rows(page: str) -> dict[tuple[str, ...], tuple[bool, str]]:
+    """(where, kind, item, what) -> (marked ours, source) of every row of the page's provenance table."""
+    import html as html_
+
+    section = page[page.index('<h2 id="provenance">'):page.index('<h2 id="transcripts">')]
+    body = section[section.index('<table class="provenance">'):section.index("</table>")]
+    rows = re.findall(r"<tr( class=\"ours\")?>((?:<td>.*?</td>)+)</tr>", body)
+    out = {}
+    for ours, cells in rows:
+        values = [html_.unescape(c) for c in re.findall(r"<td>(.*?)</td>", cells)]
+        out[tuple(values[:4])] = (bool(ours), values[-2])
+    assert len(out) == len(rows) > 0  # one row per item
+    return out
+
+
+def row(rows: dict[tuple[str, ...], tuple], where: str, kind: str, item: str) -> tuple:
+    """The one row of ``rows`` about ``item``."""
+    [found] = [v for k, v in rows.items() if k[:3] == (where, kind, item)]
+    return found
+
+
+def card_rows(card: str, heading: str) -> dict[tuple[str, ...], tuple[bool, str, str]]:
+    """(where, kind, item, what) -> (source in bold, source, value) of the Markdown table under ``heading``."""
+    part = card.split(heading, 1)[1].split("\n#", 1)[0]
+    lines = [line for line in part.splitlines() if line.startswith("| ")][2:]  # the header and its rule aside
+    out = {}
+    for line in lines:
+        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        source = cells[-2]
+        out[tuple(cells[:4])] = ("**ours**" in source, source.replace("**", ""), cells[4])
+    assert len(out) == len(lines) > 0
+    return out
+
+
+def test_the_report_and_the_card_carry_one_provenance_table_with_ours_marked(report, tmp_path):
+    """Issue 19: the card and the report show the provenance of every rule, setting (with the sweep's value), metric
+    and text of the sweep's families, ours marked; both are generated from the same declarations, so they hold the
+    same rows."""
+    page = dom(report.as_uri(), tmp_path / "profile")
+    shown = page_rows(page)
+    assert all(ours == ("ours" in source) for ours, source in shown.values())  # the mark is exactly the ours rows
+    assert row(shown, "every family", "rule", "rerun_unknown") == (True, "ours")
+    assert row(shown, "every family", "rule", "technical_failure") == (False, "seed 000")
+    assert row(shown, "every family", "rule", "spec") == (True, "seed 002 + ours")
+    assert row(shown, "multi_issue", "metric", "dist_ks_rational")[1] == "ours"
+    assert row(shown, "tickets / C3", "setting", "max_turns") == (False, "seed 000")
+    assert "table.provenance tr.ours td{background:#fef3c7}" in page  # the rows are marked where a reader sees them
+    setting = re.search(r"<td>max_repairs</td><td></td><td>(\d+)</td><td>ours</td>", page)
+    assert setting and setting.group(1) == "2"  # the sweep's value
+    card = (report.parent / "dataset" / "README.md").read_text()
+    listed = card_rows(card, "### Rules, settings, metrics and texts")
+    assert {k: v[:2] for k, v in listed.items()} == shown  # one table, never written twice
+    assert row(listed, "tickets / C3", "setting", "max_repairs") == (True, "ours", "2")
+
+
+def test_the_card_states_the_ks_point_the_headline_uses_the_spec_and_every_setting_no_seed_states(report, tmp_path):
+    from bargain_ray.games.multi_issue.metrics import RESULTS
+
+    card = (report.parent / "dataset" / "README.md").read_text()
+    assert KS in card and "dist_ks_rational" in RESULTS.headline and "dist_ks_outcomes" not in RESULTS.headline
+    assert SPEC in card
+    assert {k[2]: v for k, v in card_rows(card, "## Settings no seed states").items()} == {
+        "max_repairs": (True, "ours", "2"), "source": (True, "ours", '"seed 000" (default "ours")')}
+    play_grid("bargaining_demo", tmp_path / "bargaining", limit=2, overrides=("games.bargaining.max_message_chars=null",))
+    build_report(tmp_path / "bargaining", resamples=20)
+    card = (tmp_path / "bargaining" / "dataset" / "README.md").read_text()
+    assert KS not in card and SPEC in card  # no agreement space: no Kalai–Smorodinsky point
+    unstated = card_rows(card, "## Settings no seed states")
+    assert {(where, item) for where, _, item, _ in unstated} == {
+        (f"bargaining / {c}", s) for c in ("default", "explicit_objective")
+        for s in ("item", "price_min", "price_max", "decimals", "max_message_chars", "first_round_offer",
+                  "reject_needs_offer")}
+    assert row(unstated, "bargaining / default", "setting", "max_message_chars") == (True, "ours", "null (default 300)")
+    assert row(unstated, "bargaining / default", "setting", "first_round_offer")[2] == "true"
+
+
+def test_a_report_of_figures_rescored_by_other_code_says_so_first_naming_both_commits(tmp_path):
+    """Issue 19: the report says when its figures were computed by code other than the sweep's (a real
+    ``rescore``), in its first lines and in a banner, naming the sweep's commit and the rescoring one; the card too."""
+    from bargain_ray.analysis.rescore import rescore_folder
+    from bargain_ray.core.provenance import read_code_version
+
+    sweep = make_sweep(tmp_path / "sweep")
+    old = "0123456789abcdef0123456789abcdef01234567"  # the commit the sweep was played with
+    manifest = json.loads((sweep / "manifest.json").read_text())
+    (sweep / "manifest.json").write_text(json.dumps(manifest | {"git_commit": old}))
+    before = build_report(sweep, resamples=20).read_text()
+    assert 'id="refigured"' not in before and "recomputed" not in before
+    rescore_folder(sweep)
+    now = read_code_version()
+    assert now is not None and now.commit != old
+    page = dom(build_report(sweep, resamples=20).as_uri(), tmp_path / "profile")
+    body = page[page.index("<body>"):]
+    banner = re.search(r'<div class="technical" id="refigured">(.*?)</div>', body)
+    assert banner and body.index(banner.group(0)) < body.index("<h1>")  # first, above the title
+    assert f"commit {now.commit}" in banner.group(1) and f"commit {old}" in banner.group(1)
+    assert "python -m bargain_ray.rescore" in banner.group(1)
+    first = re.search(r'</h1><p class="meta">(.*?)</p>', body).group(1)
+    assert f"figures by commit {now.commit}" in first and f"not the sweep's commit {old}" in first
+    card = (sweep / "dataset" / "README.md").read_text()
+    title = card.split("# bargain_ray sweep", 1)[1].split("\n\n", 2)[1]
+    assert title.startswith("> **Figures recomputed by code other than the sweep's") and old in title and now.commit in title
+    write_tables(sweep)  # a resumed driver tables the journal's own figures again
+    assert 'id="refigured"' not in build_report(sweep, resamples=20).read_text()
+
+
+def html_rows(part: str) -> list[list[str]]:
+    """The rows of a part's tables, each a list of its cells' text (headers aside)."""
+    return [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", part) if "<td" in r]
+
+
+def seed_mean(games: pl.DataFrame, column: str) -> float:
+    """Mean over seeds of the per-seed mean of ``column`` (the report's estimate), over the games that have it."""
+    return games.drop_nulls(column).group_by("seed").agg(pl.col(column).mean())[column].mean()
+
+
+def test_talk_vs_silence_shows_leakage_by_model_and_role_and_the_paired_differences_by_condition(tmp_path):
+    """Issue 19: leakage per model and role with CIs for the three families with private values, and talk - silence on
+    common seeds in each family's paired differences, read from the page headless Chromium rendered."""
+    sections = figures_in_every_section("talk_silence_demo", tmp_path)
+    games = pl.read_parquet(tmp_path / "sweep" / "games.parquet").filter(pl.col("known"))
+    talking = {"multi_issue": "C3", "bargaining": "default", "scorable": "public"}
+    for family, talk in talking.items():
+        parts = parts_of(sections[family])
+        leakage = parts["by-model"].split("<code>{role}_leakage</code>")[1].split("<h4>")[0]
+        rows = html_rows(leakage)
+        mine = games.filter(pl.col("family") == family)
+        roles = {r for r in ("buyer", "seller", "Avery", "Blake", "Casey", "Devon", "Ember", "Flynn")
+                 if f"{r}_leakage" in mine.columns and mine[f"{r}_leakage"].null_count() < mine.height}
+        assert len(roles) == (6 if family == "scorable" else 2)
+        assert {row[1] for row in rows} == roles | {"any"}, (family, rows)
+        for _game, role, model, _opponent, n, _seeds, value in rows:
+            assert re.fullmatch(r"-?[\d.]+ \[-?[\d.]+, -?[\d.]+\]", value), (family, value)  # a mean and its CI
+            if role == "any":
+                continue
+            played = mine.filter((pl.col(f"{role}_model") == model) & (pl.col("condition") == talk))
+            assert int(n) == played.height and value.startswith(f"{round(seed_mean(played, f'{role}_leakage'), 3)} [")
+        silent = mine.filter(pl.col("condition") == "silent")
+        assert all(silent[f"{r}_leakage"].null_count() == silent.height for r in roles)  # nothing said, nothing leaked
+        paired = parts["paired"].split("Between two values of <code>condition</code>")[1].split("<h4>")[0]
+        header = re.findall(r"<th[^>]*>(.*?)</th>", paired)
+        diffs = [dict(zip(header, row, strict=True)) for row in html_rows(paired)]
+        assert diffs and all((d["a"], d["b"]) == (talk, "silent") for d in diffs), (family, diffs)
+        for d in diffs:
+            assert all(re.match(r"-?[\d.]+", d[f]) for f in header[header.index("seeds") + 1:] if d[f]), d
+    bargaining = parts_of(sections["bargaining"])["paired"].split("<code>condition</code>")[1]
+    header = re.findall(r"<th[^>]*>(.*?)</th>", bargaining.split("</table>")[0])
+    for row in html_rows(bargaining.split("</table>")[0]):
+        d = dict(zip(header, row, strict=True))
+        pair = games.filter((pl.col("game") == "bargaining") & (pl.col("pairing") == d["pairing"]))
+        by_seed = pair.group_by("seed", "condition").agg(pl.col("seller_disclosure").mean()).pivot(
+            on="condition", index="seed", values="seller_disclosure")
+        expected = (by_seed["default"] - by_seed["silent"]).mean()
+        assert expected > 0 and d["seller_disclosure"].startswith(f"{round(expected, 3)} [")  # talk discloses a claim

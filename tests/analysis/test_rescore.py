@@ -4,6 +4,7 @@ generation, the code recorded in the manifest, the journals untouched, a running
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from bargain_ray.store.paths import CALLS_JOURNAL
 from bargain_ray.store.tables import published_generation
 
 ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
 MIXED = ["+grid=mixed_demo", "run.progress=false", "run.report=false"]
 
 
@@ -98,3 +100,19 @@ def test_figures_by_other_code_are_data_the_report_can_read():
     assert Figures(refigured=True, code=same, sweep_commit="def").by_other_code
     assert Figures(refigured=True, code=same.model_copy(update={"dirty": True}), sweep_commit="abc").by_other_code
     assert Figures(refigured=True, code=None, sweep_commit="abc").by_other_code
+
+
+def test_the_rescore_command_module_and_the_public_replay_function_coexist():
+    """``python -m bargain_ray.rescore`` made ``bargain_ray.rescore`` a module, which shadowed the public function of
+    the same name once imported; the function is ``bargain_ray.replay_transcript``, whatever was imported first."""
+    script = (
+        "import bargain_ray.rescore, bargain_ray, pathlib, json\n"
+        "assert callable(bargain_ray.rescore.main) and 'replay_transcript' in bargain_ray.__all__\n"
+        "assert 'rescore' not in bargain_ray.__all__\n"
+        f"spec = bargain_ray.ReplayFile.model_validate_json(pathlib.Path({str(DATA / 'seed001_replay.json')!r}).read_text())\n"
+        "record = bargain_ray.replay_transcript(spec)\n"
+        "print(json.dumps([record.outcome.status.value, bargain_ray.rescore.__name__]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["AGREEMENT", "bargain_ray.rescore"]

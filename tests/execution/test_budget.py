@@ -19,7 +19,7 @@ from bargain_ray.design import load_config, resolve
 from bargain_ray.execution.budget import Budget, margin_usd, refusal, stopped_at, worst_case_usd
 from bargain_ray.execution.progress import failure_label
 from bargain_ray.execution.sweep import run_sweep
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import CALLS_JOURNAL, GameJournal
 
@@ -84,7 +84,7 @@ def test_worst_case_bounds_the_real_cost_and_local_is_free() -> None:
 
 
 def test_the_folder_remembers_the_cap_it_stopped_at(tmp_path: Path) -> None:
-    game = rescore(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
+    game = replay_transcript(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
 
     def record(unit: str, known: bool, failure: Failure | None) -> GameRecord:
         outcome = {"known": known, "reason": str(failure) if failure else "agreement", "failure": failure}

@@ -20,7 +20,7 @@ from bargain_ray.core.status import ExitCode
 from bargain_ray.design import resolve
 from bargain_ray.execution.calljournal import failed_calls
 from bargain_ray.execution.sweep import run_sweep
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import paid_calls, read_calls
 from bargain_ray.store.calls import CallJournal, calls_journal_path
@@ -46,11 +46,11 @@ def test_a_void_takes_earlier_replies_out_of_replay_but_not_later_ones_nor_the_b
 
 
 def test_failed_calls_are_the_exhausted_observer_turn_only():
-    failed = rescore(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
+    failed = replay_transcript(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
     assert (failed.outcome.known, failed.outcome.reason) == (False, "observer_failure")
     observer = [c.call_id for c in failed.calls if c.role == "observer"]
     assert len(observer) == 3 and failed_calls(failed) == observer
-    finished = rescore(ReplayFile.model_validate_json((DATA / "freetext_replay.json").read_text()))
+    finished = replay_transcript(ReplayFile.model_validate_json((DATA / "freetext_replay.json").read_text()))
     assert finished.outcome.known and failed_calls(finished) == []
 
 

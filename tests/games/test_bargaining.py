@@ -24,7 +24,7 @@ from bargain_ray.games import load_game
 from bargain_ray.games.bargaining import engine, metrics, prompts, strategy
 from bargain_ray.games.base import RuleError
 from bargain_ray.play.loop import play
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -372,7 +372,7 @@ def test_demo_sweep_writes_tables(tmp_path, ray_session):
         spec = ReplayFile(game="bargaining", first_speaker="seller", seed=rec["unit"]["seed"],
                           overrides=[f"game.prompt_variant={variant}"],
                           replies=[c["response_text"] for c in rec["calls"]])
-        again = rescore(spec).outcome.model_dump(mode="json")  # as journaled
+        again = replay_transcript(spec).outcome.model_dump(mode="json")  # as journaled
         scored = ("status", "seller_cost", "buyer_value", "price", "round", "seller_payoff", "buyer_payoff")
         assert {k: again[k] for k in scored} == {k: rec["outcome"][k] for k in scored}
 

@@ -15,7 +15,7 @@ from bargain_ray.core.records import GameRecord
 from bargain_ray.games import families, family, load_game
 from bargain_ray.games.bargaining import BargainingGame
 from bargain_ray.games.base import CONTRACT, Game, GameState, IncompleteFamily
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -48,7 +48,7 @@ def test_a_family_missing_a_function_is_refused_as_it_loads_naming_it():
 def test_figures_of_a_fresh_record_equal_those_of_its_journal_line(name):
     """Figures are computed from the typed record as the game ends; read back from its journal line, the same
     record gives the same figures, so a sweep re-scored from its journal keeps every figure."""
-    record = rescore(ReplayFile.model_validate_json((DATA / name).read_text()))
+    record = replay_transcript(ReplayFile.model_validate_json((DATA / name).read_text()))
     assert record.metrics, name
     spec = json.loads((DATA / name).read_text())
     game = load_game(compose_dict(f"game/{spec['game']}", spec.get("overrides", []))["game"])

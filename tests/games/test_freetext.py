@@ -25,7 +25,7 @@ from bargain_ray.games import families, load_game
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.freetext import engine, metrics, prompts, strategy
 from bargain_ray.play.loop import play
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -219,7 +219,7 @@ def test_observer_agreement_closes_the_game_else_the_turn_limit():
 # --- failures ------------------------------------------------------------------------------
 
 def test_observer_failure_is_a_technical_error_after_bounded_retries():
-    record = rescore(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
+    record = replay_transcript(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
     out = record.outcome
     assert (out.status, out.known, out.reason, out.scored["failed_role"]) == (
         "TECHNICAL_ERROR", False, "observer_failure", "observer")
@@ -333,7 +333,7 @@ def test_scripted_pairings_reach_each_allocation_type(pairing, expected):
 
 
 def test_per_game_of_an_unknown_game_is_unscored():
-    record = rescore(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
+    record = replay_transcript(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
     figures = metrics.per_game(record_config(record), record)
     assert figures == {
         "agreement": None, "allocation_type": None, "integrative": None,
@@ -344,7 +344,7 @@ def test_per_game_of_an_unknown_game_is_unscored():
 
 
 def test_per_turn_pairs_each_message_with_its_verdict():
-    record = rescore(ReplayFile.model_validate_json((DATA / "freetext_replay.json").read_text()))
+    record = replay_transcript(ReplayFile.model_validate_json((DATA / "freetext_replay.json").read_text()))
     rows = metrics.per_turn(record_config(record), record)
     assert [(r["party_turn"], r["role"], r["question"], r["allocation_type"]) for r in rows] == [
         (1, "party_a", True, "none"), (2, "party_b", True, "none"),

@@ -15,7 +15,7 @@ from helpers import DATA, game_config
 
 from bargain_ray.games import load_game
 from bargain_ray.games.multi_issue import frontier
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
 
 
 def tickets():
@@ -81,7 +81,7 @@ def test_the_points_move_apart_when_the_fallbacks_differ():
 
 
 def test_seed001_deal_optimalities_are_negmas_definitions():
-    record = rescore(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
+    record = replay_transcript(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
     game = tickets()
     figures = game.game_metrics(record)
     buyer, seller = Fraction(2531, 40), Fraction(1267, 20)  # seed 001's recorded utilities

@@ -13,7 +13,7 @@ from bargain_ray.core.figures import exact_of
 from bargain_ray.core.records import GameRecord
 from bargain_ray.design import resolve
 from bargain_ray.execution.sweep import run_sweep
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store.rows import SHARED_SCHEMA, game_row, rows_frame, turn_rows
 
@@ -24,7 +24,7 @@ MODELS = {"buyer": "model-x", "seller": "model-y"}
 def replayed(name: str) -> GameRecord:
     spec = json.loads((DATA / name).read_text())
     spec["unit"] = {"models_by_role": MODELS, "agent_of_role": {"buyer": "A", "seller": "B"}}
-    return rescore(ReplayFile.model_validate(spec))
+    return replay_transcript(ReplayFile.model_validate(spec))
 
 
 def json_columns(frame: pl.DataFrame, allowed: set[str]) -> list[str]:
@@ -93,7 +93,7 @@ def test_read_latest_keeps_each_units_last_record_and_parses_only_those(tmp_path
     from bargain_ray.store import GameJournal, read_latest
 
     journal = GameJournal(tmp_path)
-    game = rescore(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
+    game = replay_transcript(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
     records = [game.model_copy(update={"unit": game.unit.model_copy(update={"unit_id": u, "seed": n})})
                for n, u in enumerate(["a", 'b"q', "a", "c"])]  # the seed tells the lines apart
     journal.append_many(records)
@@ -111,7 +111,7 @@ def test_a_record_is_journaled_once_as_its_dump_and_reads_back_as_the_model(tmp_
     from bargain_ray.core.unit import Unit
     from bargain_ray.store import GameJournal, index_latest
 
-    game = rescore(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
+    game = replay_transcript(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
     journal = GameJournal(tmp_path)
     journal.append_many([game])
     journal.close()

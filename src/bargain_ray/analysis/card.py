@@ -10,17 +10,26 @@ import polars as pl
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from bargain_ray.analysis import provenance
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.families import derived_fields, families
 from bargain_ray.analysis.per_game import FIELDS as SHARED_FIELDS
 from bargain_ray.analysis.per_game import family_fields
 from bargain_ray.analysis.private import private_columns
 from bargain_ray.analysis.rehearsal import statement
+from bargain_ray.analysis.rescore import read_figures
 from bargain_ray.analysis.sample import SAMPLE
 from bargain_ray.core.provenance import read_code_version
 from bargain_ray.design.fingerprint import game_part
 from bargain_ray.games import load_game
 
+KS_DEFINITIONS = (
+    "Kalai–Smorodinsky comes in two definitions: `ks_rational` takes each role's ideal over the deals both prefer to "
+    "no agreement (the textbook bargaining set) and is the one the headline uses; `ks_outcomes` takes it over all "
+    "outcomes, as negmas computes it. They coincide when each side's best deal leaves the other at or above its "
+    "no-agreement point (tickets at (20, 20): both (65, 65))."
+)
+"""Said where the sweep's games have both Kalai–Smorodinsky figures (``dist_ks_rational``, ``dist_ks_outcomes``)."""
 LOG_VERSION = 2
 """The raw logs' schema version (seed 002 writes 2: header, turns, result)."""
 
@@ -249,7 +258,9 @@ def metrics_section(analysis: Analysis, metrics: list[str]) -> str:
         f"resamples, {analysis.level:.0%} intervals). A row with no estimate is an empty denominator (no game of "
         "the cell had the metric defined), not missing data. `paired_differences` uses the same seed means.",
         _table(["Metric", "Per game"], rows) if rows else "",
-    ])
+        KS_DEFINITIONS if {"dist_ks_rational", "dist_ks_outcomes"} <= set(analysis.scan_per_game.collect_schema())
+        else "",
+    ]).rstrip()
 
 
 def _distinct(analysis: Analysis, column: str) -> list[Any]:
@@ -303,14 +314,31 @@ def limitations_section(analysis: Analysis) -> str:
     return "## Limitations\n\n" + "\n".join(f"- {i}" for i in items)
 
 
-def provenance_section(analysis: Analysis) -> str:
+def settings_section(items: list[provenance.Item]) -> str:
+    """The rules no seed states, each now a setting, with its value in this sweep (from the declarations)."""
+    unstated = provenance.unstated_settings(items)
+    if not unstated:
+        return ""
+    return ("## Settings no seed states\n\nEvery rule or number a seed does not state is a setting with a default "
+            "and a label (ours, and why); this sweep played each with the value below (its default beside it when "
+            "the sweep changed it).\n\n" + provenance.markdown(unstated, values=True))
+
+
+def provenance_table(items: list[provenance.Item]) -> str:
+    """Every rule, setting, metric and text that determined the sweep's games, and where each comes from."""
+    return ("### Rules, settings, metrics and texts\n\nWhere each comes from: a seed, in the seed's own words, or "
+            "**ours** (no seed gives it), with why; settings with the sweep's values. Generated from the declarations "
+            "in the code, as the report's table is.\n\n" + provenance.markdown(items, values=True))
+
+
+def provenance_section(analysis: Analysis, items: list[provenance.Item]) -> str:
     s = analysis.sweep
     code = read_code_version(s.manifest.key_names())
     lines = [
         "## Provenance",
         "",
-        f"- Grid: `{s.manifest.grid}`, sweep created {s.manifest.created}; the full spec is "
-        "`spec/manifest.json`, copied from the sweep folder.",
+        f"- Grid: `{s.manifest.grid}`, sweep created {s.manifest.created}; the full spec is `spec/manifest.json` "
+        "(ours; seed 002's card names `spec/full.json`), copied from the sweep folder.",
         f"- Code commit at export: `{code.commit if code else 'unknown'}`" + (" (with local changes)" if code and code.dirty else ""),
     ]
     if s.manifest.git_commit:
@@ -326,19 +354,22 @@ def provenance_section(analysis: Analysis) -> str:
         reported[(row["provider"], row["model"], row["model_version"] or "(not reported)")] += row["len"]
     rows = [[p, m, v, n] for (p, m, v), n in sorted(reported.items())]
     lines += ["", "Models as configured and as the providers reported them:", "",
-              _table(["Provider", "Model", "Reported model", "Calls"], rows)]
+              _table(["Provider", "Model", "Reported model", "Calls"], rows), "", provenance_table(items)]
     return "\n".join(lines)
 
 
 def card(analysis: Analysis, written: dict[str, Written], metrics: list[str], raw_complete: bool = True) -> str:
     """The card: YAML header naming every config, structure, fields, metrics, design, limitations, provenance."""
     s = analysis.sweep
+    items = provenance.sweep_items(s.manifest)
+    refigured = read_figures(s.path, s.manifest).note()
     statuses = dict(analysis.scan_per_game.group_by("status").len().collect().iter_rows())
     structure = _table(["Config", "Rows", "Unit", "File"],
                        [[f"`{k}`", w.rows, UNITS[k], f"`{w.data_files}`"] for k, w in written.items()])
     return "\n\n".join([
         front_matter(analysis, written).rstrip(),
         f"# bargain_ray sweep `{s.name}`",
+        *filter(None, [refigured and f"> **{refigured}**"]),
         f"{sum(statuses.values())} negotiation games played by bargain_ray ("
         + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) + "). Every game keeps the private brief each "
         "side received, every request and reply, every invalid attempt and the rule it broke, and the exact outcome.",
@@ -367,6 +398,7 @@ def card(analysis: Analysis, written: dict[str, Written], metrics: list[str], ra
         fields_section(analysis, written),
         metrics_section(analysis, metrics),
         design_section(analysis),
+        *filter(None, [settings_section(items)]),
         limitations_section(analysis),
-        provenance_section(analysis),
+        provenance_section(analysis, items),
     ]) + "\n"

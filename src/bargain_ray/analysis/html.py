@@ -15,12 +15,14 @@ from typing import Any
 
 import polars as pl
 
+from bargain_ray.analysis import provenance
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.export import file_keys
 from bargain_ray.analysis.families import deal_line
-from bargain_ray.analysis.page import CSS, escape, private_block, source_tag, table
+from bargain_ray.analysis.page import CSS, escape, private_block, table
 from bargain_ray.analysis.private import split_private
 from bargain_ray.analysis.rehearsal import statement
+from bargain_ray.analysis.rescore import Figures, read_figures
 from bargain_ray.analysis.sample import SAMPLE, game_count, raw_scope, sampled
 from bargain_ray.analysis.section import Section, sections
 from bargain_ray.analysis.transcript import ShownTurn, shown_turns
@@ -56,10 +58,19 @@ FILTER_SCRIPT = """
 """The transcript filter: by cell, status and model, from each transcript's data attributes; the
 choice is kept in the page's query string (``report.html?status=AGREEMENT``) so a link reopens it."""
 
+PROVENANCE = "Provenance: rules, settings, metrics, texts"
+
 
 def partial_banner(note: str | None) -> str:
     """The warning at the top of a report whose sweep is running or unfinished (empty when complete)."""
     return f'<div class="technical">{escape(note)}</div>' if note else ""
+
+
+def refigured_banner(figures: Figures) -> str:
+    """The warning at the top of a report whose figures were computed by code other than the sweep's, naming both
+    commits (empty otherwise)."""
+    note = figures.note()
+    return f'<div class="technical" id="refigured">{escape(note)}</div>' if note else ""
 
 
 def summary(a: Analysis) -> pl.DataFrame:
@@ -211,18 +222,16 @@ def legends(a: Analysis) -> str:
             f"</p>{table_}")
 
 
-def texts_table(a: Analysis) -> str:
-    """Every text a model reads, per game config, and where its wording comes from; ours are marked."""
-    rows = []
-    for game, condition in a.sweep.manifest.game_conditions():
-        rows += [(game, condition, name, source) for name, source in sources_of(a, game, condition).items()]
-    if not rows:
+def provenance_part(a: Analysis) -> str:
+    """Every rule, setting (with the sweep's value), metric and text that determined the sweep's games, and where
+    each comes from: generated from the declarations (``analysis.provenance``), as the card's table is; ours marked."""
+    items = provenance.sweep_items(a.sweep.manifest)
+    if not items:
         return "<p class=meta>(none)</p>"
-    body = "".join(f'<tr><td class="l">{escape(g)}</td><td class="l">{escape(c)}</td><td class="l">{escape(n)}</td>'
-                   f'<td class="l">{escape(src)}{source_tag(src) if src == "ours" else ""}</td></tr>'
-                   for g, c, n, src in rows)
-    return ('<div class="wrap"><table><tr><th class="l">game</th><th class="l">condition</th><th class="l">text</th>'
-            f'<th class="l">wording from</th></tr>{body}</table></div>')
+    return ('<p class="meta">Where each rule, setting, metric and text comes from: a seed, in its own words, or '
+            '<span class="ours">ours</span> (no seed gives it), with why. Settings show the value this sweep played '
+            "(its default beside it where the sweep changed it); texts are as a model reads them under each game "
+            f'config.</p><div class="wrap">{provenance.html(items, values=True)}</div>')
 
 
 def contents(families: list[Section]) -> str:
@@ -232,7 +241,7 @@ def contents(families: list[Section]) -> str:
     per_family = "".join(item(f.anchor(), f.results.title, "<ol>" + "".join(item(a, h) for a, h, _ in f.parts)
                                                                + "</ol>") for f in families)
     return ('<nav class="toc"><b>Contents</b><ol>' + item("summary", "Summary") + item("legend", "Legend")
-            + per_family + item("operational", "Operational, per model") + item("texts", "Texts a model reads")
+            + per_family + item("operational", "Operational, per model") + item("provenance", PROVENANCE)
             + item("transcripts", "Transcripts") + "</ol></nav>")
 
 
@@ -243,11 +252,14 @@ def render(a: Analysis) -> str:
     note = statement(a.rehearsal)
     families = sections(a)
     grid = f" (grid {s.manifest.grid})" if s.manifest.grid != s.name else ""
+    figures = read_figures(s.path, s.manifest)
     body = [
+        refigured_banner(figures),
         f"<h1>Sweep report: {escape(s.name)}{escape(grid)}</h1>",
         f'<p class="meta">{escape(str(s.path))} · created {escape(s.manifest.created)} · '
         f"{sum(statuses.values())} games ({escape(', '.join(f'{k} {v}' for k, v in sorted(statuses.items())))}) · "
-        f"cells by {escape(' x '.join(a.by))} · {a.resamples} bootstrap resamples of seeds, {a.level:.0%} intervals · "
+        + (escape("figures by {}, not the sweep's {} · ".format(*figures.commits())) if figures.by_other_code else "")
+        + f"cells by {escape(' x '.join(a.by))} · {a.resamples} bootstrap resamples of seeds, {a.level:.0%} intervals · "
         f"built {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</p>",
         f'<p class="sim" id="rehearsal">{escape(note)}</p>' if note else "",
         contents(families),
@@ -256,7 +268,7 @@ def render(a: Analysis) -> str:
         *(f.html() for f in families),
         '<h2 id="operational">Operational, per model</h2>',
         table(cost_label(a.operational, sim), left=2, empty="no model call recorded"),
-        '<h2 id="texts">Texts a model reads</h2>', texts_table(a),
+        f'<h2 id="provenance">{PROVENANCE}</h2>', provenance_part(a),
         transcripts(a),
     ]
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(s.name)} report</title>'

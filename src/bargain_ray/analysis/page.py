@@ -42,6 +42,9 @@ nav.toc{font-size:13px;max-width:900px} nav.toc a{color:#2563eb} nav.toc ol ol{f
 .ours{background:#fef3c7;color:#92400e;font-weight:700;font-size:11px;padding:0 4px;border-radius:3px}
 .sim{color:#b45309;font-weight:600}
 .deal{font-size:12px;color:#374151}
+table.provenance td,table.provenance th{white-space:normal;text-align:left;vertical-align:top;max-width:460px}
+table.provenance tr.ours{font-weight:400;font-size:12px;color:inherit} table.provenance tr.ours td{background:#fef3c7}
+table.provenance tr.ours td:nth-last-child(2){color:#92400e;font-weight:700}
 """
 
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -22,7 +22,7 @@ from bargain_ray.config import choices, compose_dict
 from bargain_ray.games import family, load_game, names
 from bargain_ray.games.base import Game
 from bargain_ray.games.kit.wording import framed
-from bargain_ray.games.provenance import Declared, Provenance, Scenario, Setting, mixed, opening, ours, rule, seed
+from bargain_ray.games.provenance import OURS, Declared, Provenance, Scenario, Setting, mixed, opening, ours, rule, seed
 from bargain_ray.play.loop import PROTOCOL as LOOP
 from bargain_ray.play.rescore import PROTOCOL as REPLAY
 from bargain_ray.store.manifest import Manifest
@@ -151,6 +151,12 @@ def sweep_items(manifest: Manifest) -> list[Item]:
     return out
 
 
+def unstated_settings(items: list[Item]) -> list[Item]:
+    """The settings no seed states, in whole or in part (the rules and values that are ours, each a setting with a
+    default), with their values in the sweep; scenario data aside (its source is the scenario's)."""
+    return [i for i in items if i.kind == "setting" and i.provenance.ours and i.default is not None]
+
+
 def settings_off_default(items: list[Item]) -> list[Item]:
     """The settings whose value in the sweep is not their declared default (what the card should point out)."""
     return [i for i in items if i.kind == "setting" and i.default is not None and i.value != i.default]
@@ -181,14 +187,19 @@ def _words(p: Provenance) -> str:
     return " ".join([*parts, *([f"ours: {p.reason}"] if p.reason else [])])
 
 
-def _cells(item: Item, count: int, with_values: bool) -> list[str]:
+def _cells(item: Item, count: int, with_values: bool, source: str | None = None) -> list[str]:
     name = item.name if count == 1 else f"{item.name} ({count})"
     where = item.game + (f" / {item.condition}" if item.condition else "") if item.game else item.family
     cells = [where, item.kind, name, item.what]
     if with_values:
         value = item.value or ""
         cells.append(value if item.default in (None, item.value) else f"{value} (default {item.default})")
-    return [*cells, item.provenance.source, _words(item.provenance)]
+    return [*cells, source or item.provenance.source, _words(item.provenance)]
+
+
+def _bold_ours(source: str) -> str:
+    """A source as Markdown, ours in bold (``seed 004 + **ours**``): how a table marks what no seed gives."""
+    return " + ".join(f"**{part}**" if part == OURS else part for part in source.split(" + "))
 
 
 def _header(with_values: bool) -> list[str]:
@@ -197,13 +208,15 @@ def _header(with_values: bool) -> list[str]:
 
 
 def markdown(items: list[Item], values: bool = False) -> str:
-    """A Markdown table of ``items`` (``values``: a column with each setting's value in the sweep)."""
+    """A Markdown table of ``items`` (``values``: a column with each setting's value in the sweep); the source of
+    a row that is ours is in bold."""
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
 
     header = _header(values)
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    lines += ["| " + " | ".join(cell(c) for c in _cells(i, n, values)) + " |" for i, n in _collapsed(items)]
+    lines += ["| " + " | ".join(cell(c) for c in _cells(i, n, values, _bold_ours(i.provenance.source))) + " |"
+              for i, n in _collapsed(items)]
     return "\n".join(lines)
 
 

@@ -50,6 +50,21 @@ class Figures(BaseModel):
             return False
         return self.code is None or self.code.dirty or self.code.commit != self.sweep_commit
 
+    def commits(self) -> tuple[str, str]:
+        """(the code that computed the figures, the sweep's), as a reader is told them."""
+        code = self.code
+        by = f"commit {code.commit}" + (" with local changes" if code.dirty else "") if code else "code outside git"
+        return by, f"commit {self.sweep_commit}" if self.sweep_commit else "an unknown commit"
+
+    def note(self) -> str | None:
+        """One line naming both commits when the figures were computed by code other than the sweep's, else None."""
+        if not self.by_other_code:
+            return None
+        by, sweep = self.commits()
+        return (f"Figures recomputed by code other than the sweep's: python -m bargain_ray.rescore computed every "
+                f"per-game and per-turn figure with {by}; the sweep's games were played and scored with {sweep}. "
+                "The journals are unchanged.")
+
 
 class Rescored(BaseModel):
     """What one rescore did."""

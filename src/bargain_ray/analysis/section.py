@@ -170,16 +170,29 @@ class Section:
     # --- paired differences
 
     def paired(self) -> str:
+        """a - b on common seeds for every two cells that differ in one factor, a table per factor: a row per pair,
+        a column per by-cell figure (under ``condition``, e.g. talk - silence)."""
         pairs = self.a.paired
         if "game" in self.a.by:
             pairs = pairs.filter(pl.col("game").is_in(self.names))
-        pairs = pairs.filter(pl.col("metric").is_in(self.figures(self.results.headline)))
-        shown = pairs.with_columns(interval(pairs, "mean_diff").alias("mean_diff [CI]")).drop("mean_diff", "ci_low",
-                                                                                             "ci_high")
-        return ('<p class="meta">a − b on common seeds, for cells that differ in one factor; the headline figures '
-                "(the export has every figure).</p>"
-                + table(shown, left=len(self.a.by) + 4, empty="no two cells of this family differ in one factor")
-                + self.note_zero(pairs))
+        order = self.figures(self.results.cell_figures)
+        pairs = pairs.filter(pl.col("metric").is_in(order))
+        parts = []
+        for factor in pairs["factor"].unique(maintain_order=True).to_list():
+            rows = pairs.filter(pl.col("factor") == factor)
+            index = [*(c for c in self.a.by if c != factor), "a", "b"]
+            counts = rows.group_by(index, maintain_order=True).agg(pl.col("n_seeds").max().alias("seeds"))
+            wide = rows.with_columns(interval(rows, "mean_diff").alias("value")).pivot(on="metric", index=index,
+                                                                                      values="value")
+            shown = counts.join(wide, on=index, nulls_equal=True).select(*index, "seeds",
+                                                                         *(m for m in order if m in wide.columns))
+            parts.append(f"<h4>Between two values of <code>{escape(factor)}</code>: a − b</h4>"
+                         + table(shown, left=len(index)) + self.note_zero(rows))
+        if not parts:
+            return '<p class="meta">(no two cells of this family differ in one factor)</p>'
+        return ('<p class="meta">a − b on the seeds both cells played (every cell of a block plays its seed), for cells '
+                "that differ in one factor, of each figure of the by-cell table: mean [percentile bootstrap CI, seeds "
+                "resampled]; seeds: the most any figure had.</p>" + "".join(parts))
 
     @cached_property
     def parts(self) -> list[tuple[str, str, str]]:

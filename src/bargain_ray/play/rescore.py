@@ -64,7 +64,7 @@ def _replay(spec: ReplayFile) -> tuple[GameRecord, int]:
     return record, len(queue)
 
 
-def rescore(spec: ReplayFile) -> GameRecord:
+def replay_transcript(spec: ReplayFile) -> GameRecord:
     """Play the recorded replies through the game's engine."""
     return _replay(spec)[0]
 

@@ -85,7 +85,8 @@ RESULTS = Results(
     title="Price bargaining with private valuations (seed 002)",
     headline=("deal_rate", "joint_payoff", "efficiency", "sigma_b"),
     by_cell=CELL_METRICS,
-    by_role=(RoleFigure(column="{role}_payoff", label="discounted payoff"),),
+    by_role=(RoleFigure(column="{role}_payoff", label="discounted payoff"),
+             RoleFigure(column="{role}_leakage", label="share of its messages that leak its valuation")),
     length=Length(column="rounds_to_deal", label="round of the deal"),
     deal=("price", "round"),
 )

@@ -208,10 +208,11 @@ FIELDS = {name: m.meaning for name, m in METRICS.items()}
 
 RESULTS = Results(
     title="Two-party multi-issue alternating offers (seeds 000, 001)",
-    headline=("agreement", "efficiency", "joint_gain", "dist_pareto"),
+    headline=("agreement", "efficiency", "joint_gain", "dist_pareto", "dist_ks_rational"),
     by_cell=("agreement", "efficiency", "efficiency_all_assigned", "joint_gain", "rounds_to_agreement", "dist_pareto",
-             "dist_nash", "format_failure"),
-    by_role=(RoleFigure(column="gain_{role}", label="gain over no agreement"),),
+             "dist_nash", "dist_ks_rational", "format_failure"),
+    by_role=(RoleFigure(column="gain_{role}", label="gain over no agreement"),
+             RoleFigure(column="{role}_leakage", label="share of its messages that leak its scoring")),
     length=Length(column="rounds_to_agreement", label="turns to agreement"),
     deal=("deal_*",),
 )
