@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.config import choices, compose_dict
+from bargain_ray.design.fingerprint import game_part
 from bargain_ray.games import family, load_game, names
 from bargain_ray.games.base import Game
 from bargain_ray.games.kit.wording import framed
@@ -140,7 +141,7 @@ def sweep_items(manifest: Manifest) -> list[Item]:
     out = shared_items()
     seen: set[str] = set()
     for game_name, condition in manifest.game_conditions():
-        part = manifest.game_part(game_name, condition)
+        part = game_part(manifest.components, game_name, condition)
         if not part or not part.get("config"):
             continue
         game = load_game(part["config"])

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.provenance import CodeVersion, read_code_version
 from bargain_ray.core.records import GameRecord
+from bargain_ray.design.fingerprint import game_part
 from bargain_ray.games import Game, load_game
 from bargain_ray.play.loop import with_figures
 from bargain_ray.store import MANIFEST, hold_lock, read_manifest
@@ -107,7 +108,7 @@ def rescore_folder(path: Path) -> Rescored:
 
         @cache
         def game_of(game: str, condition: str) -> Game | None:
-            part = manifest.game_part(game, condition)
+            part = game_part(manifest.components, game, condition)
             return load_game(part["config"]) if part and part.get("config") else None
 
         def refigure(record: GameRecord) -> GameRecord:
