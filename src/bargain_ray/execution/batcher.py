@@ -29,7 +29,8 @@ from bargain_ray.clients.batches import custom_id
 from bargain_ray.config import BatchRun, ModelConfig, SweepConfig
 from bargain_ray.core.hashing import digest
 from bargain_ray.providers import effective_model
-from bargain_ray.store.batches import BatchJournal, JournaledBatch, batches_journal_path, read_batches
+from bargain_ray.store.batches import JournaledBatch, batches_journal_path, read_batches
+from bargain_ray.store.jsonl import Appender
 
 NAMESPACE = "bargain_ray"
 
@@ -54,7 +55,7 @@ class Batcher:
         for batch in read_batches(path):
             for call_id in batch.calls:
                 self.journaled[call_id] = batch
-        self.journal = BatchJournal(str(batches_journal_path(path)))
+        self.journal = Appender(batches_journal_path(path))
         self.apis: dict[str, BatchAPI] = {}
         self.waiting: dict[str, list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]] = {}
         self.resumed: dict[str, asyncio.Task[dict[str, BatchResult]]] = {}
@@ -102,10 +103,10 @@ class Batcher:
             for _, _, future in items:
                 future.set_result(BatchResult("", error=f"batch not created: {type(exc).__name__}: {str(exc)[:200]}"))
             return
-        self.journal.append_batch(JournaledBatch(
+        self.journal.append([JournaledBatch(
             batch_id=batch_id, api=route.api, route=route.key, created=time.time(),
             calls={call_id: digest(body) for call_id, body in requests.items()},
-        ))
+        )])
         self.sent += 1
         results = await self._collect(batch_id, api)
         for call_id, _, future in items:

@@ -21,7 +21,7 @@ from bargain_ray.core.hashing import digest
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import GameRecord, Reply
 from bargain_ray.execution.budget import worst_case_usd
-from bargain_ray.store.calls import CallJournal, calls_journal_path
+from bargain_ray.store.calls import CallEntry, CallJournal, calls_journal_path
 
 
 def prompt_key(prompt: Prompt) -> str:
@@ -42,7 +42,7 @@ class JournaledAgent:
     """Where replay or pay is decided: a journaled reply is replayed for free; a new call reserves its worst
     case from the budget before it is sent, is journaled the moment it returns, and then settles its cost."""
 
-    def __init__(self, inner: Agent, model: ModelConfig, unit_id: str, recorded: dict[str, dict[str, Any]],
+    def __init__(self, inner: Agent, model: ModelConfig, unit_id: str, recorded: dict[str, CallEntry],
                  journal: Any, budget: Any, holder: str, resumed: set[str]) -> None:
         self.inner = inner
         self.model = model
@@ -56,9 +56,9 @@ class JournaledAgent:
     async def act(self, prompt: Prompt, call_id: str) -> Reply:
         key = prompt_key(prompt)
         entry = self.recorded.get(call_id)
-        if entry is not None and entry["prompt"] == key:
+        if entry is not None and entry.prompt == key:
             self.resumed.add(call_id)
-            return Reply.model_validate(entry["reply"])
+            return entry.reply
         if self.budget is None:
             return await self._pay(prompt, call_id, key)
         worst = worst_case_usd(self.model, prompt)
@@ -77,9 +77,7 @@ class JournaledAgent:
     async def _pay(self, prompt: Prompt, call_id: str, key: str) -> Reply:
         reply = await self.inner.act(prompt, call_id)
         if self.journal is not None:
-            await self.journal.append.remote(
-                {"unit_id": self.unit_id, "call_id": call_id, "prompt": key, "reply": reply.model_dump(mode="json")}
-            )
+            await self.journal.append.remote(CallEntry(unit_id=self.unit_id, call_id=call_id, prompt=key, reply=reply))
         return reply
 
 

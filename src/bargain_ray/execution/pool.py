@@ -12,9 +12,10 @@ from tqdm import tqdm
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
 from bargain_ray.execution.worker import Job, RemoteGameRunner
+from bargain_ray.store.calls import CallEntry
 
 
-def batches(units: Iterator[Unit], size: int, recorded: dict[str, list[dict[str, Any]]]) -> Iterator[list[Job]]:
+def batches(units: Iterator[Unit], size: int, recorded: dict[str, list[CallEntry]]) -> Iterator[list[Job]]:
     """Units as actor arguments, each with the replies it already paid for."""
     while chunk := list(itertools.islice(units, size)):
         yield [Job(u, recorded.get(u.unit_id, [])) for u in chunk]

@@ -18,13 +18,14 @@ from bargain_ray.execution.calljournal import JournaledAgent, void_failed_calls
 from bargain_ray.games import Game, load_game
 from bargain_ray.play.loop import play
 from bargain_ray.providers import ClientPool, effective_model
+from bargain_ray.store.calls import CallEntry
 
 
 class Job(NamedTuple):
     """One game to play: its unit and the replies it already paid for (``GameRunner.play``'s arguments)."""
 
     unit: Unit
-    recorded_calls: list[dict[str, Any]]
+    recorded_calls: list[CallEntry]
 
 
 class GameRunner:
@@ -53,9 +54,9 @@ class GameRunner:
         """Journaled calls, and every paid one (a model's calls are budgeted even when not journaled)."""
         return self._journaled(letter) or (self.budget is not None and self.sweep.models[letter].is_llm)
 
-    async def play(self, unit: Unit, recorded_calls: list[dict[str, Any]] | None = None) -> GameRecord:
+    async def play(self, unit: Unit, recorded_calls: list[CallEntry] | None = None) -> GameRecord:
         """One game; ``recorded_calls`` are its replies already paid for (call journal entries), replayed free."""
-        recorded = {e["call_id"]: e for e in recorded_calls or []}
+        recorded = {e.call_id: e for e in recorded_calls or []}
         resumed: set[str] = set()
         game = self._game(unit.game, unit.condition)
         agents: dict[str, Agent] = {}

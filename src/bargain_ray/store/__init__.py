@@ -7,8 +7,16 @@ holds one line per finished game; ``calls.journal.jsonl`` one per paid reply
 the parquet tables are rebuilt from the journal and published as one set (``tables.json``).
 """
 
-from bargain_ray.store.batches import BatchJournal, JournaledBatch, read_batches
-from bargain_ray.store.calls import CallJournal, paid_calls, read_calls
+from bargain_ray.store.batches import JournaledBatch, read_batches
+from bargain_ray.store.calls import (
+    CallEntry,
+    CallJournal,
+    SpendEntry,
+    VoidEntry,
+    paid_calls,
+    read_call_lines,
+    read_calls,
+)
 from bargain_ray.store.journal import (
     GameJournal,
     RecordHead,
@@ -28,8 +36,9 @@ from bargain_ray.store.status import Progress, read_progress, write_status
 from bargain_ray.store.tables import TABLES, read_tables, scan_tables, write_tables
 
 __all__ = [
-    "BATCHES_JOURNAL", "BatchJournal", "JournaledBatch", "read_batches",
-    "CALLS_JOURNAL", "DATASET", "JOURNAL", "MANIFEST", "REPORT", "SCHEMAS", "TABLES", "CallJournal",
+    "BATCHES_JOURNAL", "JournaledBatch", "read_batches",
+    "CALLS_JOURNAL", "DATASET", "JOURNAL", "MANIFEST", "REPORT", "SCHEMAS", "TABLES", "CallEntry", "CallJournal",
+    "SpendEntry", "VoidEntry", "read_call_lines",
     "ChangedConfig", "CorruptJournal", "DiskFull", "FolderLocked", "GameJournal", "Holder", "Manifest", "Progress",
     "RecordHead", "UnreadableManifest",
     "call_row", "finished_units", "game_row", "hold_lock", "index_latest", "is_disk_full", "lock_holder",

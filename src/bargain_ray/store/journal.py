@@ -7,17 +7,28 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.errors import Failure
 from bargain_ray.core.records import GameRecord
-from bargain_ray.store.jsonl import Appender, CorruptJournal, corrupt, read_lines
+from bargain_ray.store.jsonl import Appender, CorruptJournal, JournalLine, corrupt, read_lines
 from bargain_ray.store.paths import JOURNAL
 
 
+class JournaledRecord(GameRecord, JournalLine):
+    """A game as its journal line holds it: the record and the line's format version."""
+
+    model_config = ConfigDict(title="GameRecord")
+
+
+_RECORD_FIELDS = tuple(GameRecord.model_fields)
+
+
 def parse_record(line: bytes) -> GameRecord:
-    """One journal line as the model the driver wrote (pydantic parses the bytes: no dict in between)."""
-    return GameRecord.model_validate_json(line)
+    """One journal line as the model the driver wrote (pydantic parses the bytes: no dict in between); its
+    version checked, then left behind: the record read back is a ``GameRecord`` like the one written."""
+    read = JournaledRecord.model_validate_json(line)
+    return GameRecord.model_construct(**{name: getattr(read, name) for name in _RECORD_FIELDS})
 
 
 def read_records(path: Path) -> Iterator[GameRecord]:
@@ -37,10 +48,10 @@ class OutcomeHead(BaseModel):
     failure: Failure | None = None
 
 
-class RecordHead(BaseModel):
+class RecordHead(JournalLine):
     """What a resume, the budget and the progress read of a journaled game: its unit's id and hash,
-    whether its result is known and why it ended. The rest of the line is skipped, not validated
-    (a resume of a large sweep reads every line)."""
+    whether its result is known and why it ended, and the line's version (a newer one is refused). The
+    rest of the line is skipped, not validated (a resume of a large sweep reads every line)."""
 
     unit: UnitHead
     outcome: OutcomeHead
@@ -128,7 +139,8 @@ class GameJournal:
     """The driver's appender: games that finished together go in one write and one fsync.
 
     Records are serialized here, once, as their JSON dump in ``store.jsonl``'s line format
-    (``{"unit": {"unit_id": ...`` at the head, as the index reads it): the workers hand over models.
+    (``{"unit": {"unit_id": ...`` at the head, as the index reads it; ``version`` last): the workers hand
+    over models.
     """
 
     def __init__(self, path: Path) -> None:
@@ -136,7 +148,7 @@ class GameJournal:
         self._appender = Appender(path / JOURNAL)
 
     def append_many(self, records: Iterable[GameRecord]) -> None:
-        self._appender.append(r.model_dump(mode="json") for r in records)
+        self._appender.append(records)
 
     def close(self) -> None:
         self._appender.close()
