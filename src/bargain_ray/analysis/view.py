@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from bargain_ray.analysis.html import CSS, deal_line
 from bargain_ray.core.records import GameRecord
-from bargain_ray.store import CALLS_JOURNAL, JOURNAL, MANIFEST, lock_holder, read_manifest, read_progress
+from bargain_ray.store import CALLS_JOURNAL, JOURNAL, MANIFEST, lock_holder, read_manifest, read_progress, record_of
 from bargain_ray.store.rows import game_row
 from bargain_ray.store.status import LimiterSnapshot, State, is_429, read_limiter, read_status, tail_lines
 
@@ -108,7 +108,7 @@ class Follower:
         """Read what the journals gained (in bounded steps until caught up)."""
         while games := self._read(JOURNAL):
             for line in games:
-                rec = GameRecord.model_validate(line)
+                rec = record_of(line)
                 unit, out = rec.unit, rec.outcome
                 self.units[unit.unit_id] = (unit.cell, out.status.value)
                 if not out.known:
@@ -117,7 +117,9 @@ class Follower:
         now = time.monotonic()
         while calls := self._read(CALLS_JOURNAL):
             for entry in calls:
-                reply = entry.get("reply") or {}
+                reply = entry.get("reply")
+                if not isinstance(reply, dict):
+                    continue  # a void or a spend entry (``store.calls``): no reply of its own
                 errors = [str(e) for e in reply.get("attempt_errors") or []]
                 row = self.spend.setdefault(str(reply.get("model")), [0, 0.0, 0])
                 row[0] += 1

@@ -26,6 +26,7 @@ from bargain_ray.store.journal import (
     read_heads,
     read_latest,
     read_records,
+    record_of,
 )
 from bargain_ray.store.jsonl import CorruptJournal, DiskFull, is_disk_full
 from bargain_ray.store.lock import FolderLocked, Holder, hold_lock, lock_holder
@@ -43,5 +44,5 @@ __all__ = [
     "RecordHead", "UnreadableManifest",
     "call_row", "finished_units", "game_row", "hold_lock", "index_latest", "is_disk_full", "lock_holder",
     "open_manifest", "paid_calls", "read_at", "read_calls", "read_heads", "read_latest", "read_manifest", "read_progress",
-    "read_records", "read_tables", "record_rows", "scan_tables", "turn_rows", "write_status", "write_tables",
+    "read_records", "read_tables", "record_of", "record_rows", "scan_tables", "turn_rows", "write_status", "write_tables",
 ]

@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -27,7 +28,15 @@ _RECORD_FIELDS = tuple(GameRecord.model_fields)
 def parse_record(line: bytes) -> GameRecord:
     """One journal line as the model the driver wrote (pydantic parses the bytes: no dict in between); its
     version checked, then left behind: the record read back is a ``GameRecord`` like the one written."""
-    read = JournaledRecord.model_validate_json(line)
+    return _record(JournaledRecord.model_validate_json(line))
+
+
+def record_of(line: dict[str, Any]) -> GameRecord:
+    """``parse_record`` of a line already decoded (the live view follows the journal as JSON)."""
+    return _record(JournaledRecord.model_validate(line))
+
+
+def _record(read: JournaledRecord) -> GameRecord:
     return GameRecord.model_construct(**{name: getattr(read, name) for name in _RECORD_FIELDS})
 
 
