@@ -18,7 +18,8 @@ from bargain_ray.execution.pool import WorkerPool, batches
 from bargain_ray.execution.progress import LimiterWatch, RunResult, SweepBar, Tally
 from bargain_ray.execution.signals import Stop
 from bargain_ray.providers import key_env_vars, key_names
-from bargain_ray.store import GameJournal, paid_calls, read_calls
+from bargain_ray.store import GameJournal, paid_calls, read_call_lines
+from bargain_ray.store.calls import replayable, spent
 
 
 def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_file: GameJournal, path: Path,
@@ -28,16 +29,18 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
 
     ``finished`` are the units already done, whose journaled calls are not read back.
     """
-    ensure_ray(key_names(sweep))
-    stop.install()  # again: ray.init puts its own SIGTERM handler in place
     run = sweep.run
     llm = any(m.is_llm for m in sweep.models.values())
     size = run.batch_size or (1 if llm else 32)
     journaling = run.journal_calls is not False and (run.journal_calls or llm)
-    paid_before = paid_calls(path)
+    calls = list(read_call_lines(path))  # before Ray: the plan has read it whole already
+    paid_before = spent(calls)
+    recorded = replayable(calls, skip=finished) if journaling else {}
+    del calls
+    ensure_ray(key_names(sweep))
+    stop.install()  # again: ray.init puts its own SIGTERM handler in place
     budget = start_budget(sweep, path, sum(cost for _, cost in paid_before))
     journal = start_journal(path) if journaling else None
-    recorded = read_calls(path, skip=finished) if journaling else {}
     batcher = start_batcher(sweep, path) if batching(sweep) else None
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), run.workers,
                       max(run.max_in_flight, 16), budget)

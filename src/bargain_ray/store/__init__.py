@@ -20,8 +20,8 @@ from bargain_ray.store.calls import (
 from bargain_ray.store.journal import (
     GameJournal,
     RecordHead,
-    finished_units,
     index_latest,
+    journaled_units,
     read_at,
     read_heads,
     read_latest,
@@ -42,7 +42,7 @@ __all__ = [
     "SpendEntry", "VoidEntry", "read_call_lines",
     "ChangedConfig", "CorruptJournal", "DiskFull", "FolderLocked", "GameJournal", "Holder", "Manifest", "Progress",
     "RecordHead", "UnreadableManifest",
-    "call_row", "finished_units", "game_row", "hold_lock", "index_latest", "is_disk_full", "lock_holder",
+    "call_row", "game_row", "hold_lock", "index_latest", "is_disk_full", "journaled_units", "lock_holder",
     "open_manifest", "paid_calls", "read_at", "read_calls", "read_heads", "read_latest", "read_manifest", "read_progress",
     "read_records", "read_tables", "record_of", "record_rows", "scan_tables", "turn_rows", "write_status", "write_tables",
 ]

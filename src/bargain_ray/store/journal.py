@@ -6,7 +6,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -133,15 +133,26 @@ def read_latest(path: Path, only: set[str] | None = None) -> Iterator[GameRecord
     return read_at(path, offsets)
 
 
-def finished_units(path: Path) -> dict[str, str]:
-    """unit_id -> unit hash of every game with a known result (skipped on resume)."""
+class JournaledUnits(NamedTuple):
+    """The units of a game journal as a resume reads them."""
+
+    finished: dict[str, str]
+    """unit_id -> unit hash of every game whose latest record has a known result (skipped on resume)."""
+    lines: dict[str, int]
+    """unit_id -> the first line holding a record of it (known or not), to name a record the design lacks."""
+
+
+def journaled_units(path: Path) -> JournaledUnits:
+    """The units of the sweep folder ``path``'s game journal, in one pass over the lines' heads."""
     done: dict[str, str] = {}
-    for head in read_heads(path):
+    lines: dict[str, int] = {}
+    for number, head in enumerate(read_heads(path), 1):  # read_lines yields one head per complete line
+        lines.setdefault(head.unit.unit_id, number)
         if head.outcome.known:
             done[head.unit.unit_id] = head.unit.hash
         else:
             done.pop(head.unit.unit_id, None)
-    return done
+    return JournaledUnits(done, lines)
 
 
 class GameJournal:
