@@ -21,7 +21,7 @@ from bargain_ray.core.hashing import digest
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import GameRecord, Reply
 from bargain_ray.execution.budget import worst_case_usd
-from bargain_ray.store.calls import CallEntry, CallJournal, calls_journal_path
+from bargain_ray.store.calls import CallEntry, CallJournal, SpendEntry, calls_journal_path
 
 
 def prompt_key(prompt: Prompt) -> str:
@@ -40,15 +40,18 @@ def start_journal(sweep_dir: Path) -> Any:
 
 class JournaledAgent:
     """Where replay or pay is decided: a journaled reply is replayed for free; a new call reserves its worst
-    case from the budget before it is sent, is journaled the moment it returns, and then settles its cost."""
+    case from the budget before it is sent, is journaled the moment it returns (its reply when ``replies``,
+    else only its cost: every paid call has its line, which the budget of a later invocation reads), and
+    then settles its cost."""
 
     def __init__(self, inner: Agent, model: ModelConfig, unit_id: str, recorded: dict[str, CallEntry],
-                 journal: Any, budget: Any, holder: str, resumed: set[str]) -> None:
+                 journal: Any, replies: bool, budget: Any, holder: str, resumed: set[str]) -> None:
         self.inner = inner
         self.model = model
         self.unit_id = unit_id
         self.recorded = recorded
         self.journal = journal
+        self.replies = replies
         self.budget = budget
         self.holder = holder
         self.resumed = resumed
@@ -77,7 +80,9 @@ class JournaledAgent:
     async def _pay(self, prompt: Prompt, call_id: str, key: str) -> Reply:
         reply = await self.inner.act(prompt, call_id)
         if self.journal is not None:
-            await self.journal.append.remote(CallEntry(unit_id=self.unit_id, call_id=call_id, prompt=key, reply=reply))
+            await self.journal.append.remote(
+                CallEntry(unit_id=self.unit_id, call_id=call_id, prompt=key, reply=reply) if self.replies
+                else SpendEntry(unit_id=self.unit_id, call_id=call_id, cost_usd=reply.cost_usd))
         return reply
 
 

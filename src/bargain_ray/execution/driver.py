@@ -32,15 +32,15 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
     run = sweep.run
     llm = any(m.is_llm for m in sweep.models.values())
     size = run.batch_size or (1 if llm else 32)
-    journaling = run.journal_calls is not False and (run.journal_calls or llm)
+    replies = run.journal_calls is not False  # run.journal_calls=false journals each paid call's cost only
     calls = list(read_call_lines(path))  # before Ray: the plan has read it whole already
     paid_before = spent(calls)
-    recorded = replayable(calls, skip=finished) if journaling else {}
+    recorded = replayable(calls, skip=finished) if replies else {}
     del calls
     ensure_ray(key_names(sweep))
     stop.install()  # again: ray.init puts its own SIGTERM handler in place
     budget = start_budget(sweep, path, sum(cost for _, cost in paid_before))
-    journal = start_journal(path) if journaling else None
+    journal = start_journal(path) if llm or run.journal_calls else None
     batcher = start_batcher(sweep, path) if batching(sweep) else None
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), run.workers,
                       max(run.max_in_flight, 16), budget)
@@ -74,7 +74,8 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
     finally:
         bar.close()
         if stop.requested:
-            tqdm.write(f"{stop.name}: stopping; games in flight are stopped, their paid replies replay on resume")
+            tqdm.write(f"{stop.name}: stopping; games in flight are stopped, their paid replies "
+                       + ("replay on resume" if replies else "are paid again on resume (run.journal_calls=false)"))
             if budget is not None:
                 budget.close.remote()  # no call starts while the workers go
         journal_file.close()
@@ -89,6 +90,7 @@ def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_fil
         state = ray.get(budget.state.remote()) if budget is not None else None
         if budget is not None:
             ray.kill(budget)
-    paid_now = paid_calls(path)[len(paid_before):] if journaling else tally.paid
+    paid_now = paid_calls(path)[len(paid_before):] if journal is not None else tally.paid
     return RunResult(tally=tally, to_run=total, paid_before=paid_before, paid_now=paid_now, finished_units=known,
-                     signal=stop.name, signal_code=stop.exit_code if stop.requested else 0, budget=state)
+                     signal=stop.name, signal_code=stop.exit_code if stop.requested else 0, budget=state,
+                     replies_journaled=replies)

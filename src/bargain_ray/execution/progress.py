@@ -146,6 +146,8 @@ class RunResult:
     signal: str = ""
     signal_code: int = 0
     budget: BudgetState | None = None
+    replies_journaled: bool = True
+    """False under ``run.journal_calls=false``: a paid call's cost is journaled, its reply is not (never replayed)."""
 
     @property
     def unknown(self) -> int:
@@ -175,7 +177,8 @@ def spend_lines(result: RunResult) -> list[str]:
     lines = [
         f"paid now: {len(now)} calls, ${_usd(now):.4f}"
         + (f" (of them {len(open_calls)} calls, ${_usd(open_calls):.4f}, in games still unfinished: "
-           "replayed free when they run again)" if open_calls else ""),
+           + ("replayed free when they run again)" if result.replies_journaled else
+              "paid again when they run again: run.journal_calls=false journals no reply)") if open_calls else ""),
         f"replayed free: {result.tally.replayed} calls",
         f"paid in earlier invocations: {len(before)} calls, ${_usd(before):.4f}; "
         f"folder total ${_usd(before) + _usd(now):.4f}",
@@ -225,6 +228,7 @@ def summary(result: RunResult, path: Path, finished_before: int, counts: dict[st
     lines.append(f"tables: {', '.join(f'{k}.parquet {v} rows' for k, v in counts.items())}")
     if result.signal:
         lines.append(f"stopped by {result.signal}: no new games; games in flight stopped, their paid replies "
-                     "are journaled and replay free on resume")
+                     + ("are journaled and replay free on resume" if result.replies_journaled else
+                        "are paid again on resume (run.journal_calls=false journals their cost, not their reply)"))
     lines.append(unknown_line(result))
     return "\n".join(lines)

@@ -46,13 +46,14 @@ class GameRunner:
             self._games[key] = load_game(game_config(self.sweep, name, condition))
         return self._games[key]
 
-    def _journaled(self, letter: str) -> bool:
+    def _replies_journaled(self, letter: str) -> bool:
+        """Whether a model's replies are journaled (and replay on resume): ``run.journal_calls``, else model calls."""
         wanted = self.sweep.run.journal_calls
-        return self.journal is not None and (wanted or (wanted is None and self.sweep.models[letter].is_llm))
+        return bool(wanted or (wanted is None and self.sweep.models[letter].is_llm))
 
     def _wrapped(self, letter: str) -> bool:
-        """Journaled calls, and every paid one (a model's calls are budgeted even when not journaled)."""
-        return self._journaled(letter) or (self.budget is not None and self.sweep.models[letter].is_llm)
+        """Calls whose replies are journaled, and every paid one (journaled as its cost, and budgeted)."""
+        return self.journal is not None and (self._replies_journaled(letter) or self.sweep.models[letter].is_llm)
 
     async def play(self, unit: Unit, recorded_calls: list[CallEntry] | None = None) -> GameRecord:
         """One game; ``recorded_calls`` are its replies already paid for (call journal entries), replayed free."""
@@ -64,9 +65,10 @@ class GameRunner:
             model = effective_model(self.sweep, letter)
             agent = make_agent(model, self.clients, unit.family)
             if self._wrapped(letter):
-                journal = self.journal if self._journaled(letter) else None
+                replies = self._replies_journaled(letter)
                 budget = self.budget if model.is_llm else None
-                agent = JournaledAgent(agent, model, unit.unit_id, recorded, journal, budget, self.holder, resumed)
+                agent = JournaledAgent(agent, model, unit.unit_id, recorded if replies else {}, self.journal, replies,
+                                       budget, self.holder, resumed)
             agents[role] = agent
         record = await play(game, agents, unit)
         await void_failed_calls(self.journal, record)
