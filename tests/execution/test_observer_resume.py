@@ -23,7 +23,7 @@ from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.play.rescore import ReplayFile, rescore
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import paid_calls, read_calls
-from bargain_ray.store.calls import CallEntry, CallJournal, calls_journal_path
+from bargain_ray.store.calls import CallEntry, CallJournal, VoidEntry, calls_journal_path
 
 PARTY, OBSERVER = "claude-haiku-5-5", "claude-opus-5-5"  # grid orange, pairing HHO: H talks, O observes
 
@@ -37,7 +37,7 @@ def test_a_void_takes_earlier_replies_out_of_replay_but_not_later_ones_nor_the_b
     journal = CallJournal(str(calls_journal_path(tmp_path)))
     for call_id, text in (("u-k01", "party"), ("u-k02", "bad 1"), ("u-k03", "bad 2"), ("u-k04", "bad 3")):
         journal.append(entry(call_id, text))
-    journal.void("u", ["u-k02", "u-k03", "u-k04"], "observer_failure")
+    journal.append(*(VoidEntry(unit_id="u", call_id=c, void="observer_failure") for c in ("u-k02", "u-k03", "u-k04")))
     journal.append(entry("u-k02", "good verdict"))  # the resume's observer reply, under the same call id
     journal.close()
     replayable = [(e.call_id, e.reply.text) for e in read_calls(tmp_path, skip=set())["u"]]

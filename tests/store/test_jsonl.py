@@ -140,3 +140,21 @@ def test_a_line_of_a_newer_format_is_refused_naming_its_version(tmp_path, demo_j
     old = {k: v for k, v in newer.items() if k != "version"}
     file.write_bytes(json.dumps(old).encode() + b"\n")
     assert [r.unit.unit_id for r in read_records(tmp_path)] == [old["unit"]["unit_id"]], "no version: version 1"
+
+
+def test_a_restarted_call_journal_writes_an_entry_already_on_disk_once(tmp_path):
+    """Ray retries an append that was in flight when the journal's process died; the write may have landed."""
+    file = tmp_path / "calls.journal.jsonl"
+    first, second = (SpendEntry(unit_id="u", call_id=f"u-k0{i}", cost_usd=0.1) for i in (1, 2))
+    journal = CallJournal(str(file))
+    journal.append(first)
+    journal.close()
+    restarted = CallJournal(str(file), indexed=True)
+    restarted.append(first)  # the retried append
+    restarted.append(second)
+    restarted.close()
+    assert [e.call_id for e in read_lines(file, SpendEntry.model_validate_json)] == ["u-k01", "u-k02"]
+    again = CallJournal(str(file))  # a journal that did not restart indexes nothing: a new call is always written
+    again.append(first)
+    again.close()
+    assert len(list(read_lines(file, bytes))) == 3

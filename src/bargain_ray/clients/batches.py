@@ -106,6 +106,8 @@ class BatchedClient:
         start = time.monotonic()
         try:
             result = await self.submit(self.route, body, call_id)
+        except TechnicalFailure:
+            raise  # the sweep's batcher is gone for good (``execution.batcher``): the run stops, nothing goes online
         except Exception as exc:  # noqa: BLE001 - a batch that cannot be created or read: the call goes online
             result = BatchResult(batch_id="", error=f"{type(exc).__name__}: {str(exc)[:200]}")
         if result.sent is not None:

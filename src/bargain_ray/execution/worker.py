@@ -10,15 +10,16 @@ import ray
 from bargain_ray.agents import make_agent
 from bargain_ray.agents.base import Agent
 from bargain_ray.config import SweepConfig
+from bargain_ray.core.errors import Failure
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
 from bargain_ray.design import game_config
 from bargain_ray.execution.batcher import batched_clients
-from bargain_ray.execution.calljournal import JournaledAgent, void_failed_calls
+from bargain_ray.execution.calljournal import JournaledAgent, Ledger, void_failed_calls
 from bargain_ray.games import Game, load_game
 from bargain_ray.play.loop import play
 from bargain_ray.providers import ClientPool, effective_model
-from bargain_ray.store.calls import CallEntry
+from bargain_ray.store.calls import CallEntry, Entry
 
 
 class Job(NamedTuple):
@@ -35,9 +36,7 @@ class GameRunner:
                  budget: Any = None, holder: str = "") -> None:
         self.sweep = SweepConfig.model_validate(sweep)
         self.clients = ClientPool(self.sweep.provider, keys, batched_clients(self.sweep))
-        self.journal = journal
-        self.budget = budget
-        self.holder = holder  # the name this worker's budget reservations are held under
+        self.ledger = Ledger(journal, budget, holder)  # holder: the name this worker's reservations are held under
         self._games: dict[tuple[str, str], Game] = {}
 
     def _game(self, name: str, condition: str) -> Game:
@@ -53,7 +52,7 @@ class GameRunner:
 
     def _wrapped(self, letter: str) -> bool:
         """Calls whose replies are journaled, and every paid one (journaled as its cost, and budgeted)."""
-        return self.journal is not None and (self._replies_journaled(letter) or self.sweep.models[letter].is_llm)
+        return self.ledger.journal is not None and (self._replies_journaled(letter) or self.sweep.models[letter].is_llm)
 
     async def play(self, unit: Unit, recorded_calls: list[CallEntry] | None = None) -> GameRecord:
         """One game; ``recorded_calls`` are its replies already paid for (call journal entries), replayed free."""
@@ -66,12 +65,11 @@ class GameRunner:
             agent = make_agent(model, self.clients, unit.family)
             if self._wrapped(letter):
                 replies = self._replies_journaled(letter)
-                budget = self.budget if model.is_llm else None
-                agent = JournaledAgent(agent, model, unit.unit_id, recorded if replies else {}, self.journal, replies,
-                                       budget, self.holder, resumed)
+                agent = JournaledAgent(agent, model, unit.unit_id, recorded if replies else {}, replies, self.ledger,
+                                       resumed)
             agents[role] = agent
         record = await play(game, agents, unit)
-        await void_failed_calls(self.journal, record)
+        await void_failed_calls(self.ledger, record)
         for call in record.calls:
             call.resumed = call.call_id in resumed
         return record
@@ -80,10 +78,20 @@ class GameRunner:
         """The games of ``jobs``, as models: Ray pickles them to the driver, whose store serializes them once."""
         return list(await asyncio.gather(*(self.play(*j) for j in jobs)))
 
+    async def halt(self, failure: Failure) -> None:
+        """The run stops after losing one of its actors: no call starts from now on (each game in flight ends
+        unknown at its next call with ``failure``); calls already sent finish and are journaled."""
+        self.ledger.halted = failure
+
+    async def unjournaled(self) -> list[Entry]:
+        """What this worker paid (or voided) while the call journal was gone for good, for the driver to write."""
+        entries, self.ledger.unjournaled = self.ledger.unjournaled, []
+        return entries
+
     async def close(self) -> None:
         await self.clients.close()
 
 
-# Stateless between games: the driver's WorkerPool replaces a lost actor and re-sends its batches,
-# so Ray itself neither restarts it nor retries its calls.
+# Stateless between games: the driver's WorkerPool replaces a lost actor and re-sends its batches (with the
+# replies journaled since they were first sent), so Ray itself neither restarts it nor retries its calls.
 RemoteGameRunner = ray.remote(num_cpus=0)(GameRunner)

@@ -1,7 +1,7 @@
 """The sweep folder: the only code that knows its layout and reads or writes it.
 
 ``manifest.json`` fixes what determines the sweep's games; ``journal.jsonl``
-holds one line per finished game; ``calls.journal.jsonl`` one per paid reply
+holds one line per finished game; ``calls.journal.jsonl`` one per paid call (its reply, or its cost)
 (both through ``jsonl``); ``batches.journal.jsonl`` one per batch sent through a batch API;
 ``driver.lock`` keeps one driver per folder; ``status.json`` says how many units the plan has;
 the parquet tables are rebuilt from the journal and published as one set (``tables.json``).

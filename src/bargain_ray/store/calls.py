@@ -53,6 +53,10 @@ class SpendEntry(JournalLine):
     cost_usd: float
 
 
+Entry = CallEntry | VoidEntry | SpendEntry
+"""A line of the call journal."""
+
+
 def _kind(line: Any) -> str | None:
     """Which entry a line is, by the field only it has (lines carry no tag: version 1 had none)."""
     return next((key for key in ("reply", "void", "cost_usd") if key in line), None) if isinstance(line, dict) else None
@@ -63,18 +67,18 @@ CallLine = Annotated[
     Discriminator(_kind, custom_error_type="call_entry",
                   custom_error_message="not an object with a reply, a void or a cost_usd"),
 ]
-_CALL_LINE: TypeAdapter[CallEntry | VoidEntry | SpendEntry] = TypeAdapter(CallLine)
+_CALL_LINE: TypeAdapter[Entry] = TypeAdapter(CallLine)
 
 
 def calls_journal_path(path: Path) -> Path:
     return path / CALLS_JOURNAL
 
 
-def parse_call_line(line: bytes) -> CallEntry | VoidEntry | SpendEntry:
+def parse_call_line(line: bytes) -> Entry:
     return _CALL_LINE.validate_json(line)
 
 
-def read_call_lines(path: Path) -> Iterator[CallEntry | VoidEntry | SpendEntry]:
+def read_call_lines(path: Path) -> Iterator[Entry]:
     """Every entry of the sweep folder ``path``'s call journal, oldest first (torn tail skipped, corrupt refused)."""
     return read_lines(calls_journal_path(path), parse_call_line)
 
@@ -97,14 +101,8 @@ class CallJournal:
         self._written = {line_key(b) for b in read_lines(path, bytes)} if indexed else set()
         self._appender = Appender(path)
 
-    def append(self, entry: CallEntry | SpendEntry) -> None:
-        self._write([entry])
-
-    def void(self, unit_id: str, call_ids: list[str], why: str) -> None:
-        """Take these calls' journaled replies out of replay, in one write."""
-        self._write([VoidEntry(unit_id=unit_id, call_id=c, void=why) for c in call_ids])
-
-    def _write(self, entries: Iterable[JournalLine]) -> None:
+    def append(self, *entries: Entry) -> None:
+        """``entries`` in one write (a game's voids go together)."""
         lines = [line for line in map(encode_line, entries) if line_key(line) not in self._written]
         self._appender.write(b"".join(lines))
 
@@ -112,7 +110,7 @@ class CallJournal:
         self._appender.close()
 
 
-def replayable(entries: Iterable[CallEntry | VoidEntry | SpendEntry], skip: set[str],
+def replayable(entries: Iterable[Entry], skip: set[str],
                only: set[str] | None = None) -> dict[str, list[CallEntry]]:
     """unit_id -> its journaled replies, oldest first, for every unit not in ``skip`` (the finished ones; of those
     in ``only``), without the ones a later void took out of replay."""
@@ -128,7 +126,7 @@ def replayable(entries: Iterable[CallEntry | VoidEntry | SpendEntry], skip: set[
     return out
 
 
-def spent(entries: Iterable[CallEntry | VoidEntry | SpendEntry]) -> list[tuple[str, float]]:
+def spent(entries: Iterable[Entry]) -> list[tuple[str, float]]:
     """(unit_id, cost_usd) of every paid call among ``entries``, oldest first."""
     return [(e.unit_id, e.reply.cost_usd if isinstance(e, CallEntry) else e.cost_usd)
             for e in entries if not isinstance(e, VoidEntry)]
