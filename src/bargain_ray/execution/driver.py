@@ -34,9 +34,10 @@ from bargain_ray.providers import key_env_vars, key_names
 from bargain_ray.store import GameJournal, paid_calls, read_call_lines
 from bargain_ray.store.calls import CallJournal, calls_journal_path, read_calls, replayable, spent
 
-DRAIN_S = 10.0
+DRAIN_S = 60.0
 """After the run lost one of its actors, how long it waits for the calls already sent to come back (and be
-journaled) before it stops the games still in flight (ours: a batch or a rate-limit wait may take longer)."""
+journaled) before it stops the games still in flight (ours: a long reply takes tens of seconds, and one cut
+off is paid for nothing; a request waiting in an open batch is journaled there and collected on resume)."""
 
 
 def answer(ref: ray.ObjectRef, default: Any = None) -> Any:
