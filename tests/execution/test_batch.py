@@ -115,7 +115,7 @@ def test_killed_batch_sweep_collects_its_open_batches_and_pays_each_call_once(tm
         proc.wait()
         open_at_kill = read_batches(folder)
         first = {c for b in open_at_kill for c in b.calls}
-        delivered = {e["call_id"] for entries in read_calls(folder, skip=set()).values() for e in entries}
+        delivered = {e.call_id for entries in read_calls(folder, skip=set()).values() for e in entries}
         assert first and not first & delivered, "the kill must land while the journaled batch is open"
 
         assert main(sweep_args(url, folder)[3:]) == 0  # the resume, in-process on the session's Ray

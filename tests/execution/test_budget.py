@@ -24,10 +24,10 @@ from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import CALLS_JOURNAL, GameJournal
 
 
-def smoke(run_dir: Path, base_url: str, cap: float | None) -> SweepConfig:
+def smoke(run_dir: Path, base_url: str, cap: float | None, *more: str) -> SweepConfig:
     """The C3 rehearsal with the default in-flight window (every game starts at once)."""
     overrides = ["+grid=c3_smoke", "provider=sim", f"provider.settings.base_url={base_url}", f"run.dir={run_dir}",
-                 "run.progress=false", "run.report=false", f"run.max_cost_usd={'null' if cap is None else cap}"]
+                 "run.progress=false", "run.report=false", f"run.max_cost_usd={'null' if cap is None else cap}", *more]
     return resolve(compose_dict("config", overrides))
 
 
@@ -129,3 +129,27 @@ def test_budget_caps_the_spend_of_a_sweep_folder_across_invocations(ray_session:
     assert len(entries) == len(set(entries)), "no call paid twice"
     replayed = pl.read_parquet(tmp_path / "calls.parquet")["resumed"].sum()
     assert replayed > 0 and f"replayed free: {replayed} calls" in last
+
+
+def test_the_cap_holds_across_invocations_without_a_call_journal(ray_session: str, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """``run.journal_calls=false``: no reply is journaled, yet every paid call's cost is, so a later invocation's
+    cap counts what earlier ones paid; and no summary promises a free replay."""
+    margin = margin_usd(smoke(tmp_path, "http://unused", None))
+    cap, raised = round(2 * margin, 4), round(4 * margin, 4)  # the sweep costs more than 4 (above)
+    server = SimServer(SimSettings(seed=3))
+    with server as url:
+        assert run_sweep(smoke(tmp_path, url, cap, "run.journal_calls=false")) == ExitCode.BUDGET
+        first = capsys.readouterr().out
+        entries = [json.loads(line) for line in (tmp_path / CALLS_JOURNAL).read_bytes().splitlines()]
+        assert entries and not any("reply" in e for e in entries), "only costs: no reply is journaled"
+        calls, usd = len(entries), sum(e["cost_usd"] for e in entries)
+        assert 0 < usd <= cap
+        assert "replayed free when" not in first and "paid again when they run again" in first
+
+        assert run_sweep(smoke(tmp_path, url, raised, "run.journal_calls=false")) == ExitCode.BUDGET
+        again = capsys.readouterr().out
+        assert f"paid in earlier invocations: {calls} calls, ${usd:.4f}" in again
+        costs = [json.loads(line)["cost_usd"] for line in (tmp_path / CALLS_JOURNAL).read_bytes().splitlines()]
+        assert usd < sum(costs) <= raised, "the second cap counts the first invocation's spend"
+        assert len(costs) == sum(e["status"] == 200 for e in server.log), "every call served has its line"

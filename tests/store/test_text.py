@@ -24,7 +24,7 @@ from bargain_ray.providers import make_client
 from bargain_ray.providers.routing import SimProvider
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import GameJournal, open_manifest, read_calls, write_tables
-from bargain_ray.store.calls import CallJournal, calls_journal_path
+from bargain_ray.store.calls import CallEntry, CallJournal, calls_journal_path
 
 BIG = 10_000_000
 
@@ -60,9 +60,9 @@ def test_hostile_text_is_played_journaled_tabled_and_reported(tmp_path):
     calls = CallJournal(str(calls_journal_path(tmp_path)))
     for c in record.calls:
         reply = Reply(text=c.response_text, **c.model_dump(include=set(Reply.model_fields) - {"text"}))
-        calls.append({"unit_id": "u-open", "call_id": c.call_id, "prompt": "p", "reply": reply.model_dump(mode="json")})
+        calls.append(CallEntry(unit_id="u-open", call_id=c.call_id, prompt="p", reply=reply))
     calls.close()
-    replayed = [Reply.model_validate(e["reply"]).text for e in read_calls(tmp_path, skip=set())["u-open"]]
+    replayed = [e.reply.text for e in read_calls(tmp_path, skip=set())["u-open"]]
     assert replayed == [c.response_text for c in record.calls]
 
     assert write_tables(tmp_path)["calls"] == len(record.calls)

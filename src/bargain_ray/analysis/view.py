@@ -35,6 +35,7 @@ from bargain_ray.store import (
     lock_holder,
     read_manifest,
     read_progress,
+    record_of,
 )
 from bargain_ray.store.manifest import Manifest
 from bargain_ray.store.rows import game_row
@@ -255,7 +256,7 @@ class Follower:
         """Read what the journals gained (in bounded steps until caught up)."""
         while games := self._read(JOURNAL):
             for line in games:
-                rec = GameRecord.model_validate(line)
+                rec = record_of(line)
                 unit, out = rec.unit, rec.outcome
                 self.units[unit.unit_id] = (unit.cell, out.status.value)
                 self.in_flight.pop(unit.unit_id, None)
@@ -266,9 +267,9 @@ class Follower:
                 self.latest.append(rec)
         while calls := self._read(CALLS_JOURNAL):
             for entry in calls:
-                if "reply" not in entry:
-                    continue  # a void: those calls are asked again, they stay paid
-                reply = entry["reply"]
+                reply = entry.get("reply")
+                if not isinstance(reply, dict):
+                    continue  # a void or a spend entry (``store.calls``): no reply of its own
                 errors = [str(e) for e in reply.get("attempt_errors") or []]
                 row = self.spend.setdefault(str(reply.get("model")), [0, 0.0, 0])
                 row[0] += 1

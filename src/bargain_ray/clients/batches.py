@@ -141,6 +141,8 @@ class BatchedClient:
         start = time.monotonic()
         try:
             result = await self.submit(self.route, body, call_id)
+        except TechnicalFailure:
+            raise  # the sweep's batcher is gone for good (``execution.batcher``): the run stops, nothing goes online
         except Exception as exc:  # noqa: BLE001 - a batch that cannot be created or read: the call goes online
             result = BatchResult(batch_id="", error=describe(exc, self.route.api_key))
         if result.sent is not None:

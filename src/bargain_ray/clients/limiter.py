@@ -232,7 +232,7 @@ class Limiters:
 
     def __init__(self) -> None:
         self.keys: dict[str, KeyState] = {}
-        self.tickets = itertools.count(1)
+        self.tickets = itertools.count(time.time_ns())  # a restarted actor's never meet its predecessor's
         self._reaper: asyncio.Task[None] | None = None
 
     async def acquire(self, key: str, limits: dict[str, Any], input_tokens: int, max_tokens: int = 0,
@@ -283,9 +283,13 @@ class Limiter:
 
     async def acquire(self, input_tokens: int, max_tokens: int) -> int:
         """A ticket once the call may go (``max_tokens``: what it may write, as OpenAI's token limit counts it)."""
-        if self._actor is not None:
+        if self._actor is None:
+            return await Limiter._local.acquire(self.key, self.limits, input_tokens, max_tokens)
+        try:
             return await self._actor.acquire.remote(self.key, self.limits, input_tokens, max_tokens, self._job)
-        return await Limiter._local.acquire(self.key, self.limits, input_tokens, max_tokens)
+        except ray.exceptions.ActorDiedError:  # killed for good (Ray restarts it otherwise): a new one, fresh
+            self._actor = _actor()
+            return await self._actor.acquire.remote(self.key, self.limits, input_tokens, max_tokens, self._job)
 
     def release(self, ticket: int, feedback: Feedback) -> None:
         """Fire and forget: the caller never waits on bookkeeping."""

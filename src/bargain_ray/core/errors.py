@@ -41,6 +41,14 @@ class FailureKind(StrEnum):
     """A re-scored transcript ran out of recorded replies before the game ended."""
     UNFINISHED = "unfinished"
     """The loop stopped with no end and no failure (a bug if ever seen)."""
+    LOST_JOURNAL = "lost_journal"
+    """The sweep's call journal actor died for good: the run stops (no call is paid that cannot be journaled)."""
+    LOST_BUDGET = "lost_budget"
+    """The sweep's budget actor died: the run stops (no call goes out without its reservation)."""
+    LOST_BATCHER = "lost_batcher"
+    """The sweep's batcher died for good: the run stops (no batched call goes online at full price)."""
+    LOST_WORKER = "lost_worker"
+    """A game runner died every time it played the same games: the run stops rather than replace it forever."""
     OTHER = "other"
 
 
@@ -57,9 +65,17 @@ FAILURE_LABELS: dict[FailureKind, str] = {
     FailureKind.UNREADABLE_INSTRUMENT: "observers that could not be read",
     FailureKind.REPLAY_EXHAUSTED: "recorded replies ran out",
     FailureKind.UNFINISHED: "unfinished",
+    FailureKind.LOST_JOURNAL: "stopped: the call journal's actor was lost",
+    FailureKind.LOST_BUDGET: "stopped: the budget's actor was lost",
+    FailureKind.LOST_BATCHER: "stopped: the batcher's actor was lost",
+    FailureKind.LOST_WORKER: "stopped: a game runner was lost again and again with the same games",
     FailureKind.OTHER: "other technical errors",
 }
 """How the summary, the report and the view name each kind, in the plural (ours)."""
+
+LOST_ACTOR = frozenset({FailureKind.LOST_JOURNAL, FailureKind.LOST_BUDGET, FailureKind.LOST_BATCHER,
+                        FailureKind.LOST_WORKER})
+"""The kinds that stop a whole run: one of the sweep's own actors is gone (``execution.driver``)."""
 
 
 class Failure(BaseModel):

@@ -118,13 +118,18 @@ WAITERS = 1 << 16
 
 
 def start_budget(sweep: ResolvedSweep, path: Path, spent_before_usd: float) -> Any:
-    """The budget actor of this invocation, on this (the driver's) node; None when there is no cap."""
+    """The budget actor of this invocation, on this (the driver's) node; None when there is no cap.
+
+    Never restarted (``max_restarts=0``): its reservations in flight live only in its memory, so a new one could
+    not know what the calls already sent may still cost, and the cap could be crossed. When it dies, every later
+    reservation fails and the run stops (``lost_budget``); the calls already sent settle nowhere, but each is
+    journaled, so the next invocation's budget reads what they cost."""
     cap = sweep.run.max_cost_usd
     if cap is None:
         return None
     stopped = stopped_at(path)
     node = ray.get_runtime_context().get_node_id()
-    remote = ray.remote(num_cpus=0, max_concurrency=WAITERS)(Budget).options(
+    remote = ray.remote(num_cpus=0, max_concurrency=WAITERS, max_restarts=0)(Budget).options(
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False)
     )
     return remote.remote(cap, spent_before_usd, margin_usd(sweep), stopped is not None and cap <= stopped)

@@ -323,6 +323,8 @@ class RunResult:
     signal: str = ""
     signal_code: int = 0
     budget: BudgetState | None = None
+    replies_journaled: bool = True
+    """False under ``run.journal_calls=false``: a paid call's cost is journaled, its reply is not (never replayed)."""
 
     @property
     def unknown(self) -> int:
@@ -350,7 +352,8 @@ def spend_lines(result: RunResult, now: Paid) -> list[str]:
     lines = [
         f"paid now: {len(now.calls)} calls, ${now.usd:.4f}"
         + (f" (of them {len(open_calls)} calls, ${open_usd:.4f}, in games still unfinished: "
-           "replayed free when they run again)" if open_calls else ""),
+           + ("replayed free when they run again)" if result.replies_journaled else
+              "paid again when they run again: run.journal_calls=false journals no reply)") if open_calls else ""),
         f"replayed free: {result.tally.replayed} calls",
         f"paid in earlier invocations: {len(before.calls)} calls, ${before.usd:.4f}; "
         f"folder total ${before.usd + now.usd:.4f}",
@@ -404,6 +407,7 @@ def summary(result: RunResult, path: Path, finished_before: int, counts: dict[st
     lines.append(live.clock.line())
     if result.signal:
         lines.append(f"stopped by {result.signal}: no new games; games in flight stopped, their paid replies "
-                     "are journaled and replay free on resume")
+                     + ("are journaled and replay free on resume" if result.replies_journaled else
+                        "are paid again on resume (run.journal_calls=false journals their cost, not their reply)"))
     lines.append(unknown_line(result))
     return "\n".join(lines)
