@@ -28,10 +28,9 @@ import ray
 from helpers import ROOT
 
 from bargain_ray.__main__ import main
-from bargain_ray.config import load_config
 from bargain_ray.core.errors import FailureKind
 from bargain_ray.core.status import ExitCode
-from bargain_ray.design import units
+from bargain_ray.design import load_config, units
 from bargain_ray.execution import pool as pools
 from bargain_ray.execution.worker import Job
 from bargain_ray.providers.sim import SimServer, SimSettings
