@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from bargain_ray.analysis import provenance
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.families import derived_fields, families
+from bargain_ray.analysis.history import design_history, history_note
 from bargain_ray.analysis.per_game import FIELDS as SHARED_FIELDS
 from bargain_ray.analysis.per_game import family_fields
 from bargain_ray.analysis.private import private_columns
@@ -344,6 +345,9 @@ def provenance_section(analysis: Analysis, items: list[provenance.Item]) -> str:
     if s.manifest.git_commit:
         lines.append(f"- Code commit when the sweep started: `{s.manifest.git_commit}`")
     lines.append(f"- Log schema: `log_version` {LOG_VERSION}, uniform across every raw file of this export.")
+    history = design_history(s.manifest)
+    lines += ["", history_note(s.manifest) or "Designs of the sweep folder (one: it never grew):", "",
+              _table(history.columns, [["" if v is None else v for v in row] for row in history.iter_rows()])]
     played = dict(((g, c), n) for g, c, n in analysis.scan_per_game.group_by("game", "condition").len().collect()
                   .iter_rows())
     for game, condition, digest12 in prompt_hashes(analysis).iter_rows():

@@ -253,10 +253,14 @@ class Follower:
         return (self.path / file).stat().st_mtime
 
     def poll(self) -> None:
-        """Read what the journals gained (in bounded steps until caught up)."""
+        """Read what the journals gained (in bounded steps until caught up); a game of a unit the folder's current
+        design leaves out (an earlier design had it) is not the sweep's now, as in the tables."""
+        left_out = read_manifest(self.path).left_out()
         while games := self._read(JOURNAL):
             for line in games:
                 rec = record_of(line)
+                if left_out is not None and left_out(rec.unit):
+                    continue
                 unit, out = rec.unit, rec.outcome
                 self.units[unit.unit_id] = (unit.cell, out.status.value)
                 self.in_flight.pop(unit.unit_id, None)

@@ -391,7 +391,9 @@ def model_line(model: str, m: ModelCalls) -> str:
             f"{m.output_tokens} output tokens, ${m.cost_usd:.4f}")
 
 
-def summary(result: RunResult, path: Path, finished_before: int, counts: dict[str, int]) -> str:
+def summary(result: RunResult, path: Path, finished_before: int, counts: dict[str, int], dropped: int = 0) -> str:
+    """The end of a run, one line a fact; ``dropped``: journaled games of earlier designs of the folder that the
+    current one leaves out (kept in the journal, not in the tables)."""
     tally, live = result.tally, result.live
     live.tail.read()  # every line the run journaled (its journal is closed by now)
     lines = [
@@ -403,7 +405,9 @@ def summary(result: RunResult, path: Path, finished_before: int, counts: dict[st
     lines += spend_lines(result, live.paid(tally))
     if tally.batches:
         lines.append(f"batches sent through batch APIs: {tally.batches}")
-    lines.append(f"tables: {', '.join(f'{k}.parquet {v} rows' for k, v in counts.items())}")
+    lines.append(f"tables: {', '.join(f'{k}.parquet {v} rows' for k, v in counts.items())}" + (
+        f"; {dropped} games of earlier designs of this folder are not in this design: kept in the journal, "
+        "left out of the tables" if dropped else ""))
     lines.append(live.clock.line())
     if result.signal:
         lines.append(f"stopped by {result.signal}: no new games; games in flight stopped, their paid replies "
