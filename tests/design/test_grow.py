@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from bargain_ray.analysis.view import Follower
 from bargain_ray.config.errors import ConfigError
 from bargain_ray.design import load_config, units
 from bargain_ray.design.units import renamed
@@ -95,6 +96,7 @@ def test_a_grown_design_keeps_finished_units_and_a_narrower_one_leaves_them_in_t
     tables = read_tables(tmp_path)
     assert set(tables["games"]["pairing"]) == {"BB", "BL"} and tables["games"].height == 8
     assert set(tables["calls"]["unit_id"]) <= set(tables["games"]["unit_id"])
+    assert Follower(tmp_path).snapshot().finished == 8  # the live view counts the design's games, as the tables do
     again = plan(load_config("demo", [f"run.dir={tmp_path}", "grid.blocks=2", PAIRINGS]), tmp_path)
     assert (len(again.done), again.count, again.dropped) == (25, 23, 0)  # grown back: nothing was lost
     assert read_tables(tmp_path)["games"].height == 25
@@ -139,7 +141,7 @@ def test_a_folder_written_before_growth_resumes_unchanged_and_grows(tmp_path):
     assert (len(planned.done), planned.count, planned.grown) == (6, 14, False)
     assert (folder / "manifest.json").read_bytes() == manifest  # resumed as it was: nothing rewritten
     before = read_tables(folder)["games"]
-    assert before.height == 6
+    assert before.height == 6 and before["started_at"].null_count() == 6  # kept since: null in its records
     grown = plan(load_config("demo", [f"run.dir={folder}", "grid.blocks=2", PAIRINGS]), folder)
     assert (len(grown.done), grown.count, grown.new) == (6, 42, 28)
     recorded = read_manifest(folder)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_serializer
 from bargain_ray.config import RUNTIME_KEYS, Condition, GridConfig, LocalFile, ModelConfig
 from bargain_ray.config.schema import CellKey
 from bargain_ray.core.provenance import CodeVersion
+from bargain_ray.core.records import Served
 from bargain_ray.core.unit import Unit
 from bargain_ray.store.paths import CALLS_JOURNAL, JOURNAL, MANIFEST
 
@@ -71,6 +72,14 @@ class Refigured(BaseModel):
     """The commit (and local changes) of the code that recomputed them; None when it was not a git checkout."""
     at: str
     """When, UTC."""
+
+
+class ServedReference(Served):
+    """A model's reference for drift (``provider:model`` in ``Manifest.served``): what the sweep's first answer of
+    it reported as served, and which call that was."""
+
+    call_id: str
+    answered_at: datetime | None = None
 
 
 class DesignRecord(BaseModel):
@@ -126,6 +135,10 @@ class Manifest(BaseModel):
     file's place). Provenance, never compared: what such a file changes that determines games (a config value, a
     word of a brief) is compared where it lands, in ``config`` and the text digests of ``components``, while one
     that changes only runtime knobs (a price, a limit) must not refuse a resume."""
+    served: dict[str, ServedReference] = {}
+    """``provider:model`` -> what the sweep's first answer of the model reported as served (model string,
+    fingerprint, upstream provider): every later answer is compared to it, a change is drift
+    (``execution.drift``). Recorded by the driver as the first answers come; never compared for resume."""
     designs: list[DesignRecord] = []
     """Every design the folder was run with, oldest first, the last the current one (``config``, ``components``,
     ``grid``); empty in a folder from before designs were kept, whose one design is ``config`` (``history``)."""
