@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -206,6 +206,9 @@ class RunConfig(Strict):
     report: bool = True
     ray_timeout_s: float = Field(5.0, gt=0, le=600)
     """How long the Ray cluster to join may take to answer, at start and while the run goes on."""
+    on_drift: Literal["warn", "stop"] = "warn"
+    """What a model served as another version than its first answer of the sweep does (``execution.drift``):
+    ``warn`` flags it and goes on; ``stop`` stops the run as a budget stop does (no call starts), exit 1."""
 
 
 class LocalFile(Strict):
