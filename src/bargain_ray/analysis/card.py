@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from typing import Any
 
 import polars as pl
@@ -12,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.analysis import provenance
 from bargain_ray.analysis.build import Analysis
+from bargain_ray.analysis.drift import drift_note, served_versions
 from bargain_ray.analysis.families import derived_fields, families
 from bargain_ray.analysis.history import design_history, history_note
 from bargain_ray.analysis.per_game import FIELDS as SHARED_FIELDS
@@ -353,12 +353,15 @@ def provenance_section(analysis: Analysis, items: list[provenance.Item]) -> str:
     for game, condition, digest12 in prompt_hashes(analysis).iter_rows():
         lines.append(f"- Prompt hash for game {game} under condition {condition}: `{digest12}` "
                      f"({played.get((game, condition), 0)} games)")
-    reported = Counter()
-    for row in s.scan("calls").group_by("provider", "model", "model_version").len().collect().iter_rows(named=True):
-        reported[(row["provider"], row["model"], row["model_version"] or "(not reported)")] += row["len"]
-    rows = [[p, m, v, n] for (p, m, v), n in sorted(reported.items())]
+    served = served_versions(s.scan("calls"))
+    rows = [[r["provider"], r["model"], r["model_version"] or "(not reported)", r["system_fingerprint"] or "",
+             r["served_by"] or "", {True: "yes", False: "no"}.get(r["drift"], ""), r["calls"]]
+            for r in served.iter_rows(named=True)]
+    if note := drift_note(served):
+        lines += ["", f"> **{note}**"]
     lines += ["", "Models as configured and as the providers reported them:", "",
-              _table(["Provider", "Model", "Reported model", "Calls"], rows), "", provenance_table(items)]
+              _table(["Provider", "Model", "Reported model", "Fingerprint", "Served by", "Drift", "Calls"], rows), "",
+              provenance_table(items)]
     return "\n".join(lines)
 
 

@@ -17,6 +17,7 @@ import polars as pl
 
 from bargain_ray.analysis import provenance
 from bargain_ray.analysis.build import Analysis
+from bargain_ray.analysis.drift import drift_note, served_versions
 from bargain_ray.analysis.export import file_keys
 from bargain_ray.analysis.families import deal_line
 from bargain_ray.analysis.history import design_history, history_note
@@ -262,6 +263,8 @@ def render(a: Analysis) -> str:
     families = sections(a)
     grid = f" (grid {s.manifest.grid})" if s.manifest.grid != s.name else ""
     figures = read_figures(s.path, s.manifest)
+    served = served_versions(s.scan("calls"))
+    drifted = drift_note(served)
     body = [
         refigured_banner(figures),
         f"<h1>Sweep report: {escape(s.name)}{escape(grid)}</h1>",
@@ -271,12 +274,15 @@ def render(a: Analysis) -> str:
         + f"cells by {escape(' x '.join(a.by))} · {a.resamples} bootstrap resamples of seeds, {a.level:.0%} intervals · "
         f"built {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</p>",
         f'<p class="sim" id="rehearsal">{escape(note)}</p>' if note else "",
+        f'<div class="technical" id="drift">{escape(drifted)}</div>' if drifted else "",
         contents(families),
         '<h2 id="summary">Summary</h2>', table(cost_label(summary(a), sim), left=2, empty="no game journaled yet"),
         '<h2 id="legend">Legend</h2>', legends(a),
         *(f.html() for f in families),
         '<h2 id="operational">Operational, per model</h2>',
         table(cost_label(a.operational, sim), left=2, empty="no model call recorded"),
+        '<h3 id="served">What served each model (drift: another version than the sweep\'s first answer)</h3>',
+        table(served, left=5, empty="no model call answered"),
         f'<h2 id="designs">{DESIGNS}</h2>', designs_part(a),
         f'<h2 id="provenance">{PROVENANCE}</h2>', provenance_part(a),
         transcripts(a),
