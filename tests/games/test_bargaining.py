@@ -25,6 +25,7 @@ from bargain_ray.games.bargaining import engine, metrics, prompts, strategy
 from bargain_ray.games.base import RuleError
 from bargain_ray.play.loop import play
 from bargain_ray.play.rescore import ReplayFile, replay_transcript
+from bargain_ray.store.journal import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -363,8 +364,9 @@ def test_demo_sweep_writes_tables(tmp_path, ray_session):
     assert (per_seed["seller_cost"] == 1).all() and (per_seed["buyer_value"] == 1).all()
     turns = pl.read_parquet(tmp_path / "turns.parquet")
     assert turns.height > games.height and set(turns["action"]) <= {"offer", "accept", "reject"}
-    records = [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
-    rows = [metrics.per_game(CONFIG, GameRecord.model_validate(r)) for r in records]
+    journaled = list(read_records(tmp_path))
+    records = [r.model_dump(mode="json") for r in journaled]
+    rows = [metrics.per_game(CONFIG, r) for r in journaled]
     assert sum(r["deal_rate"] for r in rows) == games["agreement"].sum()
     # every journaled game re-scores to the same outcome from its replies alone
     for rec in records:
