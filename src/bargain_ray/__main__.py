@@ -53,7 +53,8 @@ other commands:
   python -m bargain_ray.view [outputs/NAME]  browse sweeps and transcripts
 
 Keys come from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY, or a model's api_key_env).
-Exit 1 is a usage or config error: nothing was run."""
+Exit 1 is a usage or config error: nothing was run (or run.on_drift=stop stopped a sweep
+whose model drifted: its last line names the model and both versions)."""
 
 
 def cfg_flag(args: list[str]) -> tuple[str | None, list[str]]:

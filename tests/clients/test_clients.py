@@ -108,7 +108,7 @@ def test_storm_every_attempt_accounted_for(api: str, monkeypatch: pytest.MonkeyP
     for r in replies:
         assert r.stop_reason in ("end_turn", "stop") and r.text.startswith("{")
         assert len(r.attempt_errors) == r.attempts - 1
-    text = json.dumps([r.model_dump() for r in replies] + [[str(f), f.reply.model_dump()] for f in failures])
+    text = json.dumps([r.model_dump(mode="json") for r in replies] + [[str(f), f.reply.model_dump(mode="json")] for f in failures])
     assert SECRET not in text and "SECRET123" not in text
     kinds = " ".join(e for f in failures for e in f.reply.attempt_errors)
     assert "Timeout" in kinds or "Connection" in kinds

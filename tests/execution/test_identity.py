@@ -41,7 +41,8 @@ def rewrite_journal(path, edit):
 
 def test_finished_games_with_their_hash_are_skipped_and_keep_the_recorded_date(tmp_path):
     sweep = play_some(tmp_path, created="20200101")
-    todo, count, done = plan(sweep, tmp_path)
+    planned = plan(sweep, tmp_path)
+    todo, count, done = planned.todo, planned.count, planned.done
     assert len(done) == 4 and count == 20 - 4
     rest = list(todo())
     assert len(rest) == count and not done & {u.unit_id for u in rest}

@@ -67,9 +67,21 @@ def test_game_and_model_changes_are_refused_naming_the_field(tmp_path):
     message = refused(tmp_path, "c3_full", "models.O.params.output_config.effort=high")
     assert "models.O.params.output_config.effort low → high" in message
     assert "conditions.C3.game.max_turns (absent) → 4" in refused(tmp_path, "c3_full", "+conditions.C3.game.max_turns=4")
-    assert "grid.blocks 40 → 3" in refused(tmp_path, "c3_full", "grid.blocks=3")
-    assert "grid.experiment c3rep40 → other" in refused(tmp_path, "c3_full", "grid.experiment=other")
-    assert "grid.designs.0.pairings" in refused(tmp_path, "c3_full", "grid.designs.0.pairings=[OO]")
+    start(tmp_path / "demo", "demo")  # seed 7: blocks 1-3 play seeds 8, 9, 10
+    resume(tmp_path / "demo", "demo", "grid.blocks=4", "grid.seeds=[8,9,10,99]")  # the same seeds, one block more
+    assert "grid.seeds.1 9 → 19" in refused(tmp_path / "demo", "demo", "grid.seeds=[8,19,10]")  # a block played
+
+
+def test_a_design_may_grow_or_narrow_but_not_change_what_it_recorded(tmp_path):
+    """Growth is not a change (issue 21.1): blocks, pairings, names and new models or games may come and go;
+    what a recorded design determined may not change."""
+    start(tmp_path)
+    for grown in (["grid.blocks=3"], ["grid.blocks=60"], ["grid.experiment=other", "grid.name=x"],
+                  ["grid.designs.0.pairings=[OO]"], ["grid.designs.0.pairings=[OO,OH,HO,HH,HX]", "+models.X=${models.H}"],
+                  ["~models.H", "grid.designs.0.pairings=[OO]"]):
+        resume(tmp_path, "c3_full", *grown)
+    assert "models.H.max_tokens 4096 → 5" in refused(tmp_path, "c3_full", "grid.designs.0.pairings=[OO]",
+                                                     "models.H.max_tokens=5")  # not played now, played before
 
 
 def test_a_rehearsal_never_resumes_as_a_real_run(tmp_path):
@@ -90,8 +102,8 @@ def test_many_changes_name_the_first_few_and_the_count(tmp_path):
     start(tmp_path)
     message = refused(tmp_path, "c3_full", "grid.seed=8", "grid.blocks=2", "games.tickets.max_turns=6",
                       "models.O.max_tokens=5", "models.H.max_tokens=6")
-    assert "grid.seed 20261027 → 8; grid.blocks 40 → 2; games.tickets.max_turns 12 → 6" in message
-    assert "(and 2 more: 5 fields differ)" in message
+    assert "grid.seed 20261027 → 8; games.tickets.max_turns 12 → 6; models.H.max_tokens 4096 → 6" in message
+    assert "(and 1 more: 4 fields differ)" in message  # grid.blocks is growth, not a change
 
 
 def test_the_fingerprint_is_compared_when_the_config_fields_agree(tmp_path):

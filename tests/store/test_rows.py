@@ -15,7 +15,7 @@ from bargain_ray.design import resolve
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.play.rescore import ReplayFile, replay_transcript
 from bargain_ray.providers.sim import SimServer, SimSettings
-from bargain_ray.store.rows import SHARED_SCHEMA, game_row, rows_frame, turn_rows
+from bargain_ray.store.rows import SHARED_SCHEMA, UTC_TIME, game_row, rows_frame, turn_rows
 
 DATA = Path(__file__).parents[1] / "data"
 MODELS = {"buyer": "model-x", "seller": "model-y"}
@@ -111,6 +111,7 @@ def test_a_record_is_journaled_once_as_its_dump_and_reads_back_as_the_model(tmp_
     from bargain_ray.core.unit import Unit
     from bargain_ray.store import GameJournal, index_latest
     from bargain_ray.store.journal import parse_record
+    from bargain_ray.store.jsonl import JOURNAL_VERSION
 
     game = replay_transcript(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
     journal = GameJournal(tmp_path)
@@ -123,7 +124,7 @@ def test_a_record_is_journaled_once_as_its_dump_and_reads_back_as_the_model(tmp_
     assert not set(outcome) & set(Unit.model_fields), "identity lives in the unit only"
     assert list(outcome)[:5] == ["calls_attempted", "repairs_used", "invalid_attempts", "bounds", "status"]
     assert list(outcome)[-1] == "technical_pass" and outcome["utilities"] == game.outcome.scored["utilities"]
-    assert json.loads(line)["version"] == 2 and list(json.loads(line))[-1] == "version"
+    assert json.loads(line)["version"] == JOURNAL_VERSION and list(json.loads(line))[-1] == "version"
     assert parse_record(line) == game and type(parse_record(line)) is GameRecord
 
 
@@ -141,6 +142,14 @@ RENAMED = {
 DROPPED_NULL = {"games": ("deal", "gains", "utilities"), "turns": ("terms", "deal"), "calls": ()}
 """Columns null in every row of 28e62c8's tables: placeholders of fields whose values are nested (a deal's terms are
 ``deal_<term>`` / ``terms_<term>``, gains ``gain_<role>``), so they could never hold a value."""
+ADDED_NULL = {
+    "games": {"started_at": UTC_TIME, "ended_at": UTC_TIME},
+    "turns": {"sent_at": UTC_TIME, "answered_at": UTC_TIME},
+    "calls": {"system_fingerprint": pl.String, "sent_at": UTC_TIME, "answered_at": UTC_TIME, "drift": pl.Boolean},
+}
+"""Columns added since 28e62c8 that its journal has no value for, typed (issue 21.2): when a game started and ended,
+when a turn's calls were sent and answered, a call's times, OpenAI's fingerprint and its drift from the sweep's
+reference (no manifest here, so none): null in every row of a journal written before they were kept."""
 
 
 def renamed(name: str, old: pl.DataFrame) -> dict[str, str]:
@@ -195,7 +204,8 @@ def old_as_new(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
         .join(errors, on=["unit_id", "turn"], how="left", maintain_order="left")
         .with_columns(pl.col("n_errors").fill_null(0))
     )
-    return {"games": new_games, "turns": new_turns, "calls": calls}
+    return {name: frame.with_columns(pl.lit(None, dtype).alias(c) for c, dtype in ADDED_NULL[name].items())
+            for name, frame in (("games", new_games), ("turns", new_turns), ("calls", calls))}
 
 
 def same_table(built: pl.DataFrame, expected: pl.DataFrame, name: str) -> None:

@@ -105,3 +105,20 @@ def test_a_complete_sweep_has_no_banner(tmp_path, demo_journal, demo_manifest):
     out = cli("bargain_ray.report", str(tmp_path))
     assert out.returncode == 0 and out.stdout.startswith("report: ")
     assert "partial:" not in (tmp_path / "report.html").read_text()
+
+
+def test_tables_an_older_bargain_ray_published_are_rebuilt_not_read_short(tmp_path, demo_journal, demo_manifest):
+    """A set published before a column existed (here calls' ``drift``, issue 21.2) is stale: the report reads the
+    journal's rows with every column, and the next write publishes them."""
+    (tmp_path / "manifest.json").write_text(demo_manifest)
+    (tmp_path / "journal.jsonl").write_bytes(demo_journal)
+    write_status(tmp_path, "ended", 12)
+    write_tables(tmp_path)
+    calls = tmp_path / "calls.parquet"
+    old = pl.read_parquet(calls).drop("drift", "sent_at", "answered_at", "system_fingerprint")
+    old.write_parquet(calls, metadata={GENERATION_KEY: generation(calls)})
+    assert not published(tmp_path) and "drift" in read_tables(tmp_path)["calls"].columns
+    out = cli("bargain_ray.report", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    write_tables(tmp_path)
+    assert published(tmp_path) and "drift" in pl.read_parquet_schema(calls)

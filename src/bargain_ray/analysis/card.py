@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
 from typing import Any
 
 import polars as pl
@@ -12,7 +11,9 @@ from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.analysis import provenance
 from bargain_ray.analysis.build import Analysis
+from bargain_ray.analysis.drift import drift_note, served_versions
 from bargain_ray.analysis.families import derived_fields, families
+from bargain_ray.analysis.history import design_history, history_note
 from bargain_ray.analysis.per_game import FIELDS as SHARED_FIELDS
 from bargain_ray.analysis.per_game import family_fields
 from bargain_ray.analysis.private import private_columns
@@ -344,17 +345,23 @@ def provenance_section(analysis: Analysis, items: list[provenance.Item]) -> str:
     if s.manifest.git_commit:
         lines.append(f"- Code commit when the sweep started: `{s.manifest.git_commit}`")
     lines.append(f"- Log schema: `log_version` {LOG_VERSION}, uniform across every raw file of this export.")
+    history = design_history(s.manifest)
+    lines += ["", history_note(s.manifest) or "Designs of the sweep folder (one: it never grew):", "",
+              _table(history.columns, [["" if v is None else v for v in row] for row in history.iter_rows()])]
     played = dict(((g, c), n) for g, c, n in analysis.scan_per_game.group_by("game", "condition").len().collect()
                   .iter_rows())
     for game, condition, digest12 in prompt_hashes(analysis).iter_rows():
         lines.append(f"- Prompt hash for game {game} under condition {condition}: `{digest12}` "
                      f"({played.get((game, condition), 0)} games)")
-    reported = Counter()
-    for row in s.scan("calls").group_by("provider", "model", "model_version").len().collect().iter_rows(named=True):
-        reported[(row["provider"], row["model"], row["model_version"] or "(not reported)")] += row["len"]
-    rows = [[p, m, v, n] for (p, m, v), n in sorted(reported.items())]
+    served = served_versions(s.scan("calls"))
+    rows = [[r["provider"], r["model"], r["model_version"] or "(not reported)", r["system_fingerprint"] or "",
+             r["served_by"] or "", {True: "yes", False: "no"}.get(r["drift"], ""), r["calls"]]
+            for r in served.iter_rows(named=True)]
+    if note := drift_note(served):
+        lines += ["", f"> **{note}**"]
     lines += ["", "Models as configured and as the providers reported them:", "",
-              _table(["Provider", "Model", "Reported model", "Calls"], rows), "", provenance_table(items)]
+              _table(["Provider", "Model", "Reported model", "Fingerprint", "Served by", "Drift", "Calls"], rows), "",
+              provenance_table(items)]
     return "\n".join(lines)
 
 

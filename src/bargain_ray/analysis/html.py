@@ -17,8 +17,10 @@ import polars as pl
 
 from bargain_ray.analysis import provenance
 from bargain_ray.analysis.build import Analysis
+from bargain_ray.analysis.drift import drift_note, served_versions
 from bargain_ray.analysis.export import file_keys
 from bargain_ray.analysis.families import deal_line
+from bargain_ray.analysis.history import design_history, history_note
 from bargain_ray.analysis.page import CSS, escape, private_block, table
 from bargain_ray.analysis.private import split_private
 from bargain_ray.analysis.rehearsal import statement
@@ -59,6 +61,7 @@ FILTER_SCRIPT = """
 choice is kept in the page's query string (``report.html?status=AGREEMENT``) so a link reopens it."""
 
 PROVENANCE = "Provenance: rules, settings, metrics, texts"
+DESIGNS = "Designs of this folder"
 
 
 def partial_banner(note: str | None) -> str:
@@ -234,6 +237,12 @@ def provenance_part(a: Analysis) -> str:
             f'config.</p><div class="wrap">{provenance.html(items, values=True)}</div>')
 
 
+def designs_part(a: Analysis) -> str:
+    """The designs the folder was run with, oldest first (``analysis.history``)."""
+    note = history_note(a.sweep.manifest)
+    return (f'<p class="meta">{escape(note)}</p>' if note else "") + table(design_history(a.sweep.manifest), left=3)
+
+
 def contents(families: list[Section]) -> str:
     def item(anchor: str, title: str, inner: str = "") -> str:
         return f'<li><a href="#{escape(anchor)}">{escape(title)}</a>{inner}</li>'
@@ -241,7 +250,8 @@ def contents(families: list[Section]) -> str:
     per_family = "".join(item(f.anchor(), f.results.title, "<ol>" + "".join(item(a, h) for a, h, _ in f.parts)
                                                                + "</ol>") for f in families)
     return ('<nav class="toc"><b>Contents</b><ol>' + item("summary", "Summary") + item("legend", "Legend")
-            + per_family + item("operational", "Operational, per model") + item("provenance", PROVENANCE)
+            + per_family + item("operational", "Operational, per model") + item("designs", DESIGNS)
+            + item("provenance", PROVENANCE)
             + item("transcripts", "Transcripts") + "</ol></nav>")
 
 
@@ -253,6 +263,8 @@ def render(a: Analysis) -> str:
     families = sections(a)
     grid = f" (grid {s.manifest.grid})" if s.manifest.grid != s.name else ""
     figures = read_figures(s.path, s.manifest)
+    served = served_versions(s.scan("calls"))
+    drifted = drift_note(served)
     body = [
         refigured_banner(figures),
         f"<h1>Sweep report: {escape(s.name)}{escape(grid)}</h1>",
@@ -262,12 +274,16 @@ def render(a: Analysis) -> str:
         + f"cells by {escape(' x '.join(a.by))} · {a.resamples} bootstrap resamples of seeds, {a.level:.0%} intervals · "
         f"built {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</p>",
         f'<p class="sim" id="rehearsal">{escape(note)}</p>' if note else "",
+        f'<div class="technical" id="drift">{escape(drifted)}</div>' if drifted else "",
         contents(families),
         '<h2 id="summary">Summary</h2>', table(cost_label(summary(a), sim), left=2, empty="no game journaled yet"),
         '<h2 id="legend">Legend</h2>', legends(a),
         *(f.html() for f in families),
         '<h2 id="operational">Operational, per model</h2>',
         table(cost_label(a.operational, sim), left=2, empty="no model call recorded"),
+        '<h3 id="served">What served each model (drift: another version than the sweep\'s first answer)</h3>',
+        table(served, left=5, empty="no model call answered"),
+        f'<h2 id="designs">{DESIGNS}</h2>', designs_part(a),
         f'<h2 id="provenance">{PROVENANCE}</h2>', provenance_part(a),
         transcripts(a),
     ]

@@ -63,11 +63,14 @@ class Sweep:
         return self.scan("calls").collect()
 
     def records(self, only: set[str] | None = None) -> Iterator[GameRecord]:
-        """The latest journaled record of each unit (of those in ``only``), in journal order, one at a time."""
+        """The latest journaled record of each unit (of those in ``only``) the current design holds, in journal
+        order, one at a time (a unit only an earlier design had stays in the journal: ``Manifest.left_out``)."""
         if "index" not in self._journal:
             self._journal["index"] = index_latest(self.path)  # once per sweep read: unit -> its latest line
         latest = self._journal["index"]
-        return read_at(self.path, sorted(o for u, o in latest.items() if only is None or u in only))
+        left_out = self.manifest.left_out()
+        records = read_at(self.path, sorted(o for u, o in latest.items() if only is None or u in only))
+        return records if left_out is None else (r for r in records if not left_out(r.unit))
 
     def game_config(self, unit: Unit) -> dict[str, Any] | None:
         """The game config a unit was played under, as the manifest fixed it."""

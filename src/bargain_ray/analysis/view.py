@@ -25,7 +25,7 @@ from bargain_ray.analysis.page import CSS, escape, script_value
 from bargain_ray.analysis.private import is_private, split_private
 from bargain_ray.analysis.rehearsal import rehearsal, statement
 from bargain_ray.analysis.transcript import shown_turns
-from bargain_ray.core.records import GameRecord
+from bargain_ray.core.records import GameRecord, Served
 from bargain_ray.store import (
     CALLS_JOURNAL,
     DATASET,
@@ -100,6 +100,18 @@ class Window:
         return None if self.last is None else sum(1 for t in self.recent if t > self.last - RATE_WINDOW_S)
 
 
+class DriftRow(BaseModel):
+    """A model the provider served as another version than the sweep's reference (its first answer)."""
+
+    model: str
+    reference: str
+    served: str
+    calls: int
+    first_call: str
+    first_at: float | None
+    """POSIX seconds of the first such answer, when the journal records it."""
+
+
 class CellRow(BaseModel):
     cell: str
     finished: int
@@ -170,6 +182,8 @@ class Snapshot(BaseModel):
     """``read_status``'s word: ``stopped`` when the status says running but no driver holds the folder."""
     cells: list[CellRow]
     spend: list[ModelSpend]
+    drift: list[DriftRow]
+    """Models served as another version than the sweep's first answer of them (``execution.drift``)."""
     rates: Rates
     limiter: LimiterSnapshot | None
     """Only while a driver holds the folder: an ended sweep's last limiter state is not live."""
@@ -226,6 +240,7 @@ class Follower:
         """unit_id -> (cell, status) of its latest record."""
         self.spend: dict[str, list[float]] = {}
         """model -> [calls, cost, 429s]."""
+        self.drift: dict[tuple[str, Served], DriftRow] = {}
         self.call_times = Window()
         self.game_times = Window()
         self.timed_by: set[str] = set()
@@ -253,10 +268,15 @@ class Follower:
         return (self.path / file).stat().st_mtime
 
     def poll(self) -> None:
-        """Read what the journals gained (in bounded steps until caught up)."""
+        """Read what the journals gained (in bounded steps until caught up); a game of a unit the folder's current
+        design leaves out (an earlier design had it) is not the sweep's now, as in the tables."""
+        manifest = read_manifest(self.path)
+        left_out = manifest.left_out()
         while games := self._read(JOURNAL):
             for line in games:
                 rec = record_of(line)
+                if left_out is not None and left_out(rec.unit):
+                    continue
                 unit, out = rec.unit, rec.outcome
                 self.units[unit.unit_id] = (unit.cell, out.status.value)
                 self.in_flight.pop(unit.unit_id, None)
@@ -278,12 +298,26 @@ class Follower:
                 for e in errors:
                     self.errors.append({"unit_id": entry.get("unit_id"), "what": f"attempt on {reply.get('model')}",
                                         "error": e})
-                if (at := self._time(entry, CALL_TIMES, CALLS_JOURNAL)) is not None:
+                at = self._time(entry, CALL_TIMES, CALLS_JOURNAL)
+                if at is not None:
                     self.call_times.add(at)
+                self._drift(entry, reply, manifest.served, at)
                 if entry.get("unit_id") not in self.units or self.units[entry["unit_id"]][1] == "TECHNICAL_ERROR":
                     self.in_flight.pop(entry.get("unit_id"), None)
                     self.in_flight[entry.get("unit_id")] = entry  # re-inserted: the dict keeps the newest last
         self.started = True
+
+    def _drift(self, entry: dict[str, Any], reply: dict[str, Any], references: dict[str, Served], at: float | None) -> None:
+        """Count a reply served otherwise than its model's reference (``Served.changed_from``)."""
+        model = f"{reply.get('provider')}:{reply.get('model')}"
+        reference = references.get(model)
+        served = Served.model_validate({k: reply.get(k) for k in Served.model_fields})
+        if reference is None or not served.changed_from(reference):
+            return
+        row = self.drift.setdefault((model, served), DriftRow(
+            model=model, reference=reference.shown(), served=served.shown(), calls=0,
+            first_call=str(entry.get("call_id")), first_at=at))
+        row.calls += 1
 
     def rates(self) -> Rates:
         calls = self.call_times
@@ -314,6 +348,7 @@ class Follower:
                            failures=n["FORMAT_FAILURE"] + n["TECHNICAL_ERROR"]) for c, n in sorted(cells.items())],
             spend=[ModelSpend(model=m, calls=int(v[0]), cost_usd=v[1], rate_limited=int(v[2]))
                    for m, v in sorted(self.spend.items())],
+            drift=list(self.drift.values()),
             rates=self.rates(),
             limiter=read_limiter(self.path) if running else None,
             errors=list(reversed(self.errors)),
@@ -380,6 +415,9 @@ function showSweep(s){
   p.textContent=(s.phase==="planned" ? "planned, not started: " + s.units + " units, none played yet" :
     "finished games: " + s.finished + " of " + (s.units===null?"?":s.units) + " units (" + s.known + " known)");
   root.appendChild(p); if(s.note) root.appendChild(el("div", s.note, "technical"));
+  s.drift.forEach(function(d){var w=el("div", "drift: " + d.model + " was served as " + d.served + " in " + d.calls +
+    " calls from " + d.first_call + ", not as the sweep's reference " + d.reference, "technical"); w.className+=" drift";
+    root.appendChild(w);});
   if(s.phase==="planned") return;
   section(root, "Progress by cell");
   root.appendChild(table(["cell","finished","agreements","failures"],

@@ -27,7 +27,7 @@ from bargain_ray.clients.http import HTTPClient, Sent, limiter_key
 from bargain_ray.clients.retry import describe, mask
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.prompt import Prompt
-from bargain_ray.core.records import Reply
+from bargain_ray.core.records import Reply, utc_now
 
 if TYPE_CHECKING:
     from bargain_ray.clients.registry import API
@@ -138,7 +138,7 @@ class BatchedClient:
 
     async def complete(self, prompt: Prompt, call_id: str) -> Reply:
         body = self.inner.body(prompt)
-        start = time.monotonic()
+        start, sent_at = time.monotonic(), utc_now()
         try:
             result = await self.submit(self.route, body, call_id)
         except TechnicalFailure:
@@ -146,7 +146,7 @@ class BatchedClient:
         except Exception as exc:  # noqa: BLE001 - a batch that cannot be created or read: the call goes online
             result = BatchResult(batch_id="", error=describe(exc, self.route.api_key))
         if result.sent is not None:
-            return self.inner.reply_of(body, result.sent, time.monotonic() - start, [], batched=True)
+            return self.inner.reply_of(body, result.sent, time.monotonic() - start, [], batched=True, sent_at=sent_at)
         note = f"batch {result.batch_id or '(none)'}: {result.error}"
         try:
             reply = await self.inner.complete(prompt, call_id)
@@ -154,7 +154,8 @@ class BatchedClient:
             if exc.reply is not None:
                 exc.reply.attempt_errors.insert(0, note)
             raise
-        return reply.model_copy(update={"attempt_errors": [note, *reply.attempt_errors], "attempts": reply.attempts + 1})
+        return reply.model_copy(update={"attempt_errors": [note, *reply.attempt_errors], "attempts": reply.attempts + 1,
+                                        "sent_at": sent_at})  # sent when it went into its batch
 
     async def close(self) -> None:
         await self.inner.close()

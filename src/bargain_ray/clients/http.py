@@ -10,6 +10,7 @@ import hashlib
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from bargain_ray.clients.limiter import Feedback, Limiter
@@ -18,7 +19,7 @@ from bargain_ray.config import ModelConfig
 from bargain_ray.config.pricing import cost_usd, estimate_tokens
 from bargain_ray.core.errors import Failure, TechnicalFailure
 from bargain_ray.core.prompt import Prompt
-from bargain_ray.core.records import Reply, Usage
+from bargain_ray.core.records import Reply, Usage, utc_now
 
 if TYPE_CHECKING:
     from bargain_ray.clients.batches import BatchRoute
@@ -36,6 +37,7 @@ class Sent:
     model_version: str | None
     headers: dict[str, str] = field(default_factory=dict)
     served_by: str | None = None
+    system_fingerprint: str | None = None
 
 
 def body_tokens(body: dict[str, Any]) -> int:
@@ -119,6 +121,7 @@ class HTTPClient(ABC):
     async def complete(self, prompt: Prompt, call_id: str) -> Reply:
         body = self.body(prompt)
         errors: list[str] = []
+        sent_at = utc_now()
         try:
             async for attempt in retrying(self.model.retry, self.errors, self.api.read_headers):
                 with attempt:
@@ -126,18 +129,20 @@ class HTTPClient(ABC):
         except Exception as exc:  # noqa: BLE001 - after the retries any failure is technical, never a crash
             status = self.errors.status_of(exc)
             message = f"{self.provider} {body['model']}: {describe(exc, self._secret, status)} (after {len(errors)} attempts)"
-            reply = self._reply(body, text="", attempts=len(errors), attempt_errors=errors, stop_reason="error")
+            reply = self._reply(body, text="", attempts=len(errors), attempt_errors=errors, stop_reason="error",
+                                sent_at=sent_at)
             failure = Failure(kind=self.errors.kind(exc), detail=message, http_status=status or None)
             raise TechnicalFailure(failure, reply) from None
-        return self.reply_of(body, sent, latency, errors)
+        return self.reply_of(body, sent, latency, errors, sent_at=sent_at)
 
     def reply_of(self, body: dict[str, Any], sent: Sent, latency: float, errors: list[str],
-                 batched: bool = False) -> Reply:
-        """The reply to ``body`` from its successful attempt; a batched call costs the batch price."""
+                 batched: bool = False, sent_at: datetime | None = None) -> Reply:
+        """The reply to ``body`` from its successful attempt, answered now (its call sent at ``sent_at``); a
+        batched call costs the batch price."""
         cost = cost_usd(sent.usage, self.model.price, self.input_includes_cache)
         return self._reply(
             body, text=sent.text, stop_reason=sent.stop_reason, usage=sent.usage, latency_s=latency,
             attempts=len(errors) + 1, attempt_errors=errors, request_id=sent.request_id,
-            model_version=sent.model_version, served_by=sent.served_by,
-            cost_usd=self.model.price.charged(cost, batched),
+            model_version=sent.model_version, served_by=sent.served_by, system_fingerprint=sent.system_fingerprint,
+            cost_usd=self.model.price.charged(cost, batched), sent_at=sent_at, answered_at=utc_now(),
         )

@@ -89,6 +89,7 @@ def sent_of(completion: ChatCompletion, request_id: str | None, headers: dict[st
         model_version=completion.model,
         headers=headers,
         served_by=served_by(completion),
+        system_fingerprint=completion.system_fingerprint or None,
     )
 
 

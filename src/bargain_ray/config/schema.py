@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -89,6 +89,11 @@ class Assignment(Strict):
     first_speaker: str | None = None
 
 
+CellKey = tuple[str, str, str, int, str | None]
+"""(game, condition, pairing, assignment id, first speaker): one cell of a grid, the same cell in every design of a
+sweep folder that lays it out (``design.units`` places it once per block; the store tells a design's units by it)."""
+
+
 class Design(Strict):
     """One game crossed with its conditions, pairings and assignments."""
 
@@ -112,6 +117,11 @@ class Design(Strict):
         """The cell a game is tabled under: its name from ``cells``, else its label."""
         label = f"{cond}|{pairing}|a{a.id}" + (f"|{speaker}" if self.speaker_varied(a) and speaker else "")
         return (self.cells or {}).get(label, label)
+
+    def cell_keys(self) -> list[CellKey]:
+        """Every cell this design lays out, in design order (the order ``cell_labels`` names them)."""
+        return [(self.game, c, p, a.id, s) for c in self.conditions for p in self.pairings for a in self.assignments
+                for s in self.speakers_of(a)]
 
     def cell_labels(self) -> list[str]:
         """Every cell label this design lays out, in design order."""
@@ -146,7 +156,17 @@ class GridConfig(Strict):
     def _check(self) -> GridConfig:
         if self.seeds is not None and len(self.seeds) != self.blocks:
             raise ValueError(f"grid.seeds has {len(self.seeds)} seeds for {self.blocks} blocks")
+        keys = self.cell_keys()
+        if len(set(keys)) != len(keys):
+            twice = next(k for k in keys if keys.count(k) > 1)
+            raise ValueError(f"the grid's designs lay out one cell twice (game {twice[0]}, condition {twice[1]}, "
+                             f"pairing {twice[2]}, assignment {twice[3]}, first speaker {twice[4]}): a block plays "
+                             "each cell once (ours); replicate with grid.blocks")
         return self
+
+    def cell_keys(self) -> list[CellKey]:
+        """Every cell of every design, in grid order."""
+        return [k for d in self.designs for k in d.cell_keys()]
 
     def block_seed(self, block: int) -> int:
         """Common random numbers: every cell of a block plays the same seed."""
@@ -186,6 +206,9 @@ class RunConfig(Strict):
     report: bool = True
     ray_timeout_s: float = Field(5.0, gt=0, le=600)
     """How long the Ray cluster to join may take to answer, at start and while the run goes on."""
+    on_drift: Literal["warn", "stop"] = "warn"
+    """What a model served as another version than its first answer of the sweep does (``execution.drift``):
+    ``warn`` flags it and goes on; ``stop`` stops the run as a budget stop does (no call starts), exit 1."""
 
 
 class LocalFile(Strict):

@@ -49,6 +49,8 @@ class FailureKind(StrEnum):
     """The sweep's batcher died for good: the run stops (no batched call goes online at full price)."""
     LOST_WORKER = "lost_worker"
     """A game runner died every time it played the same games: the run stops rather than replace it forever."""
+    DRIFT = "drift"
+    """A model answered as another version than its first answer of the sweep, under ``run.on_drift=stop``."""
     OTHER = "other"
 
 
@@ -69,6 +71,7 @@ FAILURE_LABELS: dict[FailureKind, str] = {
     FailureKind.LOST_BUDGET: "stopped: the budget's actor was lost",
     FailureKind.LOST_BATCHER: "stopped: the batcher's actor was lost",
     FailureKind.LOST_WORKER: "stopped: a game runner was lost again and again with the same games",
+    FailureKind.DRIFT: "stopped: a model was served as another version (run.on_drift=stop)",
     FailureKind.OTHER: "other technical errors",
 }
 """How the summary, the report and the view name each kind, in the plural (ours)."""

@@ -6,6 +6,7 @@ These are the rows of ``calls.parquet``, ``turns.parquet`` and
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import (
@@ -37,6 +38,36 @@ class Usage(BaseModel):
     reasoning_tokens: int = 0
 
 
+def utc_now() -> datetime:
+    """Now, UTC: when a call is sent and answered, when a game starts and ends."""
+    return datetime.now(UTC)
+
+
+class Served(BaseModel):
+    """What a provider says answered a call, beyond the model name it was sent to: the model string it reports
+    (Anthropic's and OpenAI's ``model``), OpenAI's ``system_fingerprint``, the upstream provider a router names
+    (OpenRouter's ``provider``). None where it reports none."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model_version: str | None = None
+    system_fingerprint: str | None = None
+    served_by: str | None = None
+
+    def changed_from(self, reference: Served) -> list[str]:
+        """The fields both report and that differ: a drift from ``reference`` (a field one of them does not
+        report is not compared: nothing says it changed)."""
+        return [k for k, v in self if v is not None and getattr(reference, k) not in (None, v)]
+
+    def reported(self) -> bool:
+        return any(v is not None for _, v in self)
+
+    def shown(self) -> str:
+        """One phrase: ``claude-opus-5-5-20261001`` (``fp_44709d6fcb``, via ``Anthropic``)."""
+        extra = [v for v in (self.system_fingerprint, self.served_by and f"via {self.served_by}") if v]
+        return (self.model_version or "(no model reported)") + (f" ({', '.join(extra)})" if extra else "")
+
+
 class CallMeta(BaseModel):
     """How a reply was obtained, as a client reports it. Never holds a key or an auth header."""
 
@@ -53,7 +84,17 @@ class CallMeta(BaseModel):
     request_id: str | None = None
     model_version: str | None = None
     served_by: str | None = None  # the upstream provider that answered, as a router reports it (OpenRouter's "provider")
+    system_fingerprint: str | None = None
+    """OpenAI's backend configuration fingerprint of the reply; None where the API reports none."""
     cost_usd: float = 0.0
+    sent_at: datetime | None = None
+    """When the call was first sent, UTC (None for a computed reply: a strategy agent's, a replayed transcript's)."""
+    answered_at: datetime | None = None
+    """When its answer came back, UTC (None for a call never answered)."""
+
+    def served(self) -> Served:
+        return Served(model_version=self.model_version, system_fingerprint=self.system_fingerprint,
+                      served_by=self.served_by)
 
 
 class Reply(CallMeta):
@@ -182,3 +223,7 @@ class GameRecord(BaseModel):
     """The family's per-game figures (empty for a game with no known result)."""
     turn_metrics: list[dict[str, Scalar]] = []
     """The family's per-turn figures, each row naming its ``turn``."""
+    started_at: datetime | None = None
+    """When the game started and ended, UTC, as its runner played it (None in a record from before they were
+    kept, and in a replayed transcript's)."""
+    ended_at: datetime | None = None

@@ -41,7 +41,9 @@ class ExitCode(IntEnum):
     OK = 0
     """Every game of the design has a known result (or a command did what it was asked)."""
     USER_ERROR = 1
-    """A mistake in the command line, the config or the folder: a one-line message, nothing was run."""
+    """A mistake in the command line, the config or the folder: a one-line message, nothing was run. Also a run
+    ``run.on_drift=stop`` stopped (a model served as another version): the researcher decides, the last line
+    names the model and both versions, every journaled result is kept."""
     UNKNOWN_GAMES = 2
     """The run ended with unknown games (technical failures): running it again retries them."""
     BUDGET = 3

@@ -19,12 +19,14 @@ from typing import Any
 import ray
 from tqdm import tqdm
 
-from bargain_ray.core.errors import LOST_ACTOR
+from bargain_ray.core.errors import LOST_ACTOR, FailureKind
+from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
 from bargain_ray.design import ResolvedSweep
 from bargain_ray.execution.batcher import batching, start_batcher
 from bargain_ray.execution.budget import start_budget
 from bargain_ray.execution.calljournal import start_journal
+from bargain_ray.execution.drift import DriftWatch
 from bargain_ray.execution.pool import ASK_S, WorkerPool, batches
 from bargain_ray.execution.progress import LiveCalls, RunResult, StartupClock, SweepBar, Tally
 from bargain_ray.execution.signals import Stop
@@ -63,15 +65,18 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     calls = list(read_call_lines(path))  # before Ray: the plan has read it whole already
     paid_before = spent(calls)
     recorded = replayable(calls, skip=finished) if replies else {}
+    drift = DriftWatch(path, run.on_drift)
+    drift.seed(calls)
     del calls
     budget = start_budget(sweep, path, sum(cost for _, cost in paid_before))
     journal = start_journal(path) if llm or run.journal_calls else None
     batcher = start_batcher(sweep, path) if batching(sweep) else None
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), run.workers,
                       max(run.max_in_flight, 16), budget, refresh=lambda jobs: journaled_since(jobs, path, journal))
+    tailed = journal is not None and replies  # each answer is seen once: in the call journal, else in its game
+    live = LiveCalls(path, {m.name for m in sweep.models.values()}, journal is not None, clock, drift if tailed else None)
     loop = Loop(pool, batches(units, size, recorded), size, max(run.max_in_flight, size), journal_file,
-                SweepBar(total, run.progress, LiveCalls(path, {m.name for m in sweep.models.values()}, journal is not None, clock)),
-                stop, known=set(finished))
+                SweepBar(total, run.progress, live), stop, known=set(finished), drift=drift, drift_in_games=not tailed)
     try:
         loop.run()
     except KeyboardInterrupt:
@@ -96,7 +101,7 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
             ray.kill(budget)
     return RunResult(tally=loop.tally, to_run=total, live=loop.bar.live, finished_units=loop.known,
                      signal=stop.name, signal_code=stop.exit_code if stop.requested else 0, budget=state,
-                     replies_journaled=replies)
+                     replies_journaled=replies, drift=drift)
 
 
 @dataclass
@@ -112,6 +117,9 @@ class Loop:
     bar: SweepBar
     stop: Stop
     known: set[str]
+    drift: DriftWatch | None = None
+    drift_in_games: bool = False
+    """The answers are compared for drift as their games come back (no call journal holds the replies)."""
     tally: Tally = field(default_factory=Tally)
     exhausted: bool = False
     drain_until: float | None = None
@@ -126,14 +134,29 @@ class Loop:
                 self.journal_file.append_many(records)
                 for record in records:
                     self.tally.add(record)
+                    self._compare(record)
                     if record.outcome.known:
                         self.known.add(record.unit.unit_id)
                     elif record.outcome.failure is not None and record.outcome.failure.kind in LOST_ACTOR:
                         self.pool.halt(record.outcome.failure)
                 self.bar.show(records, self.tally)
+            self._stop_on_drift()
             if self._drained():
                 return
             self.bar.tick(self.tally)
+            self._stop_on_drift()
+
+    def _compare(self, record: GameRecord) -> None:
+        """A game's answers compared for drift, when no call journal holds them (``run.journal_calls=false``)."""
+        if self.drift is not None and self.drift_in_games:
+            for call in record.calls:
+                if not call.resumed and call.status == "ok":
+                    self.drift.see(call, call.call_id)
+
+    def _stop_on_drift(self) -> None:
+        """``run.on_drift=stop``: the first drift stops every call as a lost actor does (``_drained``)."""
+        if self.drift is not None and (failure := self.drift.failure) is not None:
+            self.pool.halt(failure)
 
     def _feed(self) -> None:
         while (not self.exhausted and self.pool.halted is None and not self.tally.budget_refused
@@ -149,8 +172,10 @@ class Loop:
         if self.pool.halted is None:
             return False
         if self.drain_until is None:
+            then = ("see the last line for how to go on" if self.pool.halted.kind == FailureKind.DRIFT
+                    else "run the same command again to resume")
             tqdm.write(f"stopping: {self.pool.halted.detail}; no call starts, the games in flight end unknown "
-                       "and their paid calls are journaled; run the same command again to resume")
+                       f"and their paid calls are journaled; {then}")
             self.drain_until = time.monotonic() + DRAIN_S
         return time.monotonic() > self.drain_until
 

@@ -25,7 +25,9 @@ from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.records import CallRecord, GameRecord
 from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.budget import BudgetState
+from bargain_ray.execution.drift import DriftWatch
 from bargain_ray.store import CALLS_JOURNAL
+from bargain_ray.store.calls import CallEntry, read_call_line
 from bargain_ray.store.jsonl import complete_size
 from bargain_ray.store.status import PaidCall, is_429, key_limits, paid_call, tail_lines, write_limiter
 
@@ -159,12 +161,14 @@ def process_started() -> float:
 
 
 class CallTail:
-    """The call journal followed from where this invocation started: each paid reply read once, as it is written."""
+    """The call journal followed from where this invocation started: each paid reply read once, as it is written
+    (and handed to ``drift``, when given, as the one place it is seen)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, drift: DriftWatch | None = None) -> None:
         self.file = path / CALLS_JOURNAL
         self.start = self.offset = complete_size(self.file)
         self.paid = Paid()
+        self.drift = drift
         self.first_sent: float | None = None
         """When the first reply seen was sent (seen, less its latency)."""
 
@@ -177,6 +181,10 @@ class CallTail:
         for call in filter(None, map(paid_call, entries)):
             self.paid.add(call)
             self.first_sent = min(self.first_sent or now, now - call.latency_s)
+        if self.drift is not None:
+            for entry in map(read_call_line, entries):
+                if isinstance(entry, CallEntry):
+                    self.drift.see(entry.reply, entry.call_id)
         return bool(entries)
 
     def before(self) -> Paid:
@@ -226,8 +234,9 @@ class LiveCalls:
     (answered, spend, 429s) and the limiter snapshot the driver polls anyway (in flight, every 2 s: between two
     snapshots a call answered leaves the in-flight count, so calls sent never go down)."""
 
-    def __init__(self, path: Path, models: set[str], journaling: bool, clock: StartupClock | None = None) -> None:
-        self.tail = CallTail(path)
+    def __init__(self, path: Path, models: set[str], journaling: bool, clock: StartupClock | None = None,
+                 drift: DriftWatch | None = None) -> None:
+        self.tail = CallTail(path, drift)
         self.limiter = LimiterWatch(path, models)
         self.journaling = journaling
         self.clock = clock or StartupClock()
@@ -325,6 +334,12 @@ class RunResult:
     budget: BudgetState | None = None
     replies_journaled: bool = True
     """False under ``run.journal_calls=false``: a paid call's cost is journaled, its reply is not (never replayed)."""
+    drift: DriftWatch | None = None
+
+    @property
+    def drift_stopped(self) -> Failure | None:
+        """What stopped the run under ``run.on_drift=stop`` (a model served as another version), None otherwise."""
+        return self.drift.failure if self.drift is not None else None
 
     @property
     def unknown(self) -> int:
@@ -338,6 +353,8 @@ class RunResult:
     def exit_code(self) -> int:
         if self.signal:
             return self.signal_code
+        if self.drift_stopped:
+            return ExitCode.USER_ERROR  # issue 21.2: the researcher decides (run.on_drift=warn, or a new folder)
         if self.budget_stopped:
             return ExitCode.BUDGET
         return ExitCode.UNKNOWN_GAMES if self.unknown else ExitCode.OK
@@ -366,7 +383,12 @@ def spend_lines(result: RunResult, now: Paid) -> list[str]:
 
 
 def unknown_line(result: RunResult) -> str:
-    """The last line: how many games are unknown, why (grouped), and what to do."""
+    """The last line: how many games are unknown, why (grouped), and what to do; a drift stop says first which
+    model was served as what."""
+    if (drift := result.drift_stopped) is not None:
+        return (f"stopped ({drift.detail}; run.on_drift=stop): {result.unknown} games unknown; to go on under the new "
+                "version run again with run.on_drift=warn (calls.parquet's drift column marks its calls), or start a "
+                "new sweep folder for it")
     if not result.unknown:
         return "every game has a known result"
     reasons = Counter(result.tally.unknown_reasons)
@@ -391,7 +413,9 @@ def model_line(model: str, m: ModelCalls) -> str:
             f"{m.output_tokens} output tokens, ${m.cost_usd:.4f}")
 
 
-def summary(result: RunResult, path: Path, finished_before: int, counts: dict[str, int]) -> str:
+def summary(result: RunResult, path: Path, finished_before: int, counts: dict[str, int], dropped: int = 0) -> str:
+    """The end of a run, one line a fact; ``dropped``: journaled games of earlier designs of the folder that the
+    current one leaves out (kept in the journal, not in the tables)."""
     tally, live = result.tally, result.live
     live.tail.read()  # every line the run journaled (its journal is closed by now)
     lines = [
@@ -403,7 +427,10 @@ def summary(result: RunResult, path: Path, finished_before: int, counts: dict[st
     lines += spend_lines(result, live.paid(tally))
     if tally.batches:
         lines.append(f"batches sent through batch APIs: {tally.batches}")
-    lines.append(f"tables: {', '.join(f'{k}.parquet {v} rows' for k, v in counts.items())}")
+    lines += result.drift.lines() if result.drift is not None else []
+    lines.append(f"tables: {', '.join(f'{k}.parquet {v} rows' for k, v in counts.items())}" + (
+        f"; {dropped} games of earlier designs of this folder are not in this design: kept in the journal, "
+        "left out of the tables" if dropped else ""))
     lines.append(live.clock.line())
     if result.signal:
         lines.append(f"stopped by {result.signal}: no new games; games in flight stopped, their paid replies "

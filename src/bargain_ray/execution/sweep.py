@@ -90,9 +90,10 @@ def _ray_for(sweep: SweepConfig, plan_line: str, clock: StartupClock) -> RayChoi
 
 def _run_locked(sweep: SweepConfig, path: Path, clock: StartupClock) -> int:
     with stop_on_signals(running=False) as stop:  # until the games start, a signal ends the command at once
-        todo, count, done = plan(sweep, path)
+        planned = plan(sweep, path)
+        todo, count, done = planned.todo, planned.count, planned.done
         finished = len(done)
-        line = f"grid {sweep.grid.name}: {count + finished} units, {finished} finished, {count} to run"
+        line = planned.line(sweep.grid.name)
         if sweep.run.dry_run:
             print(line)
             print(estimate(sweep, list(todo()), typical_calls))
@@ -107,5 +108,5 @@ def _run_locked(sweep: SweepConfig, path: Path, clock: StartupClock) -> int:
             write_status(path, "interrupted" if stop.requested else "ended", count + finished)
             if sweep.run.report and not stop.requested:
                 print(f"report: {build_report(path)}")
-        print(summary(result, path, finished, counts))  # last: its last line says what is unknown and why
+        print(summary(result, path, finished, counts, planned.dropped))  # last: its last line says what is unknown and why
         return stop.exit_code if stop.requested else result.exit_code

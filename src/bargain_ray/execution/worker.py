@@ -10,7 +10,7 @@ import ray
 from bargain_ray.agents import make_agent
 from bargain_ray.agents.base import Agent
 from bargain_ray.core.errors import Failure
-from bargain_ray.core.records import GameRecord
+from bargain_ray.core.records import GameRecord, utc_now
 from bargain_ray.core.unit import Unit
 from bargain_ray.design import ResolvedSweep
 from bargain_ray.execution.batcher import batched_clients
@@ -67,11 +67,12 @@ class GameRunner:
                 agent = JournaledAgent(agent, model, unit.unit_id, recorded if replies else {}, replies, self.ledger,
                                        resumed)
             agents[role] = agent
+        started = utc_now()
         record = await play(game, agents, unit)
         await void_failed_calls(self.ledger, record)
         for call in record.calls:
             call.resumed = call.call_id in resumed
-        return record
+        return record.model_copy(update={"started_at": started, "ended_at": utc_now()})
 
     async def play_batch(self, jobs: list[Job]) -> list[GameRecord]:
         """The games of ``jobs``, as models: Ray pickles them to the driver, whose store serializes them once."""

@@ -1,9 +1,17 @@
-"""``manifest.json``: what names and determines the sweep's units, checked field by field on every resume."""
+"""``manifest.json``: what names and determines the sweep's units, checked field by field on every resume.
+
+A folder may grow: a resume may add blocks, seeds, pairings, models, conditions, assignments, first speakers or
+designs, and may leave some out. What it may not do is change what any design of the folder recorded: a game, a
+condition or a model that a recorded design has keeps its every field, the grid seed and each block's seed stay,
+and so does every fingerprint part both have. The designs are kept, oldest first (``designs``), each with when it
+was first run and what it added; ``config`` and ``components`` are the current one's.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -11,7 +19,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_serializer
 
 from bargain_ray.config import RUNTIME_KEYS, Condition, GridConfig, LocalFile, ModelConfig
+from bargain_ray.config.schema import CellKey
 from bargain_ray.core.provenance import CodeVersion
+from bargain_ray.core.records import Served
+from bargain_ray.core.unit import Unit
 from bargain_ray.store.paths import CALLS_JOURNAL, JOURNAL, MANIFEST
 
 SHOWN = 3
@@ -63,6 +74,43 @@ class Refigured(BaseModel):
     """When, UTC."""
 
 
+class ServedReference(Served):
+    """A model's reference for drift (``provider:model`` in ``Manifest.served``): what the sweep's first answer of
+    it reported as served, and which call that was."""
+
+    call_id: str
+    answered_at: datetime | None = None
+
+
+class DesignRecord(BaseModel):
+    """One design a sweep folder was run with: what determined its units, when it was first run, what it added."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    at: str | None
+    """When the folder was first run with it, UTC (None: a folder's first design from before designs were kept)."""
+    grid: str
+    config: Determinants
+    components: dict[str, Any]
+    git_commit: str | None = None
+    units: int | None = None
+    """Units the design lays out (None where not recorded)."""
+    added: int | None = None
+    """Units no earlier design of the folder laid out (all of them for the first design)."""
+    dropped: int | None = None
+    """Units of earlier designs it leaves out: they stay in the journals, out of the tables."""
+    changes: list[str] = []
+    """What differs from the design before, one field a line (``grid.blocks 1 → 40``); empty for the first."""
+
+    def cell_keys(self) -> frozenset[CellKey]:
+        return frozenset(self.config.grid.cell_keys())
+
+    def same_as(self, other: Determinants, components: dict[str, Any]) -> bool:
+        """Whether this design determines the units ``other`` and ``components`` determine, field for field."""
+        return (self.config.model_dump(mode="json") == other.model_dump(mode="json")
+                and not differences(self.components, json.loads(json.dumps(components))))
+
+
 class Manifest(BaseModel):
     """The sweep's creation date (part of every unit id), what determines its units, and provenance."""
 
@@ -87,6 +135,34 @@ class Manifest(BaseModel):
     file's place). Provenance, never compared: what such a file changes that determines games (a config value, a
     word of a brief) is compared where it lands, in ``config`` and the text digests of ``components``, while one
     that changes only runtime knobs (a price, a limit) must not refuse a resume."""
+    served: dict[str, ServedReference] = {}
+    """``provider:model`` -> what the sweep's first answer of the model reported as served (model string,
+    fingerprint, upstream provider): every later answer is compared to it, a change is drift
+    (``execution.drift``). Recorded by the driver as the first answers come; never compared for resume."""
+    designs: list[DesignRecord] = []
+    """Every design the folder was run with, oldest first, the last the current one (``config``, ``components``,
+    ``grid``); empty in a folder from before designs were kept, whose one design is ``config`` (``history``)."""
+
+    def history(self) -> list[DesignRecord]:
+        """The folder's designs, oldest first (a folder from before designs were kept has one: ``config``)."""
+        return self.designs or [DesignRecord(at=None, grid=self.grid, config=self.config, components=self.components,
+                                             git_commit=self.git_commit)]
+
+    def left_out(self) -> Callable[[Unit], bool] | None:
+        """Whether a journaled unit belongs to an earlier design and not to the current one (it stays in the
+        journal, out of the tables and the dataset); None when the folder had one design, so nothing is left out."""
+        *earlier, current = self.history()
+        if not earlier:
+            return None
+        before = [(d.config.grid.blocks, d.cell_keys()) for d in earlier]
+        blocks, keys = current.config.grid.blocks, current.cell_keys()
+
+        def dropped(unit: Unit) -> bool:
+            key = (unit.game, unit.condition, unit.pairing, unit.assignment, unit.first_speaker)
+            held = unit.block <= blocks and key in keys
+            return not held and any(unit.block <= b and key in k for b, k in before)
+
+        return dropped
 
     def game_conditions(self) -> list[tuple[str, str]]:
         """(game, condition) of every game config of the sweep, in the grid's order, each once."""
@@ -119,7 +195,18 @@ def read_manifest(path: Path) -> Manifest:
 
 
 def open_manifest(path: Path, current: Manifest) -> Manifest:
-    """Create the folder and write ``current``, or check the recorded manifest against it; returns the recorded one.
+    """Create the folder and write ``current``, or check the recorded manifest against it; returns the recorded one."""
+    recorded = recorded_manifest(path)
+    if recorded is None:
+        path.mkdir(parents=True, exist_ok=True)
+        write_manifest(path, current)
+        return current
+    refuse_changes(path, recorded, current)
+    return recorded
+
+
+def recorded_manifest(path: Path) -> Manifest | None:
+    """The manifest of the sweep folder ``path`` for a resume, None for a folder not started yet.
 
     A journal without its manifest is refused, not rebuilt: the journal's records carry unit ids and
     hashes but not the config fields that gave them, so a rebuilt manifest could not name what changed,
@@ -134,21 +221,22 @@ def open_manifest(path: Path, current: Manifest) -> Manifest:
                 f"this config, and a new manifest would rename every unit. Restore {target} (e.g. from a backup) "
                 f"to resume, or {NEW_FOLDER}."
             )
-        path.mkdir(parents=True, exist_ok=True)
-        write_manifest(path, current)
-        return current
+        return None
     try:
-        recorded = read_manifest(path)
+        return read_manifest(path)
     except UnreadableManifest:
         raise ChangedConfig(
             f"{target} is unreadable or does not record what determines its games (grid seed, designs, games, "
             f"models; folders before this check did not): it cannot be resumed safely. Finish it with the code "
             f"that started it, or {NEW_FOLDER}."
         ) from None
+
+
+def refuse_changes(path: Path, recorded: Manifest, current: Manifest) -> None:
+    """``ChangedConfig`` naming what ``current`` changes of any design the folder recorded (``changed_fields``)."""
     changes = changed_fields(recorded, current)
     if changes:
         raise ChangedConfig(refusal(path, changes))
-    return recorded
 
 
 def write_manifest(path: Path, manifest: Manifest) -> None:
@@ -163,10 +251,41 @@ def write_manifest(path: Path, manifest: Manifest) -> None:
 
 
 def changed_fields(recorded: Manifest, current: Manifest) -> list[tuple[str, Any, Any]]:
-    """(path, recorded, current) of every determining field that differs; the fingerprint is compared
-    only when the config fields agree, so one change is not named twice (once as a field, once as a digest)."""
-    changes = differences(recorded.config.model_dump(mode="json"), current.config.model_dump(mode="json"))
-    return changes or differences(recorded.components, current.components, "components")
+    """(path, recorded, current) of every determining field ``current`` changes of a design the folder recorded
+    (the first such design's); what one side has and the other lacks is growth, not a change. The fingerprint is
+    compared only when the config fields agree, so one change is not named twice (once as a field, once as a
+    digest)."""
+    for design in recorded.history():
+        changes = shared_differences(design.config, current.config) or [
+            c for k in design.components.keys() & current.components.keys()
+            for c in differences(design.components[k], current.components[k], f"components.{k}")]
+        if changes:
+            return changes
+    return []
+
+
+def shared_differences(old: Determinants, new: Determinants) -> list[tuple[str, Any, Any]]:
+    """What ``new`` changes of ``old`` where both have it: the provider, the grid seed, the seed of each block
+    both play, and every field of each game, condition and model both name. The grid's names (``name``,
+    ``experiment``, ``prefix``), its number of blocks and its designs may differ: the units they name keep their
+    ids (``design.units``), and a cell both lay out is compared by ``design.units.renamed``."""
+    a, b = old.model_dump(mode="json"), new.model_dump(mode="json")
+    out = differences(a["provider"], b["provider"], "provider")
+    out += differences(a["grid"]["seed"], b["grid"]["seed"], "grid.seed")
+    if old.grid.seeds is not None or new.grid.seeds is not None:
+        out += [(f"grid.seeds.{block - 1}", old.grid.block_seed(block), new.grid.block_seed(block))
+                for block in range(1, min(old.grid.blocks, new.grid.blocks) + 1)
+                if old.grid.block_seed(block) != new.grid.block_seed(block)]
+    for field in ("games", "conditions", "models"):
+        out += [c for k in a[field] if k in b[field] for c in differences(a[field][k], b[field][k], f"{field}.{k}")]
+    return out
+
+
+def growth(old: Determinants, new: Determinants) -> list[str]:
+    """What ``new`` differs from ``old`` in, one field a line as a refusal names it (``grid.blocks 1 → 40``), for
+    the design history."""
+    return [f"{p} {show(a)} → {show(b)}"
+            for p, a, b in differences(old.model_dump(mode="json"), new.model_dump(mode="json"))]
 
 
 ABSENT = object()

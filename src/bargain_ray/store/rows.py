@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 
 from bargain_ray.core.figures import is_figure, value_of
-from bargain_ray.core.records import CallRecord, GameRecord
+from bargain_ray.core.records import CallMeta, CallRecord, GameRecord, Served
 from bargain_ray.core.status import Status
 
 IDENTITY = (
@@ -38,7 +39,9 @@ SHARED_SCHEMA = {c: pl.Int64 if c in ("assignment", "seed", "block", "position")
     "invalid_attempts": pl.Int64, "input_tokens": pl.Int64, "output_tokens": pl.Int64, "cost_usd": pl.Float64,
 }
 """The columns every game has, with their types (a sweep without games still has them)."""
-GAME_SCHEMA = SHARED_SCHEMA | {"unit_hash": pl.String, "outcome_json": pl.String}
+UTC_TIME = pl.Datetime("us", "UTC")
+GAME_SCHEMA = SHARED_SCHEMA | {"unit_hash": pl.String, "outcome_json": pl.String, "started_at": UTC_TIME,
+                               "ended_at": UTC_TIME}
 OUTCOMES = {Status.AGREEMENT: "deal", Status.NO_AGREEMENT: "no_deal", Status.FORMAT_FAILURE: "format_failure",
             Status.TECHNICAL_ERROR: "technical_failure", Status.INTERRUPTED: "technical_failure"}
 """Seed 002's ``outcome`` values; ``technical_failure`` is ours (an unknown game, re-run on resume)."""
@@ -104,6 +107,7 @@ def game_row(rec: GameRecord) -> dict[str, Any]:
     row |= {f"{role}_agent": agent for role, agent in unit.agent_of_role.items()}
     row |= side_tokens(rec)
     row["unit_hash"] = unit.hash
+    row |= {"started_at": rec.started_at, "ended_at": rec.ended_at}
     for key, value in rec.outcome.scored.items():  # the named fields are the shared columns already
         if key not in row and (cell := _cell(value)) is not _SKIP:
             row[key] = cell
@@ -115,7 +119,7 @@ def game_row(rec: GameRecord) -> dict[str, Any]:
 TURN_SCHEMA = {
     "unit_id": pl.String, "turn": pl.Int64, "role": pl.String, "model": pl.String, "call_ids": pl.List(pl.String),
     "n_attempts": pl.Int64, "n_errors": pl.Int64, "valid": pl.Boolean, "action": pl.String, "message": pl.String,
-    "turn_scored": pl.Boolean, "served_by": pl.String,
+    "turn_scored": pl.Boolean, "served_by": pl.String, "sent_at": UTC_TIME, "answered_at": UTC_TIME,
 }
 """The columns every turn has; a family's action fields and per-turn metrics add their own."""
 
@@ -156,6 +160,7 @@ def turn_rows(rec: GameRecord) -> list[dict[str, Any]]:
         row |= {k: v for k, v in (metrics or {}).items() if k not in row}
         row["turn_scored"] = metrics is not None
         row["served_by"] = calls[t.call_ids[-1]].served_by if t.call_ids and t.call_ids[-1] in calls else None
+        row |= {"sent_at": asked[0].sent_at if asked else None, "answered_at": asked[-1].answered_at if asked else None}
         rows.append(row)
     return rows
 
@@ -168,23 +173,39 @@ CALL_SCHEMA = {
     "latency_s": pl.Float64, "attempts": pl.Int64, "attempt_errors": pl.List(pl.String),
     "request_id": pl.String, "model_version": pl.String, "served_by": pl.String, "cost_usd": pl.Float64, "status": pl.String,
     "valid": pl.Boolean, "rule": pl.String, "error": pl.String, "resumed": pl.Boolean,
+    "system_fingerprint": pl.String, "sent_at": UTC_TIME, "answered_at": UTC_TIME, "drift": pl.Boolean,
 }
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 
 
-_CALL_FIELDS = tuple(k for k in CALL_SCHEMA if k not in _USAGE)
+_CALL_FIELDS = tuple(k for k in CALL_SCHEMA if k not in (*_USAGE, "drift"))
+References = Mapping[str, Served]
+"""``provider:model`` -> what the sweep's first answer of that model reported as served (``Manifest.served``)."""
 
 
-def call_row(c: CallRecord) -> dict[str, Any]:
-    """One row of calls.parquet: the call's fields, its usage as columns, the request as sent (JSON)."""
+def model_key(c: CallMeta) -> str:
+    """How a sweep names a model of its calls, for its drift reference, the summary and the bar."""
+    return f"{c.provider}:{c.model}"
+
+
+def drifted(c: CallMeta, references: References) -> bool | None:
+    """Whether ``c`` was served otherwise than the sweep's reference for its model (``Served.changed_from``);
+    None when there is no reference or the call reports nothing served (a strategy reply, a failed call)."""
+    reference, served = references.get(model_key(c)), c.served()
+    return None if reference is None or not served.reported() else bool(served.changed_from(reference))
+
+
+def call_row(c: CallRecord, references: References | None = None) -> dict[str, Any]:
+    """One row of calls.parquet: the call's fields, its usage as columns, the request as sent (JSON), its drift."""
     row = {k: getattr(c, k) for k in _CALL_FIELDS}
     row["request"] = json.dumps(c.request, ensure_ascii=False)
-    return row | {k: getattr(c.usage, k) for k in _USAGE}
+    return row | {k: getattr(c.usage, k) for k in _USAGE} | {"drift": drifted(c, references or {})}
 
 
-def record_rows(rec: GameRecord) -> dict[str, list[dict[str, Any]]]:
-    """Every row one journaled game contributes, by table."""
-    return {"games": [game_row(rec)], "turns": turn_rows(rec), "calls": [call_row(c) for c in rec.calls]}
+def record_rows(rec: GameRecord, references: References | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every row one journaled game contributes, by table (each call's drift against ``references``)."""
+    return {"games": [game_row(rec)], "turns": turn_rows(rec),
+            "calls": [call_row(c, references) for c in rec.calls]}
 
 
 SCHEMAS: dict[str, dict[str, Any]] = {"games": GAME_SCHEMA, "turns": TURN_SCHEMA, "calls": CALL_SCHEMA}

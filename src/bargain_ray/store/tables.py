@@ -6,6 +6,9 @@ file), then writes ``tables.json`` naming that generation and how much of the jo
 A kill between two moves leaves files of two generations; ``read_tables`` then (and whenever the
 journal has grown since) rebuilds the same rows from the journal in memory, so a reader sees one
 complete set that matches the journal, and never writes the folder.
+
+The tables hold the folder's current design: the games of units an earlier design had and the current one
+leaves out stay in the journal, never in a table (``Manifest.left_out``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +26,9 @@ from pydantic import BaseModel, ValidationError
 from bargain_ray.core.records import GameRecord
 from bargain_ray.store.journal import read_latest
 from bargain_ray.store.jsonl import complete_size
-from bargain_ray.store.paths import JOURNAL, TABLES_MARKER
-from bargain_ray.store.rows import SCHEMAS, record_rows, rows_frame
+from bargain_ray.store.manifest import read_manifest
+from bargain_ray.store.paths import JOURNAL, MANIFEST, TABLES_MARKER
+from bargain_ray.store.rows import SCHEMAS, References, record_rows, rows_frame
 
 TABLES = ("games", "turns", "calls")
 GENERATION_KEY = "bargain_ray.generation"
@@ -38,12 +42,28 @@ class TableSet(BaseModel):
     journal_bytes: int
     """Complete bytes of the journal the set was built from."""
     rows: dict[str, int]
+    designs: int = 1
+    """How many designs the folder had when the set was built: a set built for an earlier design is stale."""
 
 
-def add_rows(rows: dict[str, list[dict[str, Any]]], rec: GameRecord) -> None:
-    """A record's rows appended to each table's list."""
-    for name, more in record_rows(rec).items():
+def add_rows(rows: dict[str, list[dict[str, Any]]], rec: GameRecord, references: References | None = None) -> None:
+    """A record's rows appended to each table's list (its calls' drift against ``references``)."""
+    for name, more in record_rows(rec, references).items():
         rows[name].extend(more)
+
+
+def designs(path: Path) -> int:
+    """How many designs the sweep folder ``path`` has had (1 for a folder without a manifest)."""
+    return len(read_manifest(path).history()) if (path / MANIFEST).exists() else 1
+
+
+def tabled_records(path: Path) -> tuple[Iterator[GameRecord], References]:
+    """(the latest record of each unit of the sweep folder ``path`` that its current design holds, one at a time;
+    each model's drift reference): every unit and no reference in a folder without a manifest."""
+    manifest = read_manifest(path) if (path / MANIFEST).exists() else None
+    left_out = manifest.left_out() if manifest else None
+    records = (rec for rec in read_latest(path) if left_out is None or not left_out(rec.unit))
+    return records, manifest.served if manifest else {}
 
 
 Refigure = Callable[[GameRecord], GameRecord]
@@ -88,8 +108,9 @@ def _publish(path: Path, work: Path, generation: str, chunk: int, refigure: Refi
                 written[name].append(part)
                 batch.clear()
 
-    for rec in read_latest(path):
-        add_rows(rows, refigure(rec) if refigure else rec)
+    records, references = tabled_records(path)
+    for rec in records:
+        add_rows(rows, refigure(rec) if refigure else rec, references)
         if len(rows["games"]) >= chunk:
             flush()
     flush()
@@ -109,7 +130,8 @@ def _publish(path: Path, work: Path, generation: str, chunk: int, refigure: Refi
     for name in TABLES:
         os.replace(work / f"{name}.parquet", path / f"{name}.parquet")
     marker = work / TABLES_MARKER
-    marker.write_text(TableSet(generation=generation, journal_bytes=journal_bytes, rows=counts).model_dump_json())
+    marker.write_text(TableSet(generation=generation, journal_bytes=journal_bytes, rows=counts,
+                               designs=designs(path)).model_dump_json())
     _fsync(marker)
     os.replace(marker, path / TABLES_MARKER)
     _fsync(path)
@@ -139,7 +161,7 @@ def published_generation(path: Path) -> str | None:
         table_set = TableSet.model_validate_json(marker.read_bytes())
     except ValidationError:
         return None
-    if table_set.journal_bytes != complete_size(path / JOURNAL):
+    if table_set.journal_bytes != complete_size(path / JOURNAL) or table_set.designs != designs(path):
         return None
     for name in TABLES:
         file = path / f"{name}.parquet"
@@ -147,9 +169,15 @@ def published_generation(path: Path) -> str | None:
             meta = pl.read_parquet_metadata(file)
         except (OSError, pl.exceptions.PolarsError):
             return None
-        if meta.get(GENERATION_KEY) != table_set.generation:
+        if meta.get(GENERATION_KEY) != table_set.generation or not written_by_this_code(file, name):
             return None
     return table_set.generation
+
+
+def written_by_this_code(file: Path, name: str) -> bool:
+    """Whether ``file`` has every column this code writes in table ``name``: a set an older bargain_ray
+    published (before ``drift`` or ``sent_at`` were kept, say) is rebuilt from the journal, never read short."""
+    return set(SCHEMAS[name]) <= set(pl.read_parquet_schema(file))
 
 
 def read_tables(path: Path) -> dict[str, pl.DataFrame]:
@@ -158,8 +186,9 @@ def read_tables(path: Path) -> dict[str, pl.DataFrame]:
     if published(path):
         return {name: pl.read_parquet(path / f"{name}.parquet") for name in TABLES}
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
-    for rec in read_latest(path):
-        add_rows(rows, rec)
+    records, references = tabled_records(path)
+    for rec in records:
+        add_rows(rows, rec, references)
     return {name: rows_frame(name, r) for name, r in rows.items()}
 
 

@@ -59,6 +59,22 @@ class BatchSettings(Strict):
     expired: float = Field(0.0, ge=0, le=1)
 
 
+class VersionChange(Strict):
+    """From the ``at_call``-th reply the server gives (of ``model`` only, when named), it reports ``version`` as
+    the model that answered, and OpenAI-style replies the fingerprint ``fp_<version>``: a provider changing what
+    serves a model name mid-sweep, for the drift guard's tests."""
+
+    at_call: int = Field(ge=1)
+    version: str = Field(min_length=1)
+    model: str | None = None
+
+    def served(self, model: str, answered: int) -> tuple[str, str] | None:
+        """(model string, fingerprint) the ``answered``-th reply of ``model`` reports, None to report as usual."""
+        if (self.model is None or self.model == model) and answered >= self.at_call:
+            return self.version, f"fp_{self.version}"
+        return None
+
+
 class SimSettings(Strict):
     """The simulated provider. ``base_url`` set means a server already runs there."""
 
@@ -78,6 +94,7 @@ class SimSettings(Strict):
     served_by: dict[str, str] = {}
     """model -> the upstream provider its OpenAI-style replies name in a top-level ``provider`` field, as
     OpenRouter's do (e.g. ``{"claude-haiku-5-5": "Anthropic"}``); a model not named gets no such field."""
+    served_version_change: VersionChange | None = None
 
     def strategy(self, model: str) -> str:
         """The concession kind that answers for ``model``: configured, else a stable hash."""

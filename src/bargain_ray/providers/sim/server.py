@@ -73,6 +73,8 @@ class SimServer:
         self._faults = random.Random(f"{settings.seed}-faults")
         self._latency = random.Random(f"{settings.seed}-latency")
         self._ids = itertools.count(1)
+        self._answered: defaultdict[str | None, int] = defaultdict(int)
+        """Replies given, per model and in all (None), online and batched: what a version change counts."""
         self._limits: dict[str, ModelLimits] = {}
         self._log: list[dict[str, Any]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -95,7 +97,7 @@ class SimServer:
             app.router.add_post("/v1/messages", self._anthropic)
             app.router.add_post("/v1/chat/completions", self._openai)
             app.router.add_get("/sim/log", self._get_log)
-            Batches(self.settings, self._log, answer, _key_sha).routes(app)
+            Batches(self.settings, self._log, self._answer, _key_sha).routes(app)
             self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=0.1)
             await self._runner.setup()
             await web.SockSite(self._runner, sock).start()
@@ -182,7 +184,7 @@ class SimServer:
             status = 529 if fault == "overloaded" else self._faults.choice((500, 503))
             entry["status"] = status
             return self._error(api, status, self._headers(rid, entry, limits))
-        payload, out_tokens = answer(self.settings, api, body, rid, fault)
+        payload, out_tokens = self._answer(self.settings, api, body, rid, fault)
         limits.spend_output(out_tokens)
         entry |= {"status": 200, "output_tokens": out_tokens, "done": time.time()}
         data = json.dumps(payload).encode()
@@ -192,6 +194,21 @@ class SimServer:
             entry["status"] = "client_gone"  # the client timed out first: served, never received
         headers = self._headers(rid, entry, limits)
         return web.Response(body=data, status=200, headers=headers, content_type="application/json")
+
+    def _answer(self, settings: SimSettings, api: str, body: dict[str, Any], rid: str,
+                fault: str | None = None) -> tuple[dict[str, Any], int]:
+        """``answer``, counted, reporting the changed version once ``served_version_change`` says so."""
+        payload, out_tokens = answer(settings, api, body, rid, fault)
+        model = str(body.get("model", ""))
+        self._answered[None] += 1
+        self._answered[model] += 1
+        change = settings.served_version_change
+        counted = self._answered[model if change is not None and change.model else None]
+        if change is not None and (served := change.served(model, counted)) is not None:
+            payload["model"] = served[0]
+            if "system_fingerprint" in payload:
+                payload["system_fingerprint"] = served[1]
+        return payload, out_tokens
 
     def _draw(self, model: str) -> str | None:
         """At most one fault per request, from the seeded stream (the model's own faults where it has them)."""
