@@ -18,7 +18,7 @@ def problems(*overrides: str) -> list[str]:
     ("run.workers=0", "run.workers=0: must be >= 1"),
     ("grid.blocks=-1", "grid.blocks=-1: must be >= 1"),
     ("run.max_in_flight=0", "run.max_in_flight=0: must be >= 1"),
-    ("run.batch_size=0", "run.batch_size=0: must be >= 1"),
+    ("run.games_per_task=0", "run.games_per_task=0: must be >= 1"),
     ("run.max_cost_usd=-1", "run.max_cost_usd=-1: must be >= 0"),
     ("models.O.max_tokens=-1", "models.O.max_tokens=-1: must be >= 1"),
     ("models.O.retry.timeout_s=-1", "models.O.retry.timeout_s=-1: must be > 0"),

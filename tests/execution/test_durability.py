@@ -32,7 +32,7 @@ def lines(path: Path) -> list[dict]:
 
 
 def test_a_second_driver_is_refused_at_once_and_the_first_finishes(tmp_path, sweep_env):
-    args = ["grid.blocks=30", f"run.dir={tmp_path}", "run.batch_size=1", "run.max_in_flight=4"]
+    args = ["grid.blocks=30", f"run.dir={tmp_path}", "run.games_per_task=1", "run.max_in_flight=4"]
     first = subprocess.Popen([*SWEEP, *args], env=sweep_env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
     deadline = time.time() + 120
@@ -60,7 +60,7 @@ def test_a_second_driver_is_refused_at_once_and_the_first_finishes(tmp_path, swe
 
 def test_a_disk_that_fills_mid_sweep_ends_cleanly_and_resumes_to_the_same_tables(tmp_path, sweep_env, finished_sweep,
                                                                                   capsys):
-    args = ["grid.blocks=10", "run.journal_calls=true", "run.batch_size=4"]
+    args = ["grid.blocks=10", "run.journal_calls=true", "run.games_per_task=4"]
     with small_disk(tmp_path, "1500k") as disk:
         if disk is None:
             pytest.skip("cannot mount a tmpfs here")

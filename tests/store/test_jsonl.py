@@ -37,7 +37,7 @@ def test_a_torn_tail_is_cut_before_the_next_append(tmp_path):
         assert list(read_lines(file, bytes)) == [first], "a torn tail is not a line yet"
         append()
         assert file.read_bytes() == first + line
-    assert line.endswith(b', "version": 2}\n')
+    assert line.endswith(b', "version": 3}\n')
     assert read_calls(tmp_path, skip=set()) == {}, "spend entries are paid, never replayed"
 
 
@@ -46,8 +46,8 @@ def test_one_batch_is_one_write(tmp_path):
     appender.append([Line(unit_id="a"), Line(unit_id="b")])
     appender.append([])
     appender.close()
-    assert (tmp_path / "j.jsonl").read_bytes() == (b'{"unit_id": "a", "text": "", "version": 2}\n'
-                                                   b'{"unit_id": "b", "text": "", "version": 2}\n')
+    assert (tmp_path / "j.jsonl").read_bytes() == (b'{"unit_id": "a", "text": "", "version": 3}\n'
+                                                   b'{"unit_id": "b", "text": "", "version": 3}\n')
 
 
 def test_a_corrupt_line_names_its_file_and_line(tmp_path, demo_journal):
@@ -124,22 +124,26 @@ def test_a_full_disk_keeps_every_complete_line_and_resumes_once_there_is_room(ti
     again.append([Line(unit_id="v")])
     again.close()
     lines = list(read_lines(file, Line.model_validate_json))
-    assert len(lines) == written + 2 and lines[-1] == Line(unit_id="v", version=2)
+    assert len(lines) == written + 2 and lines[-1] == Line(unit_id="v", version=3)
     assert all(json.loads(line) for line in file.read_bytes().splitlines())
     shutil.rmtree(journal)
 
 
 def test_a_line_of_a_newer_format_is_refused_naming_its_version(tmp_path, demo_journal):
     file = tmp_path / "journal.jsonl"
-    newer = json.loads(demo_journal.splitlines()[0]) | {"version": 3}
+    newer = json.loads(demo_journal.splitlines()[0]) | {"version": 4}
     file.write_bytes(demo_journal.splitlines(keepends=True)[0] + json.dumps(newer).encode() + b"\n")
     for read in (read_records, read_heads):
-        with pytest.raises(CorruptJournal, match=rf"^{file}:2: written in journal format 3, and this bargain_ray "
-                                                 "reads formats up to 2; nothing was run"):
+        with pytest.raises(CorruptJournal, match=rf"^{file}:2: written in journal format 4, and this bargain_ray "
+                                                 "reads formats up to 3; nothing was run"):
             list(read(tmp_path))
     old = {k: v for k, v in newer.items() if k != "version"}
     file.write_bytes(json.dumps(old).encode() + b"\n")
     assert [r.unit.unit_id for r in read_records(tmp_path)] == [old["unit"]["unit_id"]], "no version: version 1"
+    unit = old["unit"]
+    before = old | {"unit": {k: v for k, v in unit.items() if k != "letter_of_role"} | {"model_of_role": unit["letter_of_role"]}}
+    file.write_bytes(json.dumps(before | {"version": 2}).encode() + b"\n")
+    assert [r.unit.letter_of_role for r in read_records(tmp_path)] == [unit["letter_of_role"]], "format 2's name is read"
 
 
 def test_a_restarted_call_journal_writes_an_entry_already_on_disk_once(tmp_path):

@@ -123,7 +123,7 @@ def test_a_record_is_journaled_once_as_its_dump_and_reads_back_as_the_model(tmp_
     assert not set(outcome) & set(Unit.model_fields), "identity lives in the unit only"
     assert list(outcome)[:5] == ["calls_attempted", "repairs_used", "invalid_attempts", "bounds", "status"]
     assert list(outcome)[-1] == "technical_pass" and outcome["utilities"] == game.outcome.scored["utilities"]
-    assert json.loads(line)["version"] == 2 and list(json.loads(line))[-1] == "version"
+    assert json.loads(line)["version"] == 3 and list(json.loads(line))[-1] == "version"
     assert parse_record(line) == game and type(parse_record(line)) is GameRecord
 
 

@@ -177,7 +177,8 @@ class RunConfig(Strict):
     dry_run: bool = False
     workers: int = Field(2, ge=1)
     max_in_flight: int = Field(2000, ge=1)
-    batch_size: int | None = Field(None, ge=1)
+    games_per_task: int | None = Field(None, ge=1)
+    """Units a GameRunner plays per actor task; None: 1 with models, 32 with strategy agents only."""
     max_cost_usd: float | None = Field(None, ge=0)
     journal_calls: bool | None = None
     batch_api: bool = False

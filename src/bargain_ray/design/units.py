@@ -65,7 +65,7 @@ def units(sweep: ResolvedSweep, created: str) -> Iterator[Unit]:
                 seed=seed,
                 first_speaker=speaker,
                 models_by_role=models,
-                model_of_role=letters,
+                letter_of_role=letters,
                 agent_of_role=agent_of_role,
                 hash=digest(determined),
             )

@@ -21,9 +21,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 T = TypeVar("T")
 
-JOURNAL_VERSION = 2
+JOURNAL_VERSION = 3
 """The line format this code writes: 1 had no ``version`` field; 2 stamps it on every line (and adds the
-call journal's spend entries). A reader takes every version up to this one and refuses a newer line."""
+call journal's spend entries); 3 names a unit's role -> letter map ``letter_of_role`` (``model_of_role`` before,
+still read). A reader takes every version up to this one and refuses a newer line."""
 
 VERSION = {"version": JOURNAL_VERSION}
 
