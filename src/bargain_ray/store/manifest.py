@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_serializer
 
 from bargain_ray.config import RUNTIME_KEYS, Condition, GridConfig, LocalFile, ModelConfig
+from bargain_ray.core.display import ABSENT, show
 from bargain_ray.core.provenance import CodeVersion
 from bargain_ray.store.paths import CALLS_JOURNAL, JOURNAL, MANIFEST
 
@@ -169,10 +169,6 @@ def changed_fields(recorded: Manifest, current: Manifest) -> list[tuple[str, Any
     return changes or differences(recorded.components, current.components, "components")
 
 
-ABSENT = object()
-"""A key one side lacks (distinct from a null value)."""
-
-
 def differences(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, Any]]:
     """Every leaf where two JSON values differ, as (dotted path, old, new), in the order of ``old``'s keys.
 
@@ -199,8 +195,3 @@ def refusal(path: Path, changes: list[tuple[str, Any, Any]]) -> str:
         f"to resume, or {NEW_FOLDER}."
     )
 
-
-def show(value: Any, width: int = 60) -> str:
-    """A value as a refusal prints it: strings bare, the rest as JSON, long ones cut."""
-    text = "(absent)" if value is ABSENT else value if isinstance(value, str) else json.dumps(value)
-    return text if len(text) <= width else text[: width - 1] + "…"
