@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bargain_ray.config import SweepConfig
+from bargain_ray.config import SweepConfig, local_conf_note
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design import ResolvedSweep, estimate, resolve
 from bargain_ray.execution.cluster import ClusterUnavailable, RayChoice, choose_ray, start_ray, watch_cluster
@@ -86,7 +86,7 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
         return ExitCode.DISK_FULL
 
 
-def _ray_for(sweep: SweepConfig, plan_line: str, clock: StartupClock) -> RayChoice:
+def _ray_for(sweep: ResolvedSweep, plan_line: str, clock: StartupClock) -> RayChoice:
     """Which Ray the run uses, said in the plan line, then joined or started."""
     choice = choose_ray(sweep.run.ray_timeout_s)
     print(f"{plan_line}; ray: {choice.describe()}", flush=True)
@@ -96,7 +96,7 @@ def _ray_for(sweep: SweepConfig, plan_line: str, clock: StartupClock) -> RayChoi
     return choice
 
 
-def _run_locked(sweep: SweepConfig, path: Path, clock: StartupClock, report: Report | None) -> int:
+def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: Report | None) -> int:
     with stop_on_signals(running=False) as stop:  # until the games start, a signal ends the command at once
         todo, count, done = plan(sweep, path)
         finished = len(done)
@@ -115,5 +115,7 @@ def _run_locked(sweep: SweepConfig, path: Path, clock: StartupClock, report: Rep
             write_status(path, "interrupted" if stop.requested else "ended", count + finished)
             if report is not None and sweep.run.report and not stop.requested:
                 print(f"report: {report(path)}")
+        if note := local_conf_note(sweep.config.local_conf):
+            print(note)  # the summary's first line: which ./conf files the games were played from
         print(summary(result, path, finished, counts))  # last: its last line says what is unknown and why
         return stop.exit_code if stop.requested else result.exit_code
