@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from bargain_ray.core.display import show
 
@@ -103,7 +104,7 @@ def non_finite(data: Any, path: KeyPath = ()) -> list[str]:
     return []
 
 
-def _rule(error: dict[str, Any]) -> str:
+def _rule(error: ErrorDetails) -> str:
     kind, ctx = error["type"], error.get("ctx") or {}
     if kind in BOUNDS:
         bound = next(iter(ctx.values()), "?")

@@ -46,7 +46,7 @@ class Unit(BaseModel):
         """The unit of a re-scored transcript: what the replay file gives (``given``: identity fields,
         e.g. seed 001's unit), the rest defaulted (ours): ``replay-<game>``, block and position 0, empty
         labels and model maps, no hash (a replay is never resumed, so nothing compares one)."""
-        defaults: dict[str, Any] = {
+        defaults: dict[str, Any] = {  # local: the fields a replay lacks, validated by Unit below
             "unit_id": f"replay-{game}", "experiment": "replay", "block": 0, "position": 0, "condition": "",
             "pairing": "", "assignment": 0, "cell": "", "models_by_role": {}, "letter_of_role": {},
             "agent_of_role": {}, "hash": "",

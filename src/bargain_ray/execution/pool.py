@@ -34,7 +34,7 @@ class WorkerPool:
     """GameRunner actors and the tasks in flight on each; a task lost with its actor is sent again, with the
     replies its games journaled since it was first sent (``refresh``), so only calls in flight are paid twice."""
 
-    def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int, concurrency: int,
+    def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int, concurrency: int,  # the ResolvedSweep's JSON dump as sent to each actor, validated there (worker.py)
                  budget: Any = None, refresh: Callable[[list[Job]], list[Job]] | None = None) -> None:
         self._args = (spec, journal, keys, budget)
         self.budget = budget

@@ -31,7 +31,7 @@ class Job(NamedTuple):
 class GameRunner:
     """Holds the games and clients of one sweep; each actor task plays a few units (``run.games_per_task``)."""
 
-    def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,
+    def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,  # the ResolvedSweep's JSON dump as sent, validated on the next line
                  budget: Any = None, holder: str = "") -> None:
         self.sweep = ResolvedSweep.model_validate(sweep)
         self.clients = ClientPool(self.sweep.provider, keys, batched_clients(self.sweep))

@@ -30,7 +30,7 @@ def parse_record(line: bytes) -> GameRecord:
     return _record(JournaledRecord.model_validate_json(line))
 
 
-def record_of(line: dict[str, Any]) -> GameRecord:
+def record_of(line: dict[str, Any]) -> GameRecord:  # free-form: a JSON line as decoded, typed here
     """``parse_record`` of a line already decoded (the live view follows the journal as JSON)."""
     return _record(JournaledRecord.model_validate(line))
 

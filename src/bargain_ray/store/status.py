@@ -149,11 +149,11 @@ def read_limiter(path: Path) -> LimiterSnapshot | None:
         return None  # none yet (a sweep without LLMs, or one before this file existed)
 
 
-def tail_lines(file: Path, offset: int, limit: int = 1 << 24) -> tuple[list[dict[str, Any]], int]:
+def tail_lines(file: Path, offset: int, limit: int = 1 << 24) -> tuple[list[dict[str, Any]], int]:  # free-form: JSON lines as decoded, each typed by its reader
     """Complete JSON lines of a journal after byte ``offset`` (about ``limit`` bytes of them at most), and the
     offset after them: a reader following a growing journal (the live view) reads each line once, in
     bounded steps. A torn tail waits for its newline."""
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = []  # free-form: JSON lines as decoded
     if not file.exists():
         return out, offset
     start = offset
@@ -182,7 +182,7 @@ class PaidCall(BaseModel):
     """429s met by its failed attempts before it was answered."""
 
 
-def paid_call(line: dict[str, Any]) -> PaidCall | None:
+def paid_call(line: dict[str, Any]) -> PaidCall | None:  # free-form: a JSON line as decoded, typed here
     """A call-journal line as a paid call: a reply (``CallEntry``) or the cost of one whose reply is not journaled
     (``SpendEntry``); None for a void line and for a strategy agent's reply (journaled for replay with
     ``run.journal_calls=true``, never paid)."""
