@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 CONF = conf_dir()
 DEMO_WHOLE = ["+grid=demo", "run.progress=false", "run.report=false", "grid.blocks=10", "run.journal_calls=true",
-              "run.batch_size=4"]
+              "run.games_per_task=4"]
 """The uninterrupted demo sweep that killed, disk-full and resumed ones of the same grid must end equal to
 (played once per session by the ``finished_sweep`` fixture)."""
 

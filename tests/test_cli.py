@@ -35,7 +35,7 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     ("run.workers=0", "run.workers=0: must be >= 1"),
     ("grid.blocks=-1", "grid.blocks=-1: must be >= 1"),
     ("run.max_in_flight=0", "run.max_in_flight=0: must be >= 1"),
-    ("run.batch_size=0", "run.batch_size=0: must be >= 1"),
+    ("run.games_per_task=0", "run.games_per_task=0: must be >= 1"),
     ("models.O.max_tokens=-1", "models.O.max_tokens=-1: must be >= 1"),
     ("models.O.retry.timeout_s=-1", "models.O.retry.timeout_s=-1: must be > 0"),
     ("models.O.retry.max_attempts=0", "models.O.retry.max_attempts=0: must be >= 1"),

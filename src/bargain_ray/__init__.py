@@ -20,14 +20,22 @@ _API = {
     "load_config": "bargain_ray.design.resolved",
     "ResolvedSweep": "bargain_ray.design.resolved",
     "SweepConfig": "bargain_ray.config.schema",
-    "run_sweep": "bargain_ray.execution.sweep",
     "read_sweep": "bargain_ray.analysis.sweep",
     "Sweep": "bargain_ray.analysis.sweep",
     "build_report": "bargain_ray.analysis.report",
     "replay_transcript": "bargain_ray.play.rescore",
     "ReplayFile": "bargain_ray.play.rescore",
 }
-__all__ = [*_API, "__version__"]
+__all__ = [*_API, "__version__", "run_sweep"]
+
+
+def run_sweep(sweep: Any, started: float | None = None) -> int:
+    """Run or resume a sweep as ``python -m bargain_ray`` does (its exit code): the runner plays it, then, with
+    ``run.report``, the command builds its report (``execution`` never imports ``analysis``)."""
+    from bargain_ray.analysis.report import build_report
+    from bargain_ray.execution import sweep as runner
+
+    return runner.run_sweep(sweep, started, build_report)
 
 
 def __getattr__(name: str) -> Any:

@@ -87,8 +87,9 @@ def main(argv: list[str] | None = None) -> int:
         for line in exc.problems:
             print(f"error: {line}", file=sys.stderr)
         return ExitCode.USER_ERROR
+    # the runner, then the report; Ray and the store load only for a config that can run
+    from bargain_ray import run_sweep
     from bargain_ray.execution.progress import process_started
-    from bargain_ray.execution.sweep import run_sweep  # Ray and the store load only for a config that can run
     from bargain_ray.store import ChangedConfig
 
     if note := local_conf_note(sweep.config.local_conf):

@@ -112,7 +112,7 @@ def unit(seed: int, pairing: str, first: str, position: int) -> Unit:
         "experiment": "test", "game": "tickets", "family": "multi_issue", "block": seed, "position": position,
         "phase": "main", "condition": "C3", "pairing": pairing, "assignment": 1,
         "cell": f"C3|{pairing}|a1|{first}", "seed": seed, "first_speaker": first,
-        "models_by_role": {r: MODELS[x][1] for r, x in roles.items()}, "model_of_role": roles,
+        "models_by_role": {r: MODELS[x][1] for r, x in roles.items()}, "letter_of_role": roles,
         "agent_of_role": {"buyer": "A", "seller": "B"}, "hash": f"h{seed}{pairing}{first}",
     })
 
@@ -132,7 +132,7 @@ def make_sweep(path: Path) -> Path:
     for position, ((seed, pairing, first), replies) in enumerate(sorted(scripts().items()), start=1):
         queue = deque(replies)
         u = unit(seed, pairing, first, position)
-        agents = {role: ScriptedAgent(u.model_of_role[role], queue) for role in game.roles}
+        agents = {role: ScriptedAgent(u.letter_of_role[role], queue) for role in game.roles}
         record = asyncio.run(play(game, agents, u))
         journal.append_many([record])
     journal.close()

@@ -52,7 +52,7 @@ def test_the_estimate_counts_the_input_tokens_the_sim_bills_and_the_client_bills
 
         async def run():
             clients = {role: make_client(served.models[letter], served.provider)
-                       for role, letter in unit.model_of_role.items()}
+                       for role, letter in unit.letter_of_role.items()}
             try:
                 return await play(game, {r: LLMAgent(c) for r, c in clients.items()}, unit)
             finally:
@@ -63,6 +63,6 @@ def test_the_estimate_counts_the_input_tokens_the_sim_bills_and_the_client_bills
     billed = {role: [c.usage.input_tokens for c in record.calls if c.role == role] for role in estimated}
     assert billed == estimated and sum(map(len, billed.values())) > 4
     for call in record.calls:
-        model = served.models[unit.model_of_role[call.role]]
+        model = served.models[unit.letter_of_role[call.role]]
         assert call.cost_usd == cost_usd(call.usage, model.price) > 0
         assert call.cost_usd <= worst_case_usd(model, game.prompt(game.start(unit.seed, unit.first_speaker), call.role))

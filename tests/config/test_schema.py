@@ -18,7 +18,7 @@ def problems(*overrides: str) -> list[str]:
     ("run.workers=0", "run.workers=0: must be >= 1"),
     ("grid.blocks=-1", "grid.blocks=-1: must be >= 1"),
     ("run.max_in_flight=0", "run.max_in_flight=0: must be >= 1"),
-    ("run.batch_size=0", "run.batch_size=0: must be >= 1"),
+    ("run.games_per_task=0", "run.games_per_task=0: must be >= 1"),
     ("run.max_cost_usd=-1", "run.max_cost_usd=-1: must be >= 0"),
     ("models.O.max_tokens=-1", "models.O.max_tokens=-1: must be >= 1"),
     ("models.O.retry.timeout_s=-1", "models.O.retry.timeout_s=-1: must be > 0"),
@@ -81,3 +81,9 @@ def test_unreadable_overrides_and_no_grid() -> None:
 
 def test_a_game_knob_out_of_range_is_refused_by_its_family() -> None:
     assert problems("+grid=c3_smoke", "games.tickets.max_turns=-5")[0].startswith("games.tickets.max_turns=-5: ")
+
+
+def test_a_long_bad_value_is_cut_as_a_resume_refusal_cuts_it() -> None:
+    """One spelling of a value in every one-line message (``core.display.show``): 60 characters, then "…"."""
+    found = problems("+grid=c3_smoke", f"run.workers={'x' * 100}")
+    assert found == [f"run.workers={'x' * 59}…: should be a valid integer, unable to parse string as an integer"]

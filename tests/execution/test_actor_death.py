@@ -45,7 +45,7 @@ EXIT_S = 240
 
 def sweep_args(url: str, folder: Path, *more: str) -> list[str]:
     return ["+grid=c3_smoke", "grid.blocks=2", "provider=sim", f"provider.settings.base_url={url}", f"run.dir={folder}",
-            f"run.max_in_flight={IN_FLIGHT}", "run.batch_size=1", "run.progress=false", "run.report=false",
+            f"run.max_in_flight={IN_FLIGHT}", "run.games_per_task=1", "run.progress=false", "run.report=false",
             f"run.max_cost_usd={CAP}", *more]
 
 
@@ -249,7 +249,7 @@ class DoomedRunner:
     def __init__(self, *args: object) -> None:
         pass
 
-    async def play_batch(self, jobs: list) -> list:
+    async def play_many(self, jobs: list) -> list:
         os._exit(1)
 
     async def halt(self, failure: object) -> None:

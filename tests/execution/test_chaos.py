@@ -54,7 +54,7 @@ def sim_url():
 def sweep_args(url: str, folder: Path) -> list[str]:
     return [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", "grid.blocks=3", "provider=sim",
             f"provider.settings.base_url={url}", f"run.dir={folder}", f"run.max_in_flight={IN_FLIGHT}",
-            "run.batch_size=1", "run.progress=false", "run.report=false"]
+            "run.games_per_task=1", "run.progress=false", "run.report=false"]
 
 
 def lines(path: Path) -> int:

@@ -144,7 +144,7 @@ def test_losing_the_local_cluster_mid_sweep_stops_in_seconds_with_69_and_the_nex
     grid = [*DEMO, "grid.blocks=30", "run.journal_calls=true"]
     whole = finished_sweep(grid, tmp_path / "whole")
     folder, env = tmp_path / "sweep", own_ray_env(base)
-    proc = subprocess.Popen([sys.executable, "-m", "bargain_ray", *grid, f"run.dir={folder}", "run.batch_size=1",
+    proc = subprocess.Popen([sys.executable, "-m", "bargain_ray", *grid, f"run.dir={folder}", "run.games_per_task=1",
                              "run.max_in_flight=4", "run.ray_timeout_s=2"], env=env, cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while proc.poll() is None and not journal(folder / "journal.jsonl"):

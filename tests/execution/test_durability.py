@@ -19,6 +19,7 @@ from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.calljournal import start_journal
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import DiskFull, SpendEntry, is_disk_full, lock_holder
+from bargain_ray.store.jsonl import JOURNAL_VERSION
 
 SWEEP = [sys.executable, "-m", "bargain_ray", "+grid=demo", "run.progress=false", "run.report=false"]
 
@@ -32,7 +33,7 @@ def lines(path: Path) -> list[dict]:
 
 
 def test_a_second_driver_is_refused_at_once_and_the_first_finishes(tmp_path, sweep_env):
-    args = ["grid.blocks=30", f"run.dir={tmp_path}", "run.batch_size=1", "run.max_in_flight=4"]
+    args = ["grid.blocks=30", f"run.dir={tmp_path}", "run.games_per_task=1", "run.max_in_flight=4"]
     first = subprocess.Popen([*SWEEP, *args], env=sweep_env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
     deadline = time.time() + 120
@@ -60,7 +61,7 @@ def test_a_second_driver_is_refused_at_once_and_the_first_finishes(tmp_path, swe
 
 def test_a_disk_that_fills_mid_sweep_ends_cleanly_and_resumes_to_the_same_tables(tmp_path, sweep_env, finished_sweep,
                                                                                   capsys):
-    args = ["grid.blocks=10", "run.journal_calls=true", "run.batch_size=4"]
+    args = ["grid.blocks=10", "run.journal_calls=true", "run.games_per_task=4"]
     with small_disk(tmp_path, "1500k") as disk:
         if disk is None:
             pytest.skip("cannot mount a tmpfs here")
@@ -119,9 +120,13 @@ def test_a_full_disk_in_the_call_journal_actor_reaches_the_driver_as_disk_full(t
 
 
 def as_version_1(path: Path) -> int:
-    """Rewrite a journal as the code before journal versions wrote it (no ``version`` key); its line count."""
+    """Rewrite a journal as the code before journal versions wrote it (no ``version`` key; a game's unit names its
+    role -> letter map ``model_of_role``, as formats 1 and 2 did); its line count."""
     entries = lines(path)
-    assert entries and all(e.pop("version") == 2 for e in entries), "every line this code writes carries its version"
+    assert entries and all(e.pop("version") == JOURNAL_VERSION for e in entries), "every line this code writes carries its version"
+    for e in entries:
+        if "unit" in e:
+            e["unit"]["model_of_role"] = e["unit"].pop("letter_of_role")
     path.write_text("".join(json.dumps(e) + "\n" for e in entries))
     return len(entries)
 
@@ -146,4 +151,4 @@ def test_a_folder_of_journal_version_1_resumes_and_replays(tmp_path, ray_session
     assert pl.read_parquet(folder / "calls.parquet")["resumed"].sum() > 0
     assert len(lines(folder / "calls.journal.jsonl")) == calls, "nothing paid: every call replayed"
     journal = lines(folder / "journal.jsonl")
-    assert [e.get("version") for e in journal] == [None] * 10 + [2] * 6
+    assert [e.get("version") for e in journal] == [None] * 10 + [JOURNAL_VERSION] * 6

@@ -18,7 +18,7 @@ FAMILIES = {"multi_issue", "bargaining", "scorable", "freetext"}
 
 
 def test_mixed_grid_is_killed_resumes_and_tables_every_family(tmp_path, sweep_env, capsys):
-    args = ["+grid=mixed_demo", "grid.blocks=4", f"run.dir={tmp_path}", "run.batch_size=1", "run.max_in_flight=4",
+    args = ["+grid=mixed_demo", "grid.blocks=4", f"run.dir={tmp_path}", "run.games_per_task=1", "run.max_in_flight=4",
             "run.progress=false"]
     proc = subprocess.Popen([sys.executable, "-m", "bargain_ray", *args, "run.report=false"], env=sweep_env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -64,7 +64,7 @@ def test_demo_sweep_runs_offline_and_writes_the_contract_tables(tmp_path, sweep_
 
 
 def test_sigkilled_sweep_resumes_without_redoing_finished_games(tmp_path, sweep_env, capsys):
-    args = ["+grid=demo", "grid.blocks=10", f"run.dir={tmp_path}", "run.batch_size=1", "run.max_in_flight=4",
+    args = ["+grid=demo", "grid.blocks=10", f"run.dir={tmp_path}", "run.games_per_task=1", "run.max_in_flight=4",
             "run.progress=false", "run.report=false"]
     kill_after(args, sweep_env, tmp_path / "journal.jsonl", games=40)
     before = journal(tmp_path)
@@ -82,7 +82,7 @@ def test_sigkilled_sweep_resumes_without_redoing_finished_games(tmp_path, sweep_
 
 def test_a_live_sweep_reads_as_running_and_a_sigkilled_one_as_stopped(tmp_path, sweep_env):
     folder = tmp_path / "outputs" / "killed"
-    args = ["+grid=demo", "grid.blocks=30", f"run.dir={folder}", "run.batch_size=1", "run.max_in_flight=2",
+    args = ["+grid=demo", "grid.blocks=30", f"run.dir={folder}", "run.games_per_task=1", "run.max_in_flight=2",
             "run.progress=false", "run.report=false"]
     proc = subprocess.Popen([*SWEEP, *args], env=sweep_env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.time() + 120
@@ -136,7 +136,7 @@ def test_dry_run_spends_nothing(tmp_path, capsys):
 
 
 def test_turn_level_resume_replays_journaled_calls_and_pays_only_for_new_ones(tmp_path, sweep_env, finished_sweep):
-    args = ["+grid=demo", "grid.blocks=10", f"run.dir={tmp_path / 'killed'}", "run.batch_size=1",
+    args = ["+grid=demo", "grid.blocks=10", f"run.dir={tmp_path / 'killed'}", "run.games_per_task=1",
             "run.max_in_flight=8", "run.progress=false", "run.journal_calls=true", "run.report=false"]
     kill_after(args, sweep_env, tmp_path / "killed" / "journal.jsonl", games=40)
     finished = {r["unit"]["unit_id"] for r in journal(tmp_path / "killed")}

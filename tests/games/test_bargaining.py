@@ -208,7 +208,7 @@ def test_eight_cells_share_thirty_seeds_and_their_valuations():
     for u in plan:
         assert u.first_speaker == "seller"
         letters = dict(zip(("seller", "buyer"), u.pairing, strict=True))
-        assert u.model_of_role == letters
+        assert u.letter_of_role == letters
         game = sweep.game(u.game, u.condition)
         assert game.config.prompt_variant == u.condition
         s = game.start(u.seed, u.first_speaker)

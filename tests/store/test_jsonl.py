@@ -141,6 +141,10 @@ def test_a_line_of_a_newer_format_is_refused_naming_its_version(tmp_path, demo_j
     old = {k: v for k, v in json.loads(demo_journal.splitlines()[0]).items() if k != "version"}
     file.write_bytes(json.dumps(old).encode() + b"\n")
     assert [r.unit.unit_id for r in read_records(tmp_path)] == [old["unit"]["unit_id"]], "no version: version 1"
+    unit = old["unit"]
+    before = old | {"unit": {k: v for k, v in unit.items() if k != "letter_of_role"} | {"model_of_role": unit["letter_of_role"]}}
+    file.write_bytes(json.dumps(before | {"version": 2}).encode() + b"\n")
+    assert [r.unit.letter_of_role for r in read_records(tmp_path)] == [unit["letter_of_role"]], "format 2's name is read"
 
 
 def test_a_restarted_call_journal_writes_an_entry_already_on_disk_once(tmp_path):

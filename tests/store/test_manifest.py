@@ -208,3 +208,14 @@ def test_a_changed_brief_word_in_local_conf_refuses_a_folder_played_with_the_pac
     assert main(["+grid=demo", f"run.dir={folder}", "run.dry_run=true"]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"error: {folder} holds games of another config: games.tickets.situation ") and "team" in err
+
+
+def test_the_end_of_run_summary_names_the_local_conf_files_too(tmp_path, monkeypatch, capsys, ray_session):
+    """The note the terminal shows first stands again at the head of the summary, where a long run's reader looks."""
+    monkeypatch.chdir(tmp_path)
+    local_copy(tmp_path, "game/tickets.yaml", lambda t: t.replace("staff outing", "team outing"))
+    assert main(["+grid=demo", "grid.blocks=1", f"run.dir={tmp_path / 'sweep'}", "run.progress=false",
+                 "run.report=false"]) == 0
+    out = capsys.readouterr().out
+    note = "config from ./conf: conf/game/tickets.yaml (in place of the packaged one)"
+    assert out.startswith(note + "\n") and f"\n{note}\nsweep folder: {tmp_path / 'sweep'}\n" in out

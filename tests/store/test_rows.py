@@ -95,12 +95,13 @@ def test_read_latest_keeps_each_units_last_record_and_parses_only_those(tmp_path
     journal = GameJournal(tmp_path)
     game = replay_transcript(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
     records = [game.model_copy(update={"unit": game.unit.model_copy(update={"unit_id": u, "seed": n})})
-               for n, u in enumerate(["a", 'b"q', "a", "c"])]  # the seed tells the lines apart
+               for n, u in enumerate(["a", 'b"q', "a", "c", "e" * 300])]  # the seed tells the lines apart
     journal.append_many(records)
     journal.close()
     with (tmp_path / "journal.jsonl").open("ab") as f:
         f.write(b'{"unit": {"unit_id": "d"}, "outc')  # a torn last line, as a kill leaves it
-    assert [(r.unit.unit_id, r.unit.seed) for r in read_latest(tmp_path)] == [('b"q', 1), ("a", 2), ("c", 3)]
+    assert [(r.unit.unit_id, r.unit.seed) for r in read_latest(tmp_path)] == [('b"q', 1), ("a", 2), ("c", 3),
+                                                                             ("e" * 300, 4)]  # an id past the head
     assert [r.unit.seed for r in read_latest(tmp_path, only={"a"})] == [2]
 
 

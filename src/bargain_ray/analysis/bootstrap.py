@@ -149,7 +149,7 @@ def _sort_key(cell: tuple) -> tuple:
     return tuple((v is None, str(v)) for v in cell)
 
 
-def _schema(cols: list[str], per_game: pl.DataFrame | pl.LazyFrame, by: list[str]) -> dict[str, Any]:
+def _schema(cols: list[str], per_game: pl.DataFrame | pl.LazyFrame, by: list[str]) -> pl.Schema:
     """The output columns' types, the grouping columns keeping theirs even when there are no rows."""
     source = per_game.lazy().collect_schema()
     schema = {c: source[c] for c in by} | {
@@ -157,7 +157,7 @@ def _schema(cols: list[str], per_game: pl.DataFrame | pl.LazyFrame, by: list[str
         "n_games": pl.Int64, "n_seeds": pl.Int64, "mean": pl.Float64, "mean_diff": pl.Float64,
         "ci_low": pl.Float64, "ci_high": pl.Float64,
     }
-    return {c: schema[c] for c in cols}
+    return pl.Schema({c: schema[c] for c in cols})
 
 
 def _frame(rows: list[dict], cols: list[str], per_game: pl.DataFrame | pl.LazyFrame, by: list[str]) -> pl.DataFrame:

@@ -198,8 +198,8 @@ def tables(analysis: Analysis, keys: pl.DataFrame) -> dict[str, pl.LazyFrame | p
     return out
 
 
-def raw_lines(record: GameRecord, file: str, rep: int, config: dict[str, Any] | None, prompts: str | None,
-              commit: str | None, briefs: dict[str, tuple[str, bool]]) -> list[dict[str, Any]]:
+def raw_lines(record: GameRecord, file: str, rep: int, config: dict[str, Any] | None, prompts: str | None,  # free-form: the game config JSON of the manifest
+              commit: str | None, briefs: dict[str, tuple[str, bool]]) -> list[dict[str, Any]]:  # free-form: JSON as written, seed 002's records with per-family keys
     """One game as seed 002's JSONL records: a header (seed, true valuations, models, provenance), one
     ``turn`` record per turn (its calls inside, invalid attempts included), the ``result`` with tokens per side.
     The lines are JSON payloads of seed 002's shape, built from the typed record."""

@@ -95,7 +95,7 @@ def table(frame: pl.DataFrame, left: int = 0, empty: str = "none") -> str:
     return f'<div class="wrap"><table><tr>{head}</tr>{body}</table></div>'
 
 
-def cell_label(row: dict[str, Any], by: list[str]) -> str:
+def cell_label(row: dict[str, Any], by: list[str]) -> str:  # free-form: a table row as polars gives it
     return " · ".join(("a" if c == "assignment" else "") + str(row[c]) for c in by if row.get(c) is not None)
 
 

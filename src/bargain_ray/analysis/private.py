@@ -28,7 +28,7 @@ def is_private(family: str | None, field: str) -> bool:
     return field in declared_private(family) or any(p in field.lower() for p in PRIVATE_KEYS)
 
 
-def split_private(family: str | None, fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_private(family: str | None, fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:  # free-form: a family's turn fields (or a reply's keys) as recorded
     """(public, private) parts of a turn's fields (or a reply's keys), in their order."""
     public = {k: v for k, v in fields.items() if not is_private(family, k)}
     return public, {k: v for k, v in fields.items() if k not in public}

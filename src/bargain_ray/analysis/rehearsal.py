@@ -28,7 +28,7 @@ class Rehearsal(BaseModel):
     ``models``: language models answered."""
 
 
-def _settings(manifest: Manifest) -> dict[str, Any]:
+def _settings(manifest: Manifest) -> dict[str, Any]:  # free-form: the manifest's JSON
     """The provider settings the manifest recorded, if it records any (today it does not: they are runtime knobs)."""
     recorded = manifest.model_dump(mode="json")
     return recorded.get("provider_settings") or recorded["config"].get("provider_settings") or {}

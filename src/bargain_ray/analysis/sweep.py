@@ -72,7 +72,7 @@ class Sweep:
         records = read_at(self.path, sorted(o for u, o in latest.items() if only is None or u in only))
         return records if left_out is None else (r for r in records if not left_out(r.unit))
 
-    def game_config(self, unit: Unit) -> dict[str, Any] | None:
+    def game_config(self, unit: Unit) -> dict[str, Any] | None:  # free-form: the game config JSON the manifest fixed
         """The game config a unit was played under, as the manifest fixed it."""
         part = game_part(self.manifest.components, unit.game, unit.condition)
         return part["config"] if part else None
@@ -111,7 +111,7 @@ def _rebuilt_briefs(game: Game, seed: int, first_speaker: str | None) -> tuple[t
     return tuple((role, game.prompt(state, role).system) for role in game.roles)
 
 
-def sent_system(request: dict[str, Any]) -> str | None:
+def sent_system(request: dict[str, Any]) -> str | None:  # free-form: a request body, JSON as sent
     """The system prompt of a request as sent: Anthropic's ``system``, or OpenAI's first system message
     (the request is the provider's free-form body, so it stays JSON)."""
     if request.get("system"):

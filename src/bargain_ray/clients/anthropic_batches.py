@@ -25,7 +25,7 @@ class AnthropicBatches(BatchAPI):
             api_key=route.api_key, base_url=route.base_url, max_retries=0, timeout=route.timeout_s,
         )
 
-    async def _create(self, requests: dict[str, dict[str, Any]]) -> str:
+    async def _create(self, requests: dict[str, dict[str, Any]]) -> str:  # free-form: a request body, JSON as sent
         batch = await self.client.messages.batches.create(
             requests=[{"custom_id": custom_id, "params": body} for custom_id, body in requests.items()],
         )

@@ -31,9 +31,9 @@ class AnthropicClient(HTTPClient):
             api_key=api_key, base_url=base_url, max_retries=0, timeout=model.retry.timeout_s,
         )
 
-    def body(self, prompt: Prompt) -> dict[str, Any]:
+    def body(self, prompt: Prompt) -> dict[str, Any]:  # free-form: a request body, JSON as sent
         """Seed 000's request shape: model, system, messages, max_tokens, then the configured params."""
-        body: dict[str, Any] = {
+        body: dict[str, Any] = {  # free-form: a request body, JSON as sent
             "model": self.model.name,
             "system": prompt.system,
             "messages": [m.model_dump() for m in prompt.messages],
@@ -45,7 +45,7 @@ class AnthropicClient(HTTPClient):
             body["output_config"] = {**body.get("output_config", {}), "format": fmt}
         return body
 
-    async def send(self, body: dict[str, Any]) -> Sent:
+    async def send(self, body: dict[str, Any]) -> Sent:  # free-form: a request body, JSON as sent
         # every other field goes through extra_body, so the SDK sends exactly what is recorded
         extra = {k: v for k, v in body.items() if k not in SENT_AS_ARGS}
         raw = await self.client.messages.with_raw_response.create(

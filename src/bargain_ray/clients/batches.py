@@ -90,7 +90,7 @@ class BatchAPI(ABC):
         self.route = route
         self.errors = api.sdk_errors()
 
-    async def create(self, requests: dict[str, dict[str, Any]]) -> str:
+    async def create(self, requests: dict[str, dict[str, Any]]) -> str:  # free-form: a request body, JSON as sent
         """Submit ``custom_id -> request body`` as one batch; its id."""
         return await self._masked(self._create(requests))
 
@@ -111,7 +111,7 @@ class BatchAPI(ABC):
             raise BatchFailed(describe(exc, self.route.api_key, self.errors.status_of(exc))) from None
 
     @abstractmethod
-    async def _create(self, requests: dict[str, dict[str, Any]]) -> str: ...
+    async def _create(self, requests: dict[str, dict[str, Any]]) -> str: ...  # free-form: a request body, JSON as sent
 
     @abstractmethod
     async def _ended(self, batch_id: str) -> bool: ...
@@ -124,7 +124,7 @@ class BatchAPI(ABC):
         """Release the SDK's connections."""
 
 
-Submit = Callable[[BatchRoute, dict[str, Any], str], Awaitable[BatchResult]]
+Submit = Callable[[BatchRoute, dict[str, Any], str], Awaitable[BatchResult]]  # free-form: a request body, JSON as sent
 """(route, request body, call id) -> that request's result, once its batch ended."""
 
 

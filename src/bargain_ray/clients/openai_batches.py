@@ -29,7 +29,7 @@ class OpenAIBatches(BatchAPI):
             api_key=route.api_key, base_url=route.base_url, max_retries=0, timeout=route.timeout_s,
         )
 
-    async def _create(self, requests: dict[str, dict[str, Any]]) -> str:
+    async def _create(self, requests: dict[str, dict[str, Any]]) -> str:  # free-form: a request body, JSON as sent
         lines = [{"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}
                  for custom_id, body in requests.items()]
         data = "".join(json.dumps(line) + "\n" for line in lines).encode()
@@ -62,7 +62,7 @@ class OpenAIBatches(BatchAPI):
         await self.client.close()
 
 
-def _result(batch_id: str, line: dict[str, Any]) -> tuple[str, BatchResult]:
+def _result(batch_id: str, line: dict[str, Any]) -> tuple[str, BatchResult]:  # free-form: a result line, JSON as received
     response, error = line.get("response"), line.get("error")
     if response and response.get("status_code") == 200:
         completion = ChatCompletion.model_validate(response["body"])

@@ -34,9 +34,9 @@ class OpenAIClient(HTTPClient):
             api_key=api_key, base_url=base_url, max_retries=0, timeout=model.retry.timeout_s,
         )
 
-    def body(self, prompt: Prompt) -> dict[str, Any]:
+    def body(self, prompt: Prompt) -> dict[str, Any]:  # free-form: a request body, JSON as sent
         system = [{"role": "system", "content": prompt.system}] if prompt.system else []
-        body: dict[str, Any] = {
+        body: dict[str, Any] = {  # free-form: a request body, JSON as sent
             "model": self.model.name,
             "messages": [*system, *(m.model_dump() for m in prompt.messages)],
             self.max_tokens_field: self.model.max_tokens,
@@ -46,7 +46,7 @@ class OpenAIClient(HTTPClient):
             body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": prompt.json_schema}}
         return body
 
-    async def send(self, body: dict[str, Any]) -> Sent:
+    async def send(self, body: dict[str, Any]) -> Sent:  # free-form: a request body, JSON as sent
         # every other field goes through extra_body, so the SDK sends exactly what is recorded
         extra = {k: v for k, v in body.items() if k not in ("model", "messages")}
         raw = await self.client.chat.completions.with_raw_response.create(

@@ -163,17 +163,17 @@ def _first_absent(cfg: DictConfig, parts: list[str]) -> int | None:
     return None
 
 
-KeysOf = Callable[[dict[str, Any], Sequence[str]], list[str] | None]
+KeysOf = Callable[[dict[str, Any], Sequence[str]], list[str] | None]  # free-form: Hydra's composed config, before validation
 """(the config composed from the group choices, a dotted path) -> the keys the schema allows right below the path,
 None where it says nothing. The sweep's own schema knows its models; the resolver's (``design.resolved``) also
 knows each game's family schema and each provider's settings."""
 
 
-def sweep_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:
+def sweep_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:  # free-form: Hydra's composed config, before validation
     return schema_keys(SweepConfig, path)
 
 
-def compose_command(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sweep_keys) -> dict[str, Any]:
+def compose_command(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sweep_keys) -> dict[str, Any]:  # free-form: Hydra's composed config, before validation
     """The config ``python -m bargain_ray [overrides]`` runs, or ConfigError naming every mistake in one line each."""
     return compose_dict("config", command_overrides(overrides, keys_of))
 
@@ -219,7 +219,7 @@ def command_overrides(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = 
     return lines
 
 
-def compose_dict(config_name: str, overrides: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
+def compose_dict(config_name: str, overrides: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:  # free-form: Hydra's composed config, before validation
     """Compose one config with overrides, as a plain resolved dict (ConfigError when Hydra refuses them)."""
     cfg, files = _compose(list(overrides), config_name)
     try:

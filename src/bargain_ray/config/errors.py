@@ -8,13 +8,15 @@ that then fails) are written for developers; this module turns both into lines s
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import types
 from collections.abc import Iterable, Sequence
 from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from bargain_ray.core.display import show
 
 KeyPath = Sequence[str | int]
 """A dotted key as parts: ``("grid", "designs", 0)``."""
@@ -87,14 +89,6 @@ def unknown_key(path: Sequence[str | int], at: int, candidates: Iterable[str]) -
     return f"unknown key {dotted(path)}; {where} has " + (", ".join(names) if names else "no keys")
 
 
-def show(value: Any) -> str:
-    """A value as a user would type it on the command line, cut short when long."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)  # inf, -inf, nan: as typed, not JSON's Infinity
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 FINITE = "should be a finite number"
 
 
@@ -110,7 +104,7 @@ def non_finite(data: Any, path: KeyPath = ()) -> list[str]:
     return []
 
 
-def _rule(error: dict[str, Any]) -> str:
+def _rule(error: ErrorDetails) -> str:
     kind, ctx = error["type"], error.get("ctx") or {}
     if kind in BOUNDS:
         bound = next(iter(ctx.values()), "?")

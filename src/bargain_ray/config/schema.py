@@ -54,12 +54,12 @@ class ModelConfig(Strict):
         "the model API it is called through (a name of clients.registry, checked when the sweep is resolved), "
         "or strategy for a strategy agent"))
     max_tokens: int = Field(4096, ge=1)
-    params: dict[str, Any] = {}
+    params: dict[str, Any] = {}  # free-form: provider request params, passed through as sent
     base_url: str | None = None
     api_key_env: str | None = None
     structured_output: bool = False
     batch_api: bool | None = Field(None, description="send through the provider's batch API; None: run.batch_api")
-    strategy: dict[str, Any] = {}
+    strategy: dict[str, Any] = {}  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
     price: Price = Price()
     limits: Limits = Limits()
     retry: Retry = Retry()
@@ -77,7 +77,7 @@ class ProviderConfig(Strict):
     """``provider=`` group: ``default`` keeps each model's own provider."""
 
     name: str = "default"
-    settings: dict[str, Any] = {}
+    settings: dict[str, Any] = {}  # free-form: as composed; typed when the sweep is resolved (providers.routing)
     """As composed: read into the choice's own typed settings when the sweep is resolved (``providers.routing``)."""
 
 
@@ -178,7 +178,7 @@ class Condition(Strict):
 
     name: str
     description: str = ""
-    game: dict[str, Any] = {}
+    game: dict[str, Any] = {}  # free-form: overrides of a game config, typed by its family's schema once merged
 
 
 class BatchRun(Strict):
@@ -197,7 +197,8 @@ class RunConfig(Strict):
     dry_run: bool = False
     workers: int = Field(2, ge=1)
     max_in_flight: int = Field(2000, ge=1)
-    batch_size: int | None = Field(None, ge=1)
+    games_per_task: int | None = Field(None, ge=1)
+    """Units a GameRunner plays per actor task; None: 1 with models, 32 with strategy agents only."""
     max_cost_usd: float | None = Field(None, ge=0)
     journal_calls: bool | None = None
     batch_api: bool = False
@@ -224,7 +225,7 @@ class SweepConfig(Strict):
     run: RunConfig = RunConfig()
     provider: ProviderConfig = ProviderConfig()
     grid: GridConfig
-    games: dict[str, dict[str, Any]]
+    games: dict[str, dict[str, Any]]  # free-form: game configs as composed, typed by each family's schema (design.resolved)
     conditions: dict[str, Condition] = {}
     models: dict[str, ModelConfig]
     local_conf: list[LocalFile] = []

@@ -8,7 +8,7 @@ re-score compares) and the number (what a table holds). ``figure`` writes one, `
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,9 +31,16 @@ class Figure(BaseModel):
         return Fraction(self.exact)
 
 
-def figure(x: Fraction) -> dict[str, Any]:
+class FigureJSON(TypedDict):
+    """A figure as outcome records carry it in their JSON (inside a family's free-form fields, so a dict)."""
+
+    exact: str
+    value: int | float
+
+
+def figure(x: Fraction) -> FigureJSON:
     """The JSON form of a figure, as outcome records carry it."""
-    return Figure.of(x).model_dump()
+    return FigureJSON(**Figure.of(x).model_dump())
 
 
 def is_figure(v: Any) -> bool:
@@ -41,11 +48,11 @@ def is_figure(v: Any) -> bool:
     return isinstance(v, dict) and set(v) == {"exact", "value"}
 
 
-def exact_of(v: dict[str, Any] | None) -> Fraction | None:
+def exact_of(v: FigureJSON | None) -> Fraction | None:
     """The exact fraction of a figure (None stays None)."""
     return None if v is None else Figure.model_validate(v).fraction
 
 
-def value_of(v: dict[str, Any] | None) -> float | None:
+def value_of(v: FigureJSON | None) -> float | None:
     """The figure as a float, for tables (None stays None)."""
     return None if v is None else float(Figure.model_validate(v).value)

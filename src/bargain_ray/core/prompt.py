@@ -26,7 +26,7 @@ class Prompt(BaseModel):
 
     system: str
     messages: tuple[Message, ...]
-    json_schema: dict[str, Any] | None = None
+    json_schema: dict[str, Any] | None = None  # free-form: a JSON Schema, sent to the provider as is
 
     def repaired(self, reply: str, error: str) -> Prompt:
         """The same turn asked again: the invalid reply and the error appended."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 
 class Unit(BaseModel):
@@ -31,8 +31,11 @@ class Unit(BaseModel):
     seed: int
     first_speaker: str | None
     models_by_role: dict[str, str]
-    model_of_role: dict[str, str]
+    """role -> the model's name (seed 001's field)."""
+    letter_of_role: dict[str, str] = Field(validation_alias=AliasChoices("letter_of_role", "model_of_role"))
+    """role -> the pairing letter of its model (a key of ``models``); journal format 2 named it ``model_of_role``."""
     agent_of_role: dict[str, str]
+    """role -> the agent (A, B, ...) of the assignment (seed 001's field)."""
     hash: str
     """Digest of what determines the game and the labels it is tabled under; a resume skips a finished
     unit only when its journaled hash equals this one."""
@@ -43,9 +46,9 @@ class Unit(BaseModel):
         """The unit of a re-scored transcript: what the replay file gives (``given``: identity fields,
         e.g. seed 001's unit), the rest defaulted (ours): ``replay-<game>``, block and position 0, empty
         labels and model maps, no hash (a replay is never resumed, so nothing compares one)."""
-        defaults: dict[str, Any] = {
+        defaults: dict[str, Any] = {  # local: the fields a replay lacks, validated by Unit below
             "unit_id": f"replay-{game}", "experiment": "replay", "block": 0, "position": 0, "condition": "",
-            "pairing": "", "assignment": 0, "cell": "", "models_by_role": {}, "model_of_role": {},
+            "pairing": "", "assignment": 0, "cell": "", "models_by_role": {}, "letter_of_role": {},
             "agent_of_role": {}, "hash": "",
         }
         return cls.model_validate(defaults | {"game": game, "family": family, "seed": seed,

@@ -101,7 +101,7 @@ def estimate_cost(sweep: ResolvedSweep, todo: list[Unit], measure: Measure) -> E
         shape = (unit.game, unit.condition, unit.first_speaker)
         if shape not in shapes:
             shapes[shape] = measure(sweep.game(unit.game, unit.condition), unit)
-        for role, letter in unit.model_of_role.items():
+        for role, letter in unit.letter_of_role.items():
             model = sweep.models[letter]
             if not model.is_llm:
                 continue

@@ -22,7 +22,7 @@ def game_key(game: str, condition: str) -> str:
     return f"game {game} under condition {condition}"
 
 
-def game_part(components: Mapping[str, Any], game: str, condition: str) -> dict[str, Any] | None:
+def game_part(components: Mapping[str, Any], game: str, condition: str) -> dict[str, Any] | None:  # free-form: fingerprint JSON, compared key by key
     """The fingerprint part of ``game`` under ``condition`` (``config``: the game config it was played
     under, as written; ``texts``: the digest of each text a model reads), None when there is no such game."""
     return components.get(game_key(game, condition))
@@ -33,19 +33,19 @@ def text_digests(game: Game) -> dict[str, str]:
     return {name: digest(t.text) for name, t in sorted(game.texts().items())}
 
 
-def model_part(letter: str, model: ModelConfig) -> tuple[str, dict[str, Any]]:
+def model_part(letter: str, model: ModelConfig) -> tuple[str, dict[str, Any]]:  # free-form: fingerprint JSON, compared key by key
     """(name, part) of one model as this run calls it: every field but the runtime knobs."""
     return f"model {letter} ({model.name})", model.model_dump(mode="json", exclude=set(RUNTIME_KEYS))
 
 
-def components(written: Mapping[str, dict[str, Any]], games: Mapping[str, Game],
-               models: Mapping[str, ModelConfig]) -> dict[str, Any]:
+def components(written: Mapping[str, dict[str, Any]], games: Mapping[str, Game],  # free-form: fingerprint JSON, compared key by key
+               models: Mapping[str, ModelConfig]) -> dict[str, Any]:  # free-form: fingerprint JSON, compared key by key
     """What determines games, by name: compared on resume to name what changed.
 
     ``written`` and ``games`` are keyed by ``game_key``: each game config as the sweep writes it (its YAML
     merged with the condition's overrides, so a default the YAML leaves out is not part of it) and the game
     bound to it; ``models`` are keyed by letter, each as this run calls it.
     """
-    out: dict[str, Any] = {key: {"config": written[key], "texts": text_digests(games[key])} for key in written}
+    out: dict[str, Any] = {key: {"config": written[key], "texts": text_digests(games[key])} for key in written}  # free-form: fingerprint JSON, compared key by key
     return out | dict(model_part(letter, models[letter]) for letter in sorted(models))
 

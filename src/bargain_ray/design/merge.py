@@ -7,13 +7,13 @@ from typing import Any
 from bargain_ray.config import SweepConfig
 
 
-def deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:  # free-form: config JSON, before its family's schema reads it
     out = dict(base)
     for k, v in extra.items():
         out[k] = deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
     return out
 
 
-def game_config(config: SweepConfig, game: str, condition: str) -> dict[str, Any]:
+def game_config(config: SweepConfig, game: str, condition: str) -> dict[str, Any]:  # free-form: config JSON, before its family's schema reads it
     """The game config as a condition plays it, as written: its YAML merged with the condition's overrides."""
     return deep_merge(config.games[game], config.conditions[condition].game)

@@ -52,7 +52,7 @@ class ResolvedSweep(BaseModel):
     """Each model, by letter, as this run calls it (``providers.routing.effective_model``)."""
     game_configs: dict[str, GameConfig]
     """Each game config a condition plays, validated by its family's schema, by ``game_key``."""
-    components: dict[str, Any]
+    components: dict[str, Any]  # free-form: fingerprint JSON, compared key by key
     """The fingerprint (``design.fingerprint``): free-form JSON, compared key by key on resume."""
 
     @property
@@ -64,7 +64,7 @@ class ResolvedSweep(BaseModel):
         return self.config.grid
 
     @property
-    def games(self) -> dict[str, dict[str, Any]]:
+    def games(self) -> dict[str, dict[str, Any]]:  # free-form: as written; game_configs holds them typed
         """Each game config by name, as written (before a condition's overrides)."""
         return self.config.games
 
@@ -88,7 +88,7 @@ class ResolvedSweep(BaseModel):
         return self.model_copy(update={"provider": self.provider.model_copy(update={"settings": settings})})
 
 
-def read_config(data: dict[str, Any]) -> SweepConfig:
+def read_config(data: dict[str, Any]) -> SweepConfig:  # free-form: Hydra's composed config, before validation
     """The composed config validated by its schema, or ConfigError with one line per mistake."""
     if "grid" not in data:
         raise ConfigError([NO_GRID])
@@ -100,9 +100,9 @@ def read_config(data: dict[str, Any]) -> SweepConfig:
         raise ConfigError(validation_problems(exc, SweepConfig)) from None
 
 
-def _game_configs(config: SweepConfig) -> tuple[dict[str, dict[str, Any]], dict[str, GameConfig], list[str]]:
+def _game_configs(config: SweepConfig) -> tuple[dict[str, dict[str, Any]], dict[str, GameConfig], list[str]]:  # free-form: game configs as written (the fingerprint's part), typed beside them
     """(each game config as written, as its family's schema reads it, one line per mistake), by ``game_key``."""
-    written: dict[str, dict[str, Any]] = {}
+    written: dict[str, dict[str, Any]] = {}  # free-form: game configs as written
     typed: dict[str, GameConfig] = {}
     problems: list[str] = []
     for design in config.grid.designs:
@@ -146,7 +146,7 @@ def bind(config: GameConfig) -> Game:
     return family(config.family).GAME(config)
 
 
-def resolve(data: dict[str, Any] | SweepConfig | ResolvedSweep) -> ResolvedSweep:
+def resolve(data: dict[str, Any] | SweepConfig | ResolvedSweep) -> ResolvedSweep:  # free-form: Hydra's composed config, before validation
     """The sweep of a composed config (or of a ``SweepConfig``), or ConfigError naming every mistake in it."""
     if isinstance(data, ResolvedSweep):
         return data
@@ -166,7 +166,7 @@ def resolve(data: dict[str, Any] | SweepConfig | ResolvedSweep) -> ResolvedSweep
                          components=components(written, games, models))
 
 
-def typed_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:
+def typed_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:  # free-form: Hydra's composed config, before validation
     """The keys allowed right below ``path``, by the schema that reads it: a game's family schema under
     ``games.<name>``, the chosen provider's settings under ``provider.settings``, else the sweep's own schema
     (``config.compose.KeysOf``)."""

@@ -176,7 +176,7 @@ def _unit(sweep: ResolvedSweep, naming: Naming, block: int, position: int, seed:
         seed=seed,
         first_speaker=speaker,
         models_by_role={role: sweep.models[letter].name for role, letter in letters.items()},
-        model_of_role=letters,
+        letter_of_role=letters,
         agent_of_role=agent_of_role,
         hash=digest(determined),
     )

@@ -1,7 +1,7 @@
 """Execution on Ray: the only package that imports Ray (besides the clients' cluster-wide limiter).
 
-``sweep`` runs one sweep end to end; ``plan`` reads the design and the folder
-once; ``driver`` is the loop that submits batches and journals results;
+``sweep`` runs one sweep end to end (its report is the command's); ``plan`` reads the design and the folder
+once; ``driver`` is the loop that submits tasks (a few units each) and journals results;
 ``pool`` holds the worker actors; ``worker`` is the actor that plays games;
 ``calljournal`` journals and replays paid replies; ``budget`` caps what they cost;
 ``batcher`` gathers requests into provider batches (``run.batch_api``);

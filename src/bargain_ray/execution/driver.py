@@ -27,7 +27,7 @@ from bargain_ray.execution.batcher import batching, start_batcher
 from bargain_ray.execution.budget import start_budget
 from bargain_ray.execution.calljournal import start_journal
 from bargain_ray.execution.drift import DriftWatch
-from bargain_ray.execution.pool import ASK_S, WorkerPool, batches
+from bargain_ray.execution.pool import ASK_S, WorkerPool, tasks
 from bargain_ray.execution.progress import LiveCalls, RunResult, StartupClock, SweepBar, Tally
 from bargain_ray.execution.signals import Stop
 from bargain_ray.execution.worker import Job
@@ -60,7 +60,7 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     stop.install()  # again, in case a caller's ray.init replaced its SIGTERM handler
     run = sweep.run
     llm = any(m.is_llm for m in sweep.models.values())
-    size = run.batch_size or (1 if llm else 32)
+    size = run.games_per_task or (1 if llm else 32)
     replies = run.journal_calls is not False  # run.journal_calls=false journals each paid call's cost only
     calls = list(read_call_lines(path))  # before Ray: the plan has read it whole already
     paid_before = spent(calls)
@@ -75,7 +75,7 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
                       max(run.max_in_flight, 16), budget, refresh=lambda jobs: journaled_since(jobs, path, journal))
     tailed = journal is not None and replies  # each answer is seen once: in the call journal, else in its game
     live = LiveCalls(path, {m.name for m in sweep.models.values()}, journal is not None, clock, drift if tailed else None)
-    loop = Loop(pool, batches(units, size, recorded), size, max(run.max_in_flight, size), journal_file,
+    loop = Loop(pool, tasks(units, size, recorded), size, max(run.max_in_flight, size), journal_file,
                 SweepBar(total, run.progress, live), stop, known=set(finished), drift=drift, drift_in_games=not tailed)
     try:
         loop.run()
@@ -106,7 +106,7 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
 
 @dataclass
 class Loop:
-    """Keeps the pool fed and journals each batch of results the moment it returns."""
+    """Keeps the pool fed and journals each task's results the moment they return."""
 
     pool: WorkerPool
     source: Iterator[list[Job]]
@@ -161,11 +161,11 @@ class Loop:
     def _feed(self) -> None:
         while (not self.exhausted and self.pool.halted is None and not self.tally.budget_refused
                and self.pool.games_in_flight() + self.size <= self.window):
-            batch = next(self.source, None)
-            if batch is None:
+            jobs = next(self.source, None)
+            if jobs is None:
                 self.exhausted = True
                 return
-            self.pool.submit(batch)
+            self.pool.submit(jobs)
 
     def _drained(self) -> bool:
         """Once halted: say why (once), then give the calls in flight ``DRAIN_S`` to come back."""

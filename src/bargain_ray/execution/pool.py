@@ -1,4 +1,4 @@
-"""The GameRunner actors of one sweep and the batches in flight on each."""
+"""The GameRunner actors of one sweep and the actor tasks in flight on each (a task: a few units to play)."""
 
 from __future__ import annotations
 
@@ -24,17 +24,17 @@ ASK_S = 30.0
 """How long the driver waits on a runner's answer when stopping (a runner that does not answer is being lost)."""
 
 
-def batches(units: Iterator[Unit], size: int, recorded: dict[str, list[CallEntry]]) -> Iterator[list[Job]]:
-    """Units as actor arguments, each with the replies it already paid for."""
+def tasks(units: Iterator[Unit], size: int, recorded: dict[str, list[CallEntry]]) -> Iterator[list[Job]]:
+    """Units in groups of ``size``, one group an actor task, each unit with the replies it already paid for."""
     while chunk := list(itertools.islice(units, size)):
         yield [Job(u, recorded.get(u.unit_id, [])) for u in chunk]
 
 
 class WorkerPool:
-    """GameRunner actors and the batches in flight on each; a batch lost with its actor is sent again, with the
+    """GameRunner actors and the tasks in flight on each; a task lost with its actor is sent again, with the
     replies its games journaled since it was first sent (``refresh``), so only calls in flight are paid twice."""
 
-    def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int, concurrency: int,
+    def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int, concurrency: int,  # the ResolvedSweep's JSON dump as sent to each actor, validated there (worker.py)
                  budget: Any = None, refresh: Callable[[list[Job]], list[Job]] | None = None) -> None:
         self._args = (spec, journal, keys, budget)
         self.budget = budget
@@ -47,41 +47,41 @@ class WorkerPool:
         self._turn = itertools.count()
         self.losses: Counter[tuple[str, ...]] = Counter()
         self.halted: Failure | None = None
-        """Set once the run stops after losing an actor: lost batches are not sent again."""
+        """Set once the run stops after losing an actor: lost tasks are not sent again."""
 
     def _start(self, holder: str) -> Any:
         return RemoteGameRunner.options(**self._options).remote(*self._args, holder)
 
-    def submit(self, batch: list[Job], index: int | None = None) -> None:
+    def submit(self, jobs: list[Job], index: int | None = None) -> None:
         index = next(self._turn) % len(self.workers) if index is None else index
-        self.pending[self.workers[index].play_batch.remote(batch)] = (index, self.holders[index], batch)
+        self.pending[self.workers[index].play_many.remote(jobs)] = (index, self.holders[index], jobs)
 
     def games_in_flight(self) -> int:
-        return sum(len(batch) for _, _, batch in self.pending.values())
+        return sum(len(jobs) for _, _, jobs in self.pending.values())
 
     def finished(self, timeout: float = 0.5) -> Iterator[list[GameRecord]]:
-        """Record batches as they finish: wait for one, then take every other one already done."""
+        """Each task's records as it finishes: wait for one, then take every other one already done."""
         done, rest = ray.wait(list(self.pending), num_returns=1, timeout=timeout)
         if rest and done:
             done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
         for ref in done:
-            index, holder, batch = self.pending.pop(ref)
+            index, holder, jobs = self.pending.pop(ref)
             try:
                 yield ray.get(ref)
             except ray.exceptions.RayActorError:
-                self._lost(index, holder, batch)
+                self._lost(index, holder, jobs)
 
-    def _lost(self, index: int, holder: str, batch: list[Job]) -> None:
-        """A runner died with ``batch`` in flight: replace it (once per runner) and send the batch again, unless
+    def _lost(self, index: int, holder: str, jobs: list[Job]) -> None:
+        """A runner died with ``jobs`` in flight: replace it (once per runner) and send them again, unless
         the run is stopping or these games lost their runner ``MAX_LOSSES`` times (then the run stops)."""
-        if self.holders[index] == holder:  # the first of its batches to report the loss replaces it
+        if self.holders[index] == holder:  # the first of its tasks to report the loss replaces it
             if self.budget is not None:  # its calls in flight went with it: their reservations come back
                 self.budget.release.remote(holder)
             self.holders[index] = f"worker-{next(self._names)}"
             self.workers[index] = self._start(self.holders[index])
             if self.halted is not None:
                 self.workers[index].halt.remote(self.halted)
-        games = tuple(job.unit.unit_id for job in batch)
+        games = tuple(job.unit.unit_id for job in jobs)
         self.losses[games] += 1
         if self.halted is not None:
             return
@@ -90,8 +90,8 @@ class WorkerPool:
                       "its runner's process each time would otherwise be sent again forever)")
             self.halt(Failure(kind=FailureKind.LOST_WORKER, detail=detail))
             return
-        tqdm.write(f"a worker was lost with {len(batch)} games in flight; they run again on a new one")
-        self.submit(self.refresh(batch), index)
+        tqdm.write(f"a worker was lost with {len(jobs)} games in flight; they run again on a new one")
+        self.submit(self.refresh(jobs), index)
 
     def halt(self, failure: Failure) -> None:
         """No call starts on any runner from now on; the games in flight end unknown with ``failure``."""

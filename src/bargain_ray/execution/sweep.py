@@ -1,12 +1,14 @@
-"""One sweep from a validated config: plan, resume, run, tables, summary."""
+"""One sweep from a validated config: plan, resume, run, tables, summary.
+
+The report is the command's (``bargain_ray.run_sweep``): the runner is handed what builds it and imports no analysis."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from bargain_ray.analysis.report import build_report
-from bargain_ray.config import SweepConfig
+from bargain_ray.config import SweepConfig, local_conf_note
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design import ResolvedSweep, estimate, resolve
 from bargain_ray.execution.cluster import ClusterUnavailable, RayChoice, choose_ray, start_ray, watch_cluster
@@ -49,9 +51,15 @@ def check_keys(sweep: SweepConfig) -> None:
         )
 
 
-def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None) -> int:
+Report = Callable[[Path], Path]
+"""Builds a sweep folder's report from its tables and returns its path (``analysis.report.build_report``)."""
+
+
+def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, report: Report | None = None) -> int:
     """Run (or resume) a sweep holding its folder's lock; returns a process exit code. ``started`` is when the
-    command started (monotonic; default now), the origin of the summary's start-up line.
+    command started (monotonic; default now), the origin of the summary's start-up line. ``report``, when
+    given, builds the report after the tables (with ``run.report``, unless the run was stopped), before the
+    summary.
 
     ``sweep`` is resolved first (``design.resolve``: a ``SweepConfig`` is checked as the command line checks it).
 
@@ -65,7 +73,7 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None) 
     path = sweep_dir(sweep)
     try:
         with hold_lock(path):
-            return _run_locked(sweep, path, StartupClock(started))
+            return _run_locked(sweep, path, StartupClock(started), report)
     except (FolderLocked, CorruptJournal) as exc:
         raise SystemExit(f"error: {exc}") from None
     except ClusterUnavailable as exc:
@@ -78,7 +86,7 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None) 
         return ExitCode.DISK_FULL
 
 
-def _ray_for(sweep: SweepConfig, plan_line: str, clock: StartupClock) -> RayChoice:
+def _ray_for(sweep: ResolvedSweep, plan_line: str, clock: StartupClock) -> RayChoice:
     """Which Ray the run uses, said in the plan line, then joined or started."""
     choice = choose_ray(sweep.run.ray_timeout_s)
     print(f"{plan_line}; ray: {choice.describe()}", flush=True)
@@ -88,7 +96,7 @@ def _ray_for(sweep: SweepConfig, plan_line: str, clock: StartupClock) -> RayChoi
     return choice
 
 
-def _run_locked(sweep: SweepConfig, path: Path, clock: StartupClock) -> int:
+def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: Report | None) -> int:
     with stop_on_signals(running=False) as stop:  # until the games start, a signal ends the command at once
         planned = plan(sweep, path)
         todo, count, done = planned.todo, planned.count, planned.done
@@ -106,7 +114,9 @@ def _run_locked(sweep: SweepConfig, path: Path, clock: StartupClock) -> int:
                 result = run_units(served, todo(), count, GameJournal(path), path, done, stop, clock)
             counts = write_tables(path)
             write_status(path, "interrupted" if stop.requested else "ended", count + finished)
-            if sweep.run.report and not stop.requested:
-                print(f"report: {build_report(path)}")
+            if report is not None and sweep.run.report and not stop.requested:
+                print(f"report: {report(path)}")
+        if note := local_conf_note(sweep.config.local_conf):
+            print(note)  # the summary's first line: which ./conf files the games were played from
         print(summary(result, path, finished, counts, planned.dropped))  # last: its last line says what is unknown and why
         return stop.exit_code if stop.requested else result.exit_code

@@ -29,9 +29,9 @@ class Job(NamedTuple):
 
 
 class GameRunner:
-    """Holds the games and clients of one sweep; each call plays a batch of units."""
+    """Holds the games and clients of one sweep; each actor task plays a few units (``run.games_per_task``)."""
 
-    def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,
+    def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,  # the ResolvedSweep's JSON dump as sent, validated on the next line
                  budget: Any = None, holder: str = "") -> None:
         self.sweep = ResolvedSweep.model_validate(sweep)
         self.clients = ClientPool(self.sweep.provider, keys, batched_clients(self.sweep))
@@ -59,7 +59,7 @@ class GameRunner:
         resumed: set[str] = set()
         game = self._game(unit.game, unit.condition)
         agents: dict[str, Agent] = {}
-        for role, letter in unit.model_of_role.items():
+        for role, letter in unit.letter_of_role.items():
             model = self.sweep.models[letter]
             agent = make_agent(model, self.clients, unit.family)
             if self._wrapped(letter):
@@ -74,7 +74,7 @@ class GameRunner:
             call.resumed = call.call_id in resumed
         return record.model_copy(update={"started_at": started, "ended_at": utc_now()})
 
-    async def play_batch(self, jobs: list[Job]) -> list[GameRecord]:
+    async def play_many(self, jobs: list[Job]) -> list[GameRecord]:
         """The games of ``jobs``, as models: Ray pickles them to the driver, whose store serializes them once."""
         return list(await asyncio.gather(*(self.play(*j) for j in jobs)))
 
@@ -92,6 +92,6 @@ class GameRunner:
         await self.clients.close()
 
 
-# Stateless between games: the driver's WorkerPool replaces a lost actor and re-sends its batches (with the
+# Stateless between games: the driver's WorkerPool replaces a lost actor and re-sends its tasks (with the
 # replies journaled since they were first sent), so Ray itself neither restarts it nor retries its calls.
 RemoteGameRunner = ray.remote(num_cpus=0)(GameRunner)

@@ -38,13 +38,13 @@ def families() -> dict[str, ModuleType]:
     return {name: family(name) for name in names()}
 
 
-def load_game(config: dict[str, Any]) -> Game:
+def load_game(config: dict[str, Any]) -> Game:  # free-form: a game config as composed, typed by its family's schema
     """Validate a game config and bind its family to it."""
     cls = family(str(config.get("family"))).GAME
     return cls(cls.Config.model_validate(config))
 
 
-def strategy_reply(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+def strategy_reply(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
     """Answer a request as the strategy in ``params``, whichever family's prompt it is (the simulated
     provider answers HTTP requests with this, reading only the request's own text)."""
     for package in families().values():

@@ -116,7 +116,7 @@ class Strategy(Protocol):
     """The offline agent of a family: it reads only the prompt text a model would read."""
 
     def recognizes(self, system: str) -> bool: ...
-    def respond(self, system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str: ...
+    def respond(self, system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str: ...  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
 
 
 CONTRACT: dict[str, type] = {"engine": Engine, "prompts": Prompts, "metrics": Metrics, "strategy": Strategy}

@@ -42,11 +42,11 @@ class ReplayFile(BaseModel):
     replies: list[str]
     overrides: list[str] = []
     seed: int = 0
-    unit: dict[str, Any] = {}
+    unit: dict[str, Any] = {}  # free-form: Unit fields by name, typed when the Unit is built (Unit.for_replay)
 
     @field_validator("unit")
     @classmethod
-    def _unit_fields(cls, unit: dict[str, Any]) -> dict[str, Any]:
+    def _unit_fields(cls, unit: dict[str, Any]) -> dict[str, Any]:  # free-form: Unit fields by name, checked against Unit's
         unknown = [k for k in unit if k not in Unit.model_fields]
         if unknown:
             raise ValueError(f"unknown unit field {unknown[0]!r}; unit fields: {', '.join(Unit.model_fields)}")
@@ -69,7 +69,7 @@ def replay_transcript(spec: ReplayFile) -> GameRecord:
     return _replay(spec)[0]
 
 
-def outcome_record(spec: ReplayFile) -> dict[str, Any]:
+def outcome_record(spec: ReplayFile) -> dict[str, Any]:  # free-form: JSON as printed (the replay contract, in seed 001's key order)
     """The outcome record the replay contract prints, as seed 001 records it: the unit's identity (the
     fields the file gave, its id and first speaker always), then the outcome; ``unused_replies`` last
     when the game ended before the replies did (ours)."""

@@ -83,7 +83,7 @@ def parse_call_line(line: bytes) -> Entry:
     return _CALL_LINE.validate_json(line)
 
 
-def read_call_line(line: dict[str, Any]) -> Entry:
+def read_call_line(line: dict[str, Any]) -> Entry:  # free-form: a JSON line as decoded, typed here
     """A call-journal line already decoded (``store.status.tail_lines``) as its entry."""
     return _CALL_LINE.validate_python(line)
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
+from pydantic_core import from_json
 
 from bargain_ray.core.errors import Failure
 from bargain_ray.core.records import GameRecord
@@ -31,7 +30,7 @@ def parse_record(line: bytes) -> GameRecord:
     return _record(JournaledRecord.model_validate_json(line))
 
 
-def record_of(line: dict[str, Any]) -> GameRecord:
+def record_of(line: dict[str, Any]) -> GameRecord:  # free-form: a JSON line as decoded, typed here
     """``parse_record`` of a line already decoded (the live view follows the journal as JSON)."""
     return _record(JournaledRecord.model_validate(line))
 
@@ -71,13 +70,27 @@ def read_heads(path: Path) -> Iterator[RecordHead]:
     return read_lines(path / JOURNAL, RecordHead.model_validate_json)
 
 
-_UNIT_ID = re.compile(rb'^\{"unit": \{"unit_id": ("(?:[^"\\\\]|\\\\.)*")')
-"""The unit id at the head of a journal line as ``GameJournal`` writes it (read without parsing the line)."""
+class _UnitId(BaseModel):
+    unit_id: str
+
+
+class _UnitIdHead(BaseModel):
+    """What ``index_latest`` reads of a line: its unit's id."""
+
+    unit: _UnitId
+
+
+HEAD_BYTES = 256
+"""``GameJournal`` writes the unit first, so a line's first bytes hold its unit id (ours: ids are far shorter)."""
 
 
 def _unit_id(line: bytes) -> str:
-    m = _UNIT_ID.match(line)
-    return json.loads(m.group(1)) if m else json.loads(line)["unit"]["unit_id"]
+    """The unit id of a journal line, parsed from the line's head as partial JSON (a resume of a large sweep
+    reads every line; the rest of the line is not read); a line whose head does not hold it is parsed whole."""
+    try:
+        return _UnitIdHead.model_validate(from_json(line[:HEAD_BYTES], allow_partial=True)).unit.unit_id
+    except ValueError:
+        return _UnitIdHead.model_validate_json(line).unit.unit_id
 
 
 def index_latest(path: Path) -> dict[str, int]:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_serializer
 
 from bargain_ray.config import RUNTIME_KEYS, Condition, GridConfig, LocalFile, ModelConfig
 from bargain_ray.config.schema import CellKey
+from bargain_ray.core.display import ABSENT, show
 from bargain_ray.core.provenance import CodeVersion
 from bargain_ray.core.records import Served
 from bargain_ray.core.unit import Unit
@@ -288,10 +289,6 @@ def growth(old: Determinants, new: Determinants) -> list[str]:
             for p, a, b in differences(old.model_dump(mode="json"), new.model_dump(mode="json"))]
 
 
-ABSENT = object()
-"""A key one side lacks (distinct from a null value)."""
-
-
 def differences(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, Any]]:
     """Every leaf where two JSON values differ, as (dotted path, old, new), in the order of ``old``'s keys.
 
@@ -318,8 +315,3 @@ def refusal(path: Path, changes: list[tuple[str, Any, Any]]) -> str:
         f"to resume, or {NEW_FOLDER}."
     )
 
-
-def show(value: Any, width: int = 60) -> str:
-    """A value as a refusal prints it: strings bare, the rest as JSON, long ones cut."""
-    text = "(absent)" if value is ABSENT else value if isinstance(value, str) else json.dumps(value)
-    return text if len(text) <= width else text[: width - 1] + "…"

@@ -30,8 +30,8 @@ State = Literal["running", "ended", "interrupted", "stopped"]
 holds the folder (SIGKILL, a crash, a full disk, a lost machine), our word."""
 
 
-class Status(BaseModel):
-    """What the last driver of the folder said about it."""
+class StatusFile(BaseModel):
+    """``status.json``: what the last driver of the folder said about it (a game's status is ``core.status.Status``)."""
 
     state: State
     units: int
@@ -75,13 +75,13 @@ class Progress(BaseModel):
 
 def write_status(path: Path, state: Written, units: int) -> None:
     """Replace the status atomically (a reader never sees half a file)."""
-    status = Status(state=state, units=units, at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"))
+    status = StatusFile(state=state, units=units, at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"))
     tmp = path / f".{STATUS}.tmp"
     tmp.write_text(json.dumps(status.model_dump()))
     os.replace(tmp, path / STATUS)
 
 
-def read_status(path: Path) -> Status | None:
+def read_status(path: Path) -> StatusFile | None:
     """The last driver's status as it stands now, or None before any: ``running`` only while a driver holds
     the folder (``lock_holder``), else ``stopped`` (its driver died without a word). The lock is read before
     and after the file, so a driver that starts or ends meanwhile is never read as stopped."""
@@ -89,7 +89,7 @@ def read_status(path: Path) -> Status | None:
     held = lock_holder(path) is not None
     if not file.exists():
         return None
-    status = Status.model_validate_json(file.read_text())
+    status = StatusFile.model_validate_json(file.read_text())
     if status.state == "running" and not held and lock_holder(path) is None:
         return status.model_copy(update={"state": "stopped"})
     return status
@@ -149,11 +149,11 @@ def read_limiter(path: Path) -> LimiterSnapshot | None:
         return None  # none yet (a sweep without LLMs, or one before this file existed)
 
 
-def tail_lines(file: Path, offset: int, limit: int = 1 << 24) -> tuple[list[dict[str, Any]], int]:
+def tail_lines(file: Path, offset: int, limit: int = 1 << 24) -> tuple[list[dict[str, Any]], int]:  # free-form: JSON lines as decoded, each typed by its reader
     """Complete JSON lines of a journal after byte ``offset`` (about ``limit`` bytes of them at most), and the
     offset after them: a reader following a growing journal (the live view) reads each line once, in
     bounded steps. A torn tail waits for its newline."""
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = []  # free-form: JSON lines as decoded
     if not file.exists():
         return out, offset
     start = offset
@@ -182,7 +182,7 @@ class PaidCall(BaseModel):
     """429s met by its failed attempts before it was answered."""
 
 
-def paid_call(line: dict[str, Any]) -> PaidCall | None:
+def paid_call(line: dict[str, Any]) -> PaidCall | None:  # free-form: a JSON line as decoded, typed here
     """A call-journal line as a paid call: a reply (``CallEntry``) or the cost of one whose reply is not journaled
     (``SpendEntry``); None for a void line and for a strategy agent's reply (journaled for replay with
     ``run.journal_calls=true``, never paid)."""

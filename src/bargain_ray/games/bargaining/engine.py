@@ -125,7 +125,7 @@ def apply(config: BargainingConfig, state: State, role: str, reply: Reply) -> St
     """The state after a legal reply (``parse`` has checked it)."""
     n = round_number(state)
     before = state.standing
-    update: dict[str, Any] = {}
+    update: dict[str, Any] = {}  # local: the fields model_copy updates
     accepted = None
     if reply.action == "offer":
         update["standing"] = Offer(price=reply.offer, proposer=role, round=n)

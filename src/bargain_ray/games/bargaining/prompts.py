@@ -144,7 +144,7 @@ def prompt(config: BargainingConfig, state: State, role: str) -> Prompt:
                   json_schema=reply_schema(config))
 
 
-def reply_schema(config: BargainingConfig) -> dict[str, Any]:
+def reply_schema(config: BargainingConfig) -> dict[str, Any]:  # free-form: a JSON Schema, sent to the provider as is
     """The reply's shape for providers that constrain output; the engine still checks every rule."""
     number_or_null = {"type": ["number", "null"]}
     return {

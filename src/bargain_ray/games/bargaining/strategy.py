@@ -31,7 +31,7 @@ def recognizes(system: str) -> bool:
     return _ROLE.search(system) is not None and _VALUE.search(system) is not None
 
 
-def _claim(params: dict[str, Any], seller: bool, value: float, lo: float, hi: float) -> float | None:
+def _claim(params: dict[str, Any], seller: bool, value: float, lo: float, hi: float) -> float | None:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
     kind = params.get("claim", "truthful")
     if kind not in CLAIMS:
         raise ValueError(f"unknown claim {kind!r}; known: {', '.join(CLAIMS)}")
@@ -41,7 +41,7 @@ def _claim(params: dict[str, Any], seller: bool, value: float, lo: float, hi: fl
     return min(hi, value + bluff) if seller else max(lo, value - bluff)
 
 
-def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
     """One reply in the game's JSON protocol."""
     seller = _ROLE.search(system)[1] == "seller"
     value = float(_VALUE.search(system)[1])

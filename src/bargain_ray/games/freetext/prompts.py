@@ -72,7 +72,7 @@ _ASK = (
     "(a number from 0 to 1)."
 )
 
-VERDICT_SCHEMA: dict[str, Any] = {
+VERDICT_SCHEMA: dict[str, Any] = {  # free-form: a JSON Schema, sent to the provider as is
     "type": "object",
     "properties": {
         "agreement_reached": {"type": "boolean"},

@@ -36,7 +36,7 @@ def recognizes(system: str) -> bool:
     return bool(_TALKER.match(system) or _OBSERVER.match(system))
 
 
-def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
     """A talker's message or the observer's verdict JSON, whichever the prompt asks for."""
     if watched := _OBSERVER.match(system):
         return json.dumps(observe(watched[1], _transcript(messages[0]["content"])))
@@ -52,7 +52,7 @@ class Talker:
     concede_after: int | None
 
     @classmethod
-    def read(cls, system: str, params: dict[str, Any]) -> Talker:
+    def read(cls, system: str, params: dict[str, Any]) -> Talker:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
         style = params.get("style") or KIND_STYLE.get(params.get("kind"), "integrative")
         if style not in THRESHOLD:
             raise ValueError(f"unknown talker style {style!r}; known: {', '.join(THRESHOLD)}")
@@ -104,7 +104,7 @@ class Talker:
         return f"Then we can both get what we need. Here is my proposal: {split}. Do we agree?"
 
 
-def talk(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+def talk(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
     """The scripted talker's next message, from its own brief and the conversation."""
     said: list[dict[str, str]] = []
     for m in messages:
@@ -155,7 +155,7 @@ def _classify(obj: str, proposal: str) -> tuple[str, str, float]:
     return "distributive", "An agreed division with no part named is read as a division by quantity.", 0.5
 
 
-def observe(obj: str, transcript: list[tuple[str, str]]) -> dict[str, Any]:
+def observe(obj: str, transcript: list[tuple[str, str]]) -> dict[str, Any]:  # free-form: a JSON reply as sent (the strategy's reply text)
     """Agreement when the latest message assents to a proposal in the message before it."""
     none = {"agreement_reached": False, "allocation_type": "none", "allocation": "No division has been agreed yet."}
     if len(transcript) < 2:

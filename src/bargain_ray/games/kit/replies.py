@@ -17,7 +17,7 @@ V = TypeVar("V")
 _FENCE = re.compile(r"```(?:json)?[ \t]*\n?(.*?)\n?[ \t]*```", re.S)
 
 
-def json_object(reply: str, *, fence: bool = False, exact: bool = False) -> dict[str, Any]:
+def json_object(reply: str, *, fence: bool = False, exact: bool = False) -> dict[str, Any]:  # free-form: a model's JSON reply as received
     """The reply's one JSON object, or RuleError ``not_one_json_object``.
 
     ``fence``: one markdown code fence around the object is tolerated. ``exact``:
@@ -37,14 +37,14 @@ def json_object(reply: str, *, fence: bool = False, exact: bool = False) -> dict
     return whole_strings(obj)
 
 
-def check_unknown_keys(obj: dict[str, Any], keys: Sequence[str]) -> None:
+def check_unknown_keys(obj: dict[str, Any], keys: Sequence[str]) -> None:  # free-form: a model's JSON reply as received
     """No key outside ``keys`` (the first unknown one is named)."""
     unknown = [k for k in obj if k not in keys]
     if unknown:
         raise RuleError("unknown_key", key=unknown[0], keys=tuple(keys))
 
 
-def check_keys(obj: dict[str, Any], keys: Sequence[str]) -> None:
+def check_keys(obj: dict[str, Any], keys: Sequence[str]) -> None:  # free-form: a model's JSON reply as received
     """Every key of ``keys`` and no other, unknown keys named first."""
     check_unknown_keys(obj, keys)
     missing = [k for k in keys if k not in obj]

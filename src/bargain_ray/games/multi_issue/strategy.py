@@ -69,7 +69,7 @@ def _offer_at(issues: tuple[Issue, ...], goal: float, places: int) -> dict[str, 
     return {k: round(v, places) for k, v in terms.items()}
 
 
-def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
     """One reply in the game's JSON protocol."""
     issues, reserve = _brief(system)
     places = {"one": 1, "two": 2, "three": 3}.get((_DECIMALS.search(system) or [None, "two"])[1], 2)

@@ -196,7 +196,7 @@ def prompt(config: ScorableConfig, state: State, role: str) -> Prompt:
     )
 
 
-def reply_schema(config: ScorableConfig) -> dict[str, Any]:
+def reply_schema(config: ScorableConfig) -> dict[str, Any]:  # free-form: a JSON Schema, sent to the provider as is
     """The reply's shape for providers that constrain output; the engine still checks every rule."""
     return {
         "type": "object",

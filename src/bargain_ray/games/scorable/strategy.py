@@ -63,7 +63,7 @@ def _live(user: str) -> list[Live]:
     return offers
 
 
-def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
+def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
     """One reply in the game's fenced-JSON protocol."""
     me = _ME.search(system.split("=== PRIVATE", 1)[1])[1]
     issues = {line[2:].split(": ")[0]: line[2:].split(": ")[1].split(", ")
@@ -114,7 +114,7 @@ def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any])
 
 
 def _reply(action: str, offer_id: str | None, deal: dict[str, str] | None, message: str, scratchpad: str) -> str:
-    obj: dict[str, Any] = {"scratchpad": scratchpad, "message": message, "action": action}
+    obj: dict[str, Any] = {"scratchpad": scratchpad, "message": message, "action": action}  # free-form: a JSON reply as sent (the strategy's reply text)
     if deal is not None:
         obj["deal"] = deal
     if offer_id is not None:
