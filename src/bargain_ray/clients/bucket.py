@@ -1,5 +1,5 @@
-"""A per-minute rate as a continuously refilled token bucket: the client's pacing and the simulated
-provider's enforcement are the same arithmetic, written once."""
+"""A per-minute rate as a continuously refilled token bucket: the simulated provider's enforcement and the
+client's model of the provider's bucket (``Pace``) are the same arithmetic, written once."""
 
 from __future__ import annotations
 
@@ -45,3 +45,49 @@ class Bucket:
         """Seconds until the bucket is full again."""
         self._refill(now)
         return max(self.capacity - self.level, 0.0) / self.rate
+
+
+class Pace(Bucket):
+    """One limit of one key as the client models the provider's bucket, refilled at the limit's rate.
+
+    Until the provider reports the limit's ``remaining``, the bucket holds ``burst_s`` seconds of rate (pace
+    evenly; the provider's own burst is slack). From the first report on it is the provider's bucket as
+    Anthropic and OpenAI document theirs: its capacity is the limit, or less where a report shows a smaller
+    bucket (``remaining`` plus the refill until the reported reset, the time of *full* replenishment, bounds
+    it), and its level is kept within what each report allows (``read``). ``taken`` counts every debit, so a
+    report can be set against the calls handed out after the one it answered.
+    """
+
+    def __init__(self, per_minute: float, burst_s: float) -> None:
+        super().__init__(per_minute, burst_s)
+        self.taken = 0.0
+        self.reported = False
+
+    def take(self, n: float, now: float) -> None:
+        super().take(n, now)
+        self.taken += n
+
+    def adjust(self, n: float) -> None:
+        super().adjust(n)
+        self.taken += n
+
+    def read(self, remaining: float, reset_s: float | None, since: float, age_s: float, now: float,
+             late: float = 0.0) -> None:
+        """Bring the bucket in line with one response's report of this limit.
+
+        ``remaining`` (floored by the provider) and ``reset_s`` (seconds from now until the bucket is full)
+        held at some moment between the call's hand-out, ``age_s`` seconds ago, and now; ``since`` is what
+        was taken after that hand-out (and just before it: calls handed out together may arrive swapped). So,
+        if this key alone spends the limit, the provider's level now is at least ``remaining - since`` (the
+        calls since may all come after the report) and below ``remaining + 1`` plus the refill since the
+        hand-out (the bound kept drops that one: the model errs low by less than one call, never high); its
+        capacity is at most ``remaining + 1`` plus the refill until the reset. ``late`` is what the call
+        spent that the report may not count yet (the output tokens it wrote).
+        """
+        self._refill(now)
+        bound = math.inf if reset_s is None else remaining + 1 + self.rate * (reset_s + age_s)
+        start = self.per_minute if not self.reported else self.capacity
+        self.capacity = max(min(start, bound), 1.0)
+        self.reported = True
+        low, high = remaining - since, remaining + self.rate * age_s - late
+        self.level = min(max(self.level, low), high, self.capacity)

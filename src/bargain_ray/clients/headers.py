@@ -6,9 +6,11 @@ Anthropic sends ``anthropic-ratelimit-{requests,input-tokens,output-tokens,token
 ``6m0s``, ``1m30.5s``) and, not always, ``retry-after`` / ``retry-after-ms``. ``retry-after`` is
 seconds or an HTTP date (RFC 9110).
 
-Which wait a response announces is our reading (the providers do not define it): ``retry-after``
-when sent; else, on a 429, until every announced reset (the response does not say which limit
-refused); else, on any response, until the reset of each limit whose ``remaining`` is 0.
+Both providers document a reset as the time until the limit is *fully* replenished (its bucket refills
+continuously), so a reply reporting ``remaining: 0`` announces no wait: the next request may go once one
+request's refill has come (``clients.bucket.Pace`` models that). Which wait a response announces is our
+reading: ``retry-after`` when sent; else, on a 429, until every announced reset (the response does not say
+which limit refused, and the provider has just said no).
 """
 
 from __future__ import annotations
@@ -49,8 +51,7 @@ class Announced(BaseModel):
             return self.retry_after_s
         if status == 429:
             return max(self.resets_s.values(), default=None)
-        spent = [self.resets_s[k] for k, left in self.remaining.items() if left <= 0 and k in self.resets_s]
-        return max(spent, default=None)
+        return None
 
 
 def duration_s(text: str) -> float | None:

@@ -10,13 +10,19 @@ Per key, one dispatcher hands calls out in arrival order (so no caller starves),
 
 - a slot is free. Calls in flight are capped by a window: until the key's limits are known
   (configured, or announced in a response's headers) it starts at 1 and doubles per success
-  (slow start) until a first 429/529 or a known limit; then it halves on 429/529 and grows by one
-  per window of successes (AIMD, like inspect_ai's adaptive concurrency);
+  (slow start) until a first 429 or a known limit; then it halves on 429 and grows by one per
+  window of successes (AIMD, like inspect_ai's adaptive concurrency). A 529 or 5xx is the provider's
+  load, not this key's limit: it backs off only its own request (``clients.retry``) and cuts the window
+  only when ``OVERLOAD_STREAK`` come in a row;
 - no wait the provider announced is running (``clients.headers``: ``retry-after``, or the resets
-  of a 429 or of a limit a response reports spent): it holds every call of the key not yet handed out;
-- the paced rates allow it: requests, input and output tokens per minute (Anthropic) and total
-  tokens per minute (OpenAI, which counts input + max_tokens) are continuously refilled buckets,
-  debited as each call is handed out; limits the provider announces replace looser configured ones.
+  of a 429): it holds every call of the key not yet handed out;
+- the limits allow it: requests, input and output tokens per minute (Anthropic) and total tokens per
+  minute (OpenAI, which counts input + max_tokens), each a continuously refilled bucket
+  (``clients.bucket.Pace``) debited as each call is handed out. Once the provider reports a limit's
+  ``remaining``, the bucket is the provider's own (capacity the limit, level read from the reports):
+  a reply reporting ``remaining: 0`` frees the next call after one call's refill (60/limit seconds), not at
+  the reset, which is the time of *full* replenishment. Limits the provider announces replace looser
+  configured ones.
 
 A call already handed out when a 429 arrives is not recalled: it is on its way (one round trip).
 
@@ -33,19 +39,27 @@ import contextlib
 import itertools
 import time
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 import ray
 from pydantic import BaseModel
 
-from bargain_ray.clients.bucket import Bucket
-from bargain_ray.clients.headers import read_headers
+from bargain_ray.clients.bucket import Pace
+from bargain_ray.clients.headers import Announced, read_headers
 from bargain_ray.config import Limits
 
-ACTOR_NAME = "bargain_ray_limiter_v3"
+ACTOR_NAME = "bargain_ray_limiter_v4"
 NAMESPACE = "bargain_ray"
 BURST_S = 0.25
-"""Seconds of unused rate a bucket may bank: pace evenly, keep the provider's burst as slack."""
+"""Seconds of unused rate a bucket may bank until the provider reports the limit: pace evenly, keep the
+provider's burst as slack."""
+SKEW_S = 0.25
+"""Calls handed out this close together may reach the provider in either order: a report is set against
+the calls handed out this long before its own too."""
+OVERLOAD_STREAK = 3
+"""Overloads (529 and other 5xx) in a row, no success between, that cut the window: the provider's load
+has persisted. One at a time only back off their own request."""
 LEASE_S = 900.0
 """A slot whose release never came is reclaimed after this long, whatever its job's state."""
 REAP_S = 2.0
@@ -63,12 +77,15 @@ class Feedback(BaseModel):
     output_tokens: int = 0
 
 
-class Pace(Bucket):
-    """A key's pace for one limit: a bucket holding ``BURST_S`` seconds of it (pace evenly, keep the
-    provider's own burst as slack)."""
+@dataclass
+class Handed:
+    """A call in flight: when its slot is reclaimed, what it took, when it went, and each pace's ``taken``
+    from which a report of its reply is set against later calls (``Pace.read``)."""
 
-    def __init__(self, per_minute: float) -> None:
-        super().__init__(per_minute, BURST_S)
+    lease_end: float
+    need: dict[str, float]
+    at: float
+    marks: dict[str, float]
 
 
 class KeyState:
@@ -81,11 +98,13 @@ class KeyState:
         self.slow_start = True
         self.window = 1.0
         self._set_paces()
-        self.in_flight: dict[int, tuple[float, dict[str, float]]] = {}  # ticket -> (lease end, what it took)
+        self.in_flight: dict[int, Handed] = {}
+        self.recent: deque[tuple[float, dict[str, float]]] = deque()  # (hand-out time, taken before it), SKEW_S
         self.waiters: deque[tuple[int, dict[str, float], asyncio.Future[None]]] = deque()
         self.jobs: dict[int, str] = {}  # ticket -> the Ray job that asked (waiting or in flight)
         self.paused_until = 0.0
         self.last_cut = 0.0
+        self.overloads = 0
         self.out_estimate = 256.0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._changed = asyncio.Event()
@@ -95,10 +114,15 @@ class KeyState:
         for name in PACES:
             configured = getattr(self.limits, name, None)
             candidates = [v for v in (configured, self.learned.get(name)) if v]
+            old = self.paces.pop(name, None)
             if not candidates:
-                self.paces.pop(name, None)
-            elif name not in self.paces or self.paces[name].per_minute != min(candidates):
-                self.paces[name] = Pace(min(candidates))
+                continue
+            if old is not None and old.per_minute == min(candidates):
+                self.paces[name] = old
+                continue
+            self.paces[name] = Pace(min(candidates), BURST_S)
+            if old is not None:  # reports of calls handed out before are still set against what came after
+                self.paces[name].taken = old.taken
         if self.paces and self.slow_start:  # limits known: pacing takes over from slow start
             self.slow_start = False
             self.window = float(self.limits.max_in_flight)
@@ -114,7 +138,7 @@ class KeyState:
         return max(int(self.window), 1)
 
     def _reap(self, now: float) -> None:
-        for ticket in [t for t, (end, _) in self.in_flight.items() if end < now]:
+        for ticket in [t for t, h in self.in_flight.items() if h.lease_end < now]:
             del self.in_flight[ticket]
             self.jobs.pop(ticket, None)
 
@@ -175,54 +199,86 @@ class KeyState:
             now = time.monotonic()
             self._reap(now)
             if len(self.in_flight) >= self._slots():
-                await self._until_changed(min(end for end, _ in self.in_flight.values()) - now)
+                await self._until_changed(min(h.lease_end for h in self.in_flight.values()) - now)
                 continue
             wait = max([self.paused_until - now, *(p.wait_s(need[k], now) for k, p in self.paces.items())])
             if wait > 0:
                 await self._until_changed(wait)
                 continue
             self.waiters.popleft()
+            marks = self._mark(now)
             for name, pace in self.paces.items():
                 pace.take(need[name], now)
-            self.in_flight[ticket] = (now + LEASE_S, need)
+            self.in_flight[ticket] = Handed(now + LEASE_S, need, now, marks)
             fut.set_result(None)
+
+    def _mark(self, now: float) -> dict[str, float]:
+        """Each pace's ``taken`` before the first call handed out in the last ``SKEW_S`` (this one included)."""
+        while self.recent and self.recent[0][0] < now - SKEW_S:
+            self.recent.popleft()
+        before = {name: pace.taken for name, pace in self.paces.items()}
+        self.recent.append((now, before))
+        return self.recent[0][1]
 
     def release(self, ticket: int, fb: Feedback) -> None:
         now = time.monotonic()
-        _, took = self.in_flight.pop(ticket, (0.0, {}))
+        handed = self.in_flight.pop(ticket, None)
         self.jobs.pop(ticket, None)
         told = read_headers(fb.headers)
         if any(self.learned.get(k) != v for k, v in told.limits.items()):
             self.learned.update(told.limits)
             self._set_paces()
+        if fb.status == 200:
+            self._succeeded(fb, handed)
+        elif fb.status == 429 or fb.status >= 500:
+            self.overloads = 0 if fb.status == 429 else self.overloads + 1
+            if fb.status == 429 or self.overloads >= OVERLOAD_STREAK:
+                self._cut(now)
+        if handed is not None:
+            self._read(told, handed, fb.output_tokens, now)
         wait = told.wait_s(fb.status)
         if wait is None and fb.status == 429:  # a 429 that announced nothing: one request's interval
             pace = self.paces.get("requests_per_minute")
             wait = 1.0 / pace.rate if pace else 1.0
         if wait:
             self.paused_until = max(self.paused_until, now + wait)
-        if fb.status in (429, 529):
-            if self.slow_start or now - self.last_cut > 1.0:
-                self.slow_start = False
-                self.window = max(1.0, self.window / 2)
-                self.last_cut = now
-        elif fb.status == 200:
-            grown = self.window * 2 if self.slow_start else self.window + 1.0 / self.window
-            self.window = min(float(self.limits.max_in_flight), grown)
-            if fb.output_tokens:
-                self.out_estimate = 0.9 * self.out_estimate + 0.1 * fb.output_tokens
-            if took and fb.input_tokens:  # correct the estimates; OpenAI counts max_tokens, not the output
-                more_in = fb.input_tokens - took["input_tokens_per_minute"]
-                for name, n in (("input_tokens_per_minute", more_in), ("tokens_per_minute", more_in),
-                                ("output_tokens_per_minute", fb.output_tokens - took["output_tokens_per_minute"])):
-                    if name in self.paces:
-                        self.paces[name].adjust(n)
         self._changed.set()
+
+    def _cut(self, now: float) -> None:
+        """Halve the window, at most once a second (the replies of one burst are one signal)."""
+        if self.slow_start or now - self.last_cut > 1.0:
+            self.slow_start = False
+            self.window = max(1.0, self.window / 2)
+            self.last_cut = now
+
+    def _succeeded(self, fb: Feedback, handed: Handed | None) -> None:
+        self.overloads = 0
+        grown = self.window * 2 if self.slow_start else self.window + 1.0 / self.window
+        self.window = min(float(self.limits.max_in_flight), grown)
+        if fb.output_tokens:
+            self.out_estimate = 0.9 * self.out_estimate + 0.1 * fb.output_tokens
+        if handed is not None and fb.input_tokens:  # correct the estimates; OpenAI counts max_tokens, not the output
+            took = handed.need
+            more_in = fb.input_tokens - took["input_tokens_per_minute"]
+            for name, n in (("input_tokens_per_minute", more_in), ("tokens_per_minute", more_in),
+                            ("output_tokens_per_minute", fb.output_tokens - took["output_tokens_per_minute"])):
+                if name in self.paces:
+                    self.paces[name].adjust(n)
+
+    def _read(self, told: Announced, handed: Handed, output_tokens: int, now: float) -> None:
+        """Each limit the reply reports: the provider's bucket as it stands (``Pace.read``). Its output
+        tokens are counted when written, so a report read as the request arrived may not hold them yet."""
+        for name, pace in self.paces.items():
+            if name in told.remaining:
+                since = pace.taken - handed.marks.get(name, 0.0)
+                late = output_tokens if name == "output_tokens_per_minute" else 0
+                pace.read(told.remaining[name], told.resets_s.get(name), since, now - handed.at, now, late)
 
     def snapshot(self) -> dict[str, Any]:
         return {
             "window": self.window, "slow_start": self.slow_start, "in_flight": len(self.in_flight),
             "waiting": len(self.waiters), "paces": {k: p.per_minute for k, p in self.paces.items()},
+            "buckets": {k: {"capacity": p.capacity, "level": p.level} for k, p in self.paces.items()},
             "paused_until": self.paused_until,
         }
 
