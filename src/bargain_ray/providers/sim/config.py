@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Literal
 
 from pydantic import Field
 
@@ -21,17 +22,22 @@ class Latency(Strict):
 class ServerLimits(Rates):
     """What the server enforces with real 429s; None is unlimited.
 
-    Each limit is a token bucket refilled continuously (as Anthropic documents
-    its limits) that holds ``burst_s`` seconds of refill. The Anthropic API
-    enforces requests, input and output tokens; the OpenAI API requests and
-    ``tokens_per_minute``, a total that counts each request's input and
-    ``max_tokens`` when it arrives (as OpenAI counts it).
+    Each limit is a token bucket refilled continuously (as Anthropic and OpenAI document
+    theirs) that holds ``burst_s`` seconds of refill (60: the whole per-minute limit, as
+    documented; less: a limit enforced over shorter intervals) and starts full. Each response
+    reports its ``remaining`` (the bucket's level, floored) and its reset, the time until the
+    bucket is *full* again. The Anthropic API enforces requests, input and output tokens; the
+    OpenAI API requests and ``tokens_per_minute``, a total that counts each request's input
+    and ``max_tokens`` when it arrives (as OpenAI counts it).
     """
 
     tokens_per_minute: float | None = None
     burst_s: float = Field(1.0, gt=0)
     retry_after: bool = True
     """False: 429s carry only the rate-limit headers (an API that announces its limits, never a retry-after)."""
+    report_at: Literal["response", "arrival"] = "response"
+    """When a reply's rate-limit headers are read off the buckets: as it is answered, or as its request was
+    admitted (a gateway that limits before the model runs; the calls admitted meanwhile are not in it)."""
 
 
 class Faults(Strict):

@@ -26,7 +26,7 @@ from aiohttp import web
 from bargain_ray.games import strategy_reply
 from bargain_ray.providers.sim.batches import Batches
 from bargain_ray.providers.sim.config import SimSettings
-from bargain_ray.providers.sim.limits import ModelLimits
+from bargain_ray.providers.sim.limits import Announcement, ModelLimits
 
 FAULTS = ("error_5xx", "overloaded", "timeout", "drop", "malformed", "refusal", "overlong")
 ERROR_TYPES = {429: "rate_limit_error", 500: "api_error", 503: "api_error", 529: "overloaded_error"}
@@ -165,14 +165,16 @@ class SimServer:
         refused = limits.admit(input_tokens, int(body.get("max_tokens") or body.get("max_completion_tokens") or 0))
         if refused:
             entry["status"] = 429
-            return self._error(api, 429, self._headers(rid, entry, limits, refused))
+            return self._error(api, 429, self._headers(rid, entry, limits.announce(), refused))
+        # what the headers report: the buckets as this request was admitted, or as it is answered
+        admitted = limits.announce() if self.settings.limits.report_at == "arrival" else None
         fault = self._draw(model)
         entry["fault"] = fault
         await asyncio.sleep(self._delay())
         if fault == "timeout":
             entry["status"] = "timeout"
             await asyncio.sleep(self.settings.timeout_sleep_s)
-            return self._error(api, 500, self._headers(rid, entry, limits))
+            return self._error(api, 500, self._headers(rid, entry, admitted or limits.announce()))
         if fault == "drop":
             entry["status"] = "dropped"
             request.transport.close()
@@ -180,7 +182,7 @@ class SimServer:
         if fault in ("error_5xx", "overloaded"):
             status = 529 if fault == "overloaded" else self._faults.choice((500, 503))
             entry["status"] = status
-            return self._error(api, status, self._headers(rid, entry, limits))
+            return self._error(api, status, self._headers(rid, entry, admitted or limits.announce()))
         payload, out_tokens = answer(self.settings, api, body, rid, fault)
         limits.spend_output(out_tokens)
         entry |= {"status": 200, "output_tokens": out_tokens, "done": time.time()}
@@ -189,7 +191,7 @@ class SimServer:
             data = data[: len(data) // 2]
         if request.transport is None or request.transport.is_closing():
             entry["status"] = "client_gone"  # the client timed out first: served, never received
-        headers = self._headers(rid, entry, limits)
+        headers = self._headers(rid, entry, admitted or limits.announce())
         return web.Response(body=data, status=200, headers=headers, content_type="application/json")
 
     def _draw(self, model: str) -> str | None:
@@ -208,23 +210,23 @@ class SimServer:
             return 0.0
         return min(lat.median_s * self._latency.lognormvariate(0.0, lat.sigma), lat.max_s)
 
-    def _headers(self, rid: str, entry: dict[str, Any], limits: ModelLimits,
+    def _headers(self, rid: str, entry: dict[str, Any], told: Announcement,
                  refused: dict[str, float] | None = None) -> dict[str, str]:
-        """The response's headers; a wait they announce is logged (``announced_at``, ``wait_until``, wall times).
+        """The response's headers; the wait a 429 announces is logged (``announced_at``, ``wait_until``, wall times).
 
         A 429 announces its ``retry-after`` (unless ``limits.retry_after`` is off), else the resets of
-        the limits that refused it; any response announces the resets of the limits it reports spent.
+        the limits that refused it. Any other response announces no wait: its resets are the times its
+        buckets are full again, and a bucket at 0 admits the next request after one request's refill.
         """
-        told = limits.announce()
         headers = {"request-id" if entry["api"] == "anthropic" else "x-request-id": rid, **told.headers}
+        if not refused:
+            return headers
         now = time.time()
-        spent = list(refused) if refused else [k for k, left in told.remaining.items() if left <= 0]
-        until = [told.resets_at[k] for k in spent]
-        if refused and self.settings.limits.retry_after:
+        until = [told.resets_at[k] for k in refused]
+        if self.settings.limits.retry_after:
             headers["retry-after"] = f"{max(max(refused.values()), 0.001):.3f}"
             until = [now + float(headers["retry-after"])]
-        if until:
-            entry |= {"announced_at": now, "wait_until": max(until)}
+        entry |= {"announced_at": now, "wait_until": max(until)}
         return headers
 
     @staticmethod
