@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from bargain_ray.clients.headers import CALL_ID_HEADER
 from bargain_ray.clients.limiter import Feedback, Limiter
 from bargain_ray.clients.retry import describe, headers_of, retrying, status_of
 from bargain_ray.config import ModelConfig, Price
@@ -78,8 +79,8 @@ class HTTPClient(ABC):
         """The request body exactly as sent (and recorded)."""
 
     @abstractmethod
-    async def send(self, body: dict[str, Any]) -> Sent:
-        """One attempt; raises the SDK's errors or MalformedReply."""
+    async def send(self, body: dict[str, Any], headers: dict[str, str]) -> Sent:
+        """One attempt (``headers``: extra HTTP headers); raises the SDK's errors or MalformedReply."""
 
     @abstractmethod
     async def close(self) -> None:
@@ -88,11 +89,11 @@ class HTTPClient(ABC):
     def _reply(self, body: dict[str, Any], **fields: Any) -> Reply:
         return Reply(provider=self.provider, model=body["model"], request=body, **fields)
 
-    async def _attempt(self, body: dict[str, Any], errors: list[str]) -> tuple[Sent, float]:
+    async def _attempt(self, body: dict[str, Any], errors: list[str], headers: dict[str, str]) -> tuple[Sent, float]:
         ticket = await self.limiter.acquire(estimate_tokens(body), self.model.max_tokens)
         start = time.monotonic()
         try:
-            sent = await self.send(body)
+            sent = await self.send(body, headers)
         except BaseException as exc:  # cancellation too: the slot must come back
             self.limiter.release(ticket, Feedback(status=status_of(exc), headers=headers_of(exc)))
             if isinstance(exc, Exception):
@@ -108,10 +109,11 @@ class HTTPClient(ABC):
     async def complete(self, prompt: Prompt, call_id: str) -> Reply:
         body = self.body(prompt)
         errors: list[str] = []
+        headers = {CALL_ID_HEADER: call_id} if self.provider == "sim" else {}  # its stochastic replies' seed
         try:
             async for attempt in retrying(self.model.retry):
                 with attempt:
-                    sent, latency = await self._attempt(body, errors)
+                    sent, latency = await self._attempt(body, errors, headers)
         except Exception as exc:  # noqa: BLE001 - after the retries any failure is technical, never a crash
             message = f"{self.provider} {body['model']}: {describe(exc, self._secret)} (after {len(errors)} attempts)"
             reply = self._reply(body, text="", attempts=len(errors), attempt_errors=errors, stop_reason="error")

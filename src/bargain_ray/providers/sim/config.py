@@ -77,6 +77,9 @@ class SimSettings(Strict):
     timeout_sleep_s: float = Field(5.0, ge=0)
     strategies: dict[str, str] = {}
     apis: dict[str, str] = {}
+    reply_noise: float = Field(0.0, ge=0)
+    """0: each reply is the model's strategy, exactly (a rehearsal's replicate games of one cell play alike, so
+    its CIs have no width). Above 0: replies drawn around it, reproducibly (``server.strategy_params``)."""
     served_by: dict[str, str] = {}
     """model -> the upstream provider its OpenAI-style replies name in a top-level ``provider`` field, as
     OpenRouter's do (e.g. ``{"claude-haiku-5-5": "Anthropic"}``); a model not named gets no such field."""

@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import itertools
 import json
+import math
 import random
 import socket
 import threading
@@ -23,7 +24,9 @@ from typing import Any
 
 from aiohttp import web
 
+from bargain_ray.clients.headers import CALL_ID_HEADER
 from bargain_ray.games import strategy_reply
+from bargain_ray.games.kit.concession import EXPONENTS
 from bargain_ray.providers.sim.batches import Batches
 from bargain_ray.providers.sim.config import SimSettings
 from bargain_ray.providers.sim.limits import Announcement, ModelLimits
@@ -158,6 +161,7 @@ class SimServer:
         entry: dict[str, Any] = {
             "request_id": rid, "api": api, "model": model, "arrived": time.time(), "status": None,
             "fault": None, "input_tokens": input_tokens, "output_tokens": 0, "key_sha": _key_sha(request),
+            "call_id": request.headers.get(CALL_ID_HEADER),
         }
         self._log.append(entry)
         limits = self._limits.setdefault(f"{api}:{model}", ModelLimits(self.settings.limits, api))
@@ -183,7 +187,7 @@ class SimServer:
             status = 529 if fault == "overloaded" else self._faults.choice((500, 503))
             entry["status"] = status
             return self._error(api, status, self._headers(rid, entry, admitted or limits.announce()))
-        payload, out_tokens = answer(self.settings, api, body, rid, fault)
+        payload, out_tokens = answer(self.settings, api, body, rid, fault, entry["call_id"] or "")
         limits.spend_output(out_tokens)
         entry |= {"status": 200, "output_tokens": out_tokens, "done": time.time()}
         data = json.dumps(payload).encode()
@@ -289,16 +293,34 @@ def prompt_tokens(api: str, body: dict[str, Any]) -> int:
     return tokens(system + "".join(m["content"] for m in messages))
 
 
+def strategy_params(settings: SimSettings, model: str, system: str, messages: list[dict[str, str]],
+                    call: str) -> dict[str, Any]:
+    """The strategy that answers one request: the model's, or (``reply_noise`` > 0) drawn around it.
+
+    The draw multiplies the concession exponent by ``exp(reply_noise * z)``, ``z`` a standard normal seeded
+    by the settings' ``seed``, the call's id (``call``: what the client names it, so replicate games whose
+    requests read alike still draw apart) and the request's text: the same sweep draws the same replies,
+    whatever order its calls come in, and a retried call draws what its first attempt drew.
+    """
+    kind = settings.strategy(model)
+    if not settings.reply_noise:
+        return {"kind": kind}
+    text = json.dumps([settings.seed, call, model, system, messages])
+    z = random.Random(hashlib.sha256(text.encode()).digest()).gauss(0.0, 1.0)
+    return {"kind": kind, "exponent": EXPONENTS[kind] * math.exp(settings.reply_noise * z)}
+
+
 def answer(settings: SimSettings, api: str, body: dict[str, Any], rid: str,
-           fault: str | None = None) -> tuple[dict[str, Any], int]:
-    """(the response body, its output tokens): the model's strategy answering a request.
+           fault: str | None = None, call: str = "") -> tuple[dict[str, Any], int]:
+    """(the response body, its output tokens): the model's strategy answering a request (``call``: its id).
 
     The one answer of the sim, for online requests and for each request of a batch alike.
     """
     model = str(body.get("model", ""))
     system, messages = read_prompt(api, body)
     stop = "refusal" if fault == "refusal" else "end_turn"
-    text = "" if fault == "refusal" else strategy_reply(system, messages, {"kind": settings.strategy(model)})
+    params = strategy_params(settings, model, system, messages, call)
+    text = "" if fault == "refusal" else strategy_reply(system, messages, params)
     if fault == "overlong":
         text = _overlong(text)
     max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 1 << 30)
