@@ -36,11 +36,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import time
+import uuid
 from collections import deque
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import ray
 from pydantic import BaseModel
@@ -62,6 +65,8 @@ OVERLOAD_STREAK = 3
 has persisted. One at a time only back off their own request."""
 LEASE_S = 900.0
 """A slot whose release never came is reclaimed after this long, whatever its job's state."""
+FLUSH_S = 0.002
+"""A process sends its releases this long after the first of them, together (``Limiter.release``)."""
 REAP_S = 2.0
 """How often the actor looks for ended jobs whose slots and waiters it still holds."""
 PACES = ("requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute", "tokens_per_minute")
@@ -166,8 +171,9 @@ class KeyState:
             self.waiters.clear()
         return loop
 
-    async def acquire(self, ticket: int, input_tokens: int, max_tokens: int = 0, job: str | None = None) -> None:
-        """Return once a slot is held for ``ticket``, no announced wait runs and the paced rates allow the call."""
+    def enqueue(self, ticket: int, input_tokens: int, max_tokens: int = 0, job: str | None = None) -> asyncio.Future[None]:
+        """Queue ``ticket``; the future is done once a slot is held for it, no announced wait runs and the
+        paced rates allow the call (cancelled if its job ends first)."""
         fut = self._bind().create_future()
         if job is not None:
             self.jobs[ticket] = job
@@ -176,6 +182,11 @@ class KeyState:
             self._dispatcher = asyncio.create_task(self._dispatch())
         else:
             self._changed.set()
+        return fut
+
+    async def acquire(self, ticket: int, input_tokens: int, max_tokens: int = 0, job: str | None = None) -> None:
+        """Return once ``ticket`` may go (``enqueue``)."""
+        fut = self.enqueue(ticket, input_tokens, max_tokens, job)
         try:
             await fut
         except asyncio.CancelledError:
@@ -283,27 +294,94 @@ class KeyState:
         }
 
 
+class Mailbox:
+    """The calls of one (process, key) handed out and not yet told to it (``Limiters.grant``)."""
+
+    def __init__(self, job: str | None) -> None:
+        self.job = job
+        self.ready: list[tuple[int, int]] = []
+        self.closed = False
+        self.takers = 0
+        self._event = asyncio.Event()
+
+    def put(self, local_id: int, ticket: int, fut: asyncio.Future[None]) -> None:
+        if not fut.cancelled():  # cancelled: its job ended while it waited
+            self.ready.append((local_id, ticket))
+            self._event.set()
+
+    async def take(self) -> list[tuple[int, int]]:
+        """What is ready, once something is. A process has one ``grant`` of a key out at a time, so a newer
+        one means the caller of this one is gone (its event loop ended): this one is answered with none."""
+        self.takers += 1
+        mine = self.takers
+        self._event.set()
+        while not self.ready and not self.closed and self.takers == mine:
+            self._event.clear()
+            await self._event.wait()
+        if self.takers != mine:
+            return []
+        ready, self.ready = self.ready, []
+        return ready
+
+    def close(self) -> None:
+        self.closed = True
+        self._event.set()
+
+
 class Limiters:
     """Every key's state; the body of the Ray actor and of the in-process limiter."""
 
     def __init__(self) -> None:
         self.keys: dict[str, KeyState] = {}
+        self._told: dict[str, dict[str, Any]] = {}  # key -> the limits its last caller sent
         self.tickets = itertools.count(1)
         self._reaper: asyncio.Task[None] | None = None
+        self.epoch = uuid.uuid4().hex
+        self.boxes: dict[tuple[str, str], Mailbox] = {}  # (requester, key) -> its calls handed out, not yet told
+
+    def _state(self, key: str, limits: dict[str, Any], job: str | None) -> KeyState:
+        if job is not None and (self._reaper is None or self._reaper.done()):
+            self._reaper = asyncio.create_task(self._forget_ended_jobs())
+        state = self.keys.get(key)
+        if state is None:
+            state = self.keys[key] = KeyState(Limits.model_validate(limits))
+        elif limits != self._told.get(key):  # validated once per change, not per call
+            state.configure(Limits.model_validate(limits))
+        self._told[key] = limits
+        return state
 
     async def acquire(self, key: str, limits: dict[str, Any], input_tokens: int, max_tokens: int = 0,
                       job: str | None = None) -> int:
-        if job is not None and (self._reaper is None or self._reaper.done()):
-            self._reaper = asyncio.create_task(self._forget_ended_jobs())
-        parsed = Limits.model_validate(limits)
-        state = self.keys.get(key)
-        if state is None:
-            state = self.keys[key] = KeyState(parsed)
-        else:
-            state.configure(parsed)
+        """A ticket once the call may go (the in-process limiter's way; workers ``grant``)."""
         ticket = next(self.tickets)
-        await state.acquire(ticket, input_tokens, max_tokens, job)
+        await self._state(key, limits, job).acquire(ticket, input_tokens, max_tokens, job)
         return ticket
+
+    async def grant(self, key: str, limits: dict[str, Any], job: str | None, requester: str, epoch: str | None,
+                    needs: list[tuple[int, int, int]], settled: list[tuple[str, int, dict[str, Any]]]
+                    ) -> tuple[str, list[tuple[int, int]]]:
+        """Queue one process's waiting calls of ``key`` and answer once any of its calls is handed out.
+
+        ``needs`` are (the caller's id, input tokens, max tokens) of calls it had not sent yet; each queues
+        in arrival order with every other caller's. The answer is this actor's ``epoch`` and (caller's id,
+        ticket) of every call of ``requester`` handed out by then; the rest come with its next ``grant``.
+        ``settled`` are releases the caller had not sent yet, taken first. A caller that names another
+        epoch spoke to an earlier incarnation (restarted since: its queue is gone): it is answered at once
+        with none, and sends what it still waits for again.
+        """
+        for done in settled:
+            self.settle(*done)
+        if epoch is not None and epoch != self.epoch:
+            return self.epoch, []
+        state = self._state(key, limits, job)
+        box = self.boxes.get((requester, key))
+        if box is None:
+            box = self.boxes[(requester, key)] = Mailbox(job)
+        for local_id, input_tokens, max_tokens in needs:
+            ticket = next(self.tickets)
+            state.enqueue(ticket, input_tokens, max_tokens, job).add_done_callback(
+                functools.partial(box.put, local_id, ticket))
+        return self.epoch, await box.take()
 
     async def _forget_ended_jobs(self) -> None:
         """While any call of a job is held, free those of jobs that have ended (a driver killed outright)."""
@@ -312,44 +390,124 @@ class Limiters:
             ended = dead_jobs()
             for state in self.keys.values():
                 state.forget_jobs(ended)
+            for where in [w for w, box in self.boxes.items() if box.job in ended]:
+                self.boxes.pop(where).close()
 
     def settle(self, key: str, ticket: int, feedback: dict[str, Any]) -> None:
         if key in self.keys:
             self.keys[key].release(ticket, Feedback.model_validate(feedback))
 
-    async def release(self, key: str, ticket: int, feedback: dict[str, Any]) -> None:
-        self.settle(key, ticket, feedback)
+    async def release(self, settled: list[tuple[str, int, dict[str, Any]]]) -> None:
+        """The (key, ticket, feedback) of calls a worker saw end, sent together (``Limiter.release``)."""
+        for key, ticket, feedback in settled:
+            self.settle(key, ticket, feedback)
 
     async def snapshot(self) -> dict[str, dict[str, Any]]:
         return {k: s.snapshot() for k, s in self.keys.items()}
 
 
+@dataclass
+class Waiting:
+    """One process's calls of one key waiting for the cluster's limiter (``Limiter``)."""
+
+    loop: asyncio.AbstractEventLoop
+    unsent: dict[int, tuple[int, int]] = field(default_factory=dict)  # id -> (input tokens, max tokens)
+    sent: dict[int, tuple[int, int]] = field(default_factory=dict)  # queued at the actor, not handed out
+    futures: dict[int, asyncio.Future[int]] = field(default_factory=dict)
+    epoch: str | None = None
+    pump: asyncio.Task[None] | None = None
+
+
 class Limiter:
-    """One key's limiter as a client sees it: Ray actor when Ray runs, else in-process."""
+    """One key's limiter as a client sees it: Ray actor when Ray runs, else in-process.
+
+    An actor call costs more CPU than the limiter's own work, so a process speaks to the actor for many
+    calls at once. Its waiting calls of a key go in one ``grant`` (all those waiting when it is sent), one
+    at a time, each answered with every call of the process handed out by then. Its releases, of every
+    key, go together ``FLUSH_S`` after the first (or with the next ``grant``, if sooner).
+    """
 
     _local: Limiters | None = None
+    _unsent: ClassVar[list[tuple[str, int, dict[str, Any]]]] = []
+    _flush_loop: ClassVar[asyncio.AbstractEventLoop | None] = None  # where the pending send is scheduled
+    _waiting: ClassVar[dict[str, Waiting]] = {}
+    _ids: ClassVar[Iterator[int]] = itertools.count(1)
 
     def __init__(self, key: str, limits: Limits) -> None:
         self.key = key
         self.limits = limits.model_dump()
         self._actor = _actor()
-        self._job = ray.get_runtime_context().get_job_id() if self._actor is not None else None
+        context = ray.get_runtime_context() if self._actor is not None else None
+        self._job = context.get_job_id() if context else None
+        self._requester = context.get_worker_id() if context else ""
         if self._actor is None and Limiter._local is None:
             Limiter._local = Limiters()
 
     async def acquire(self, input_tokens: int, max_tokens: int) -> int:
         """A ticket once the call may go (``max_tokens``: what it may write, as OpenAI's token limit counts it)."""
-        if self._actor is not None:
-            return await self._actor.acquire.remote(self.key, self.limits, input_tokens, max_tokens, self._job)
-        return await Limiter._local.acquire(self.key, self.limits, input_tokens, max_tokens)
+        if self._actor is None:
+            return await Limiter._local.acquire(self.key, self.limits, input_tokens, max_tokens)
+        loop = asyncio.get_running_loop()
+        waiting = Limiter._waiting.get(self.key)
+        if waiting is None or waiting.loop is not loop:  # one made on an ended loop (an earlier asyncio.run)
+            waiting = Limiter._waiting[self.key] = Waiting(loop)
+        local_id = next(Limiter._ids)
+        fut = waiting.futures[local_id] = loop.create_future()
+        waiting.unsent[local_id] = (input_tokens, max_tokens)
+        if waiting.pump is None or waiting.pump.done():
+            waiting.pump = loop.create_task(self._pump(waiting))
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            if waiting.unsent.pop(local_id, None) is not None:  # never sent: forgotten here
+                waiting.futures.pop(local_id, None)
+            raise  # sent: its ticket is released when it comes (``_pump``)
+
+    async def _pump(self, waiting: Waiting) -> None:
+        """``grant`` after ``grant`` while calls of this key wait in this process."""
+        while waiting.unsent or waiting.sent:
+            needs = [(i, *need) for i, need in waiting.unsent.items()]
+            waiting.sent.update(waiting.unsent)
+            waiting.unsent.clear()
+            epoch, granted = await self._actor.grant.remote(
+                self.key, self.limits, self._job, self._requester, waiting.epoch, needs, self._take())
+            if waiting.epoch not in (None, epoch):  # the actor restarted: what it had queued is gone
+                waiting.unsent.update(waiting.sent)
+                waiting.sent.clear()
+            waiting.epoch = epoch
+            for local_id, ticket in granted:
+                waiting.sent.pop(local_id, None)
+                fut = waiting.futures.pop(local_id, None)
+                if fut is None or fut.done():  # its caller gave up meanwhile
+                    self.release(ticket, Feedback())
+                else:
+                    fut.set_result(ticket)
 
     def release(self, ticket: int, feedback: Feedback) -> None:
         """Fire and forget: the caller never waits on bookkeeping."""
         data = feedback.model_dump()
-        if self._actor is not None:
-            self._actor.release.remote(self.key, ticket, data)
-        else:
+        if self._actor is None:
             Limiter._local.settle(self.key, ticket, data)
+            return
+        Limiter._unsent.append((self.key, ticket, data))
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (a caller outside async code): now
+            self._send()
+            return
+        if Limiter._flush_loop is not loop:  # none pending here (one scheduled on an ended loop never runs)
+            Limiter._flush_loop = loop
+            loop.call_later(FLUSH_S, self._send)
+
+    @staticmethod
+    def _take() -> list[tuple[str, int, dict[str, Any]]]:
+        settled, Limiter._unsent = Limiter._unsent, []
+        return settled
+
+    def _send(self) -> None:
+        Limiter._flush_loop = None
+        if settled := self._take():
+            self._actor.release.remote(settled)
 
 
 def dead_jobs() -> set[str]:
