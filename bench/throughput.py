@@ -2,7 +2,8 @@
 
     python bench/throughput.py                 # c3_full: 640 games, about 5,300 calls
     python bench/throughput.py --blocks 10     # a quarter of it
-    python bench/throughput.py --profile DIR   # also py-spy profiles of the driver, the workers and the sim
+    python bench/throughput.py --profile DIR   # also py-spy profiles of the driver, the sim and each actor
+    python bench/throughput.py -- run.journal_calls=false   # Hydra overrides of the sweep
 
 The simulated provider runs in its own process (``python -m bargain_ray.providers.sim``), so its CPU is
 apart from the sweep's. The sweep is ``run_sweep`` as ``python -m bargain_ray`` runs it (plan, games on
@@ -171,6 +172,7 @@ def main() -> None:
     ap.add_argument("--blocks", type=int, help="replicate blocks (default: the grid's)")
     ap.add_argument("--workers", type=int, default=2, help="GameRunner actors")
     ap.add_argument("--profile", type=Path, help="write py-spy profiles (raw, collapsed stacks) here")
+    ap.add_argument("overrides", nargs="*", help="more Hydra overrides of the sweep (e.g. run.journal_calls=false)")
     args = ap.parse_args()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -179,7 +181,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             overrides = [f"+grid={args.grid}", "provider=sim", f"provider.settings.base_url={url}",
                          f"run.workers={args.workers}", f"run.dir={tmp}", "run.progress=false", "run.report=false",
-                         *([f"grid.blocks={args.blocks}"] if args.blocks else [])]
+                         *([f"grid.blocks={args.blocks}"] if args.blocks else []), *args.overrides]
             sweep = SweepConfig.model_validate(compose_dict("config", overrides))
             ensure_ray(set())
             if args.profile:
