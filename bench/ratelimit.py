@@ -24,7 +24,9 @@ Figures, from the sim's log: ``utilization`` is what the server counted (every r
 counted request to the last (the full bucket it started with plus the refill over that span);
 ``ok_utilization`` the successes over what the faults leave of that (the allowed times 1 minus
 the fault rates); ``rate_limited_per_success`` is 429s per 200; ``inside_wait`` the requests
-that arrived while a wait a 429 had announced (its retry-after, else its resets) still ran.
+that arrived while a wait a 429 had announced (its retry-after, else its resets) still ran. The line
+before says ``min_left``, the least an admitted request left in the server's request bucket: well above 0,
+the limit never bound (the sweep asked for less than the bucket held) and ``utilization`` means little.
 
 Last line (contract): ``utilization=<x> rate_limited_per_success=<x> inside_wait=<n> failed_games=<n>
 p50_latency_s=<x> ok_utilization=<x>``.
@@ -116,7 +118,8 @@ def main() -> None:
           f"games={games.height} workers={args.workers} limit_rpm={args.rpm:g} capacity={full:g} "
           f"report_at={args.report_at} faults_5xx={args.faults:g} overloaded={args.overloaded:g} "
           f"requests={len(log)} ok={ok} rejected_429={rejected} span_s={span:.1f} allowed={allowed:.0f} "
-          f"counted_rpm={(len(counted) - 1) / span * 60:.1f} ok_rpm={ok / span * 60:.1f}")
+          f"counted_rpm={(len(counted) - 1) / span * 60:.1f} ok_rpm={ok / span * 60:.1f} "
+          f"min_left={min((e['left'] for e in log if e.get('left') is not None), default=None)}")
     print(f"utilization={len(counted) / allowed:.3f} rate_limited_per_success={rejected / max(ok, 1):.4f} "
           f"inside_wait={requests_inside_waits(log)} failed_games={failed} p50_latency_s={p50:.3f} "
           f"ok_utilization={ok / (allowed * left):.3f}")

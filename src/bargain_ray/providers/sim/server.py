@@ -2,7 +2,8 @@
 
 Each request is answered by a strategy agent reading the request's own text,
 after a drawn latency, unless a rate limit or an injected fault answers first.
-Every request that arrives is logged (``GET /sim/log``), so tests can compare
+Every request that arrives is logged (``GET /sim/log``; ``left``: what its admission left in the request
+bucket), so tests can compare
 what was served with what the sweep recorded, and count the requests that came
 inside a wait the server had announced (``requests_inside_waits``). The batch APIs live in ``batches``
 and answer each batched request with the same ``answer``.
@@ -172,6 +173,7 @@ class SimServer:
             return self._error(api, 429, self._headers(rid, entry, limits.announce(), refused))
         # what the headers report: the buckets as this request was admitted, or as it is answered
         admitted = limits.announce() if self.settings.limits.report_at == "arrival" else None
+        entry["left"] = (admitted or limits.announce()).remaining.get("requests")  # the request bucket, admitted
         fault = self._draw(model)
         entry["fault"] = fault
         await asyncio.sleep(self._delay())
