@@ -2,9 +2,9 @@
 
 All limiters live in one named, detached Ray async actor (one process for the
 cluster, found by every worker with ``get_if_exists``); each key gets its own
-state there. A call costs one round-trip to acquire (which returns when the
-call may go) and a fire-and-forget release that reports what the provider
-said. Without Ray the same state runs in-process.
+state there. A process asks for its waiting calls of a key together (``Limiter``: one ``grant`` out at
+a time, answered once any goes) and reports what the provider said of each ended call in fire-and-forget
+batches, so an actor call serves many model calls. Without Ray the same state runs in-process.
 
 Per key, one dispatcher hands calls out in arrival order (so no caller starves), each once
 
