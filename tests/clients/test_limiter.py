@@ -223,3 +223,23 @@ def test_overloads_back_off_the_request_not_the_key_unless_they_persist() -> Non
         return windows
 
     assert asyncio.run(run()) == [16, 16, 8, 4]
+
+
+def test_a_report_never_leaves_more_than_the_provider_can_have() -> None:
+    """A reply answering a call handed out 0.5 s ago reports 20 left (another key spent the rest) after ten
+    more calls went. Read as the call arrived, 20 + the refill - those ten is left now; read as it was answered,
+    20. Either way no more than 20 is left, so the client's bucket (which believed 53) holds at most that."""
+    report = {"x-ratelimit-limit-requests": "600", "x-ratelimit-reset-requests": "100ms"}
+
+    async def run() -> float:
+        state = KeyState(Limits(max_in_flight=16))
+        await state.acquire(1, 10)
+        state.release(1, Feedback(status=200, headers={**report, "x-ratelimit-remaining-requests": "59"}))
+        for ticket in range(2, 13):  # the call the report answers, then ten more
+            await state.acquire(ticket, 10)
+        await asyncio.sleep(0.5)
+        state.release(2, Feedback(status=200, headers={**report, "x-ratelimit-remaining-requests": "20"}))
+        pace = state.paces["requests_per_minute"]
+        return pace.level
+
+    assert asyncio.run(run()) <= 20

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 
 class Bucket:
@@ -71,23 +72,42 @@ class Pace(Bucket):
         super().adjust(n)
         self.taken += n
 
-    def read(self, remaining: float, reset_s: float | None, since: float, age_s: float, now: float,
-             late: float = 0.0) -> None:
-        """Bring the bucket in line with one response's report of this limit.
+    def read(self, report: Report, now: float) -> None:
+        """Bring the bucket in line with one response's report of this limit (``Report``).
 
-        ``remaining`` (floored by the provider) and ``reset_s`` (seconds from now until the bucket is full)
-        held at some moment between the call's hand-out, ``age_s`` seconds ago, and now; ``since`` is what
-        was taken after that hand-out (and just before it: calls handed out together may arrive swapped). So,
-        if this key alone spends the limit, the provider's level now is at least ``remaining - since`` (the
-        calls since may all come after the report) and below ``remaining + 1`` plus the refill since the
-        hand-out (the bound kept drops that one: the model errs low by less than one call, never high); its
-        capacity is at most ``remaining + 1`` plus the refill until the reset. ``late`` is what the call
-        spent that the report may not count yet (the output tokens it wrote).
+        If this key alone spends the limit, the provider's level now is at least ``remaining - before``
+        (the calls handed out since may all come after the report) and below ``remaining + 1`` plus the
+        refill since the hand-out less what the calls handed out after it took (if the report is that old,
+        they all came after it; if it is younger, it counts them and the refill alike). The bound kept drops
+        the one: the model errs low by less than one call, never high. The capacity is at most
+        ``remaining + 1`` plus the refill until the reset (a reset counted from now is that much older).
         """
         self._refill(now)
-        bound = math.inf if reset_s is None else remaining + 1 + self.rate * (reset_s + age_s)
+        aged = report.age_s if report.reset_from_now else 0.0
+        bound = math.inf if report.reset_s is None else report.remaining + 1 + self.rate * (report.reset_s + aged)
         start = self.per_minute if not self.reported else self.capacity
         self.capacity = max(min(start, bound), 1.0)
         self.reported = True
-        low, high = remaining - since, remaining + self.rate * age_s - late
+        low = report.remaining - report.before
+        high = report.remaining + self.rate * report.age_s - report.after - report.late
         self.level = min(max(self.level, low), high, self.capacity)
+
+
+@dataclass(frozen=True)
+class Report:
+    """What one response reported of one limit, and what the client took around the call it answered.
+
+    ``remaining`` (floored by the provider) and ``reset_s`` (seconds until the bucket is full: from now, or
+    from the report when ``reset_from_now`` is false, as OpenAI's durations are) held at some moment between
+    the call's hand-out, ``age_s`` seconds ago, and now. ``after`` is what was taken after the call,
+    ``before`` that and what was taken just before it (calls handed out together may arrive swapped);
+    ``late`` what the call spent that the report may not count yet (the output tokens it wrote).
+    """
+
+    remaining: float
+    reset_s: float | None
+    age_s: float
+    before: float
+    after: float
+    late: float = 0.0
+    reset_from_now: bool = True

@@ -47,6 +47,8 @@ class Announced(BaseModel):
     limits: dict[str, float] = {}
     remaining: dict[str, float] = {}
     resets_s: dict[str, float] = {}
+    resets_from_now: bool = True
+    """Anthropic's resets are times, so seconds from now; OpenAI's are durations from when the reply was made."""
     retry_after_s: float | None = None
 
     def wait_s(self, status: int) -> float | None:
@@ -121,6 +123,7 @@ def read_headers(headers: dict[str, str], now: float | None = None) -> Announced
             seconds = seconds_until(reset, now) if anthropic else duration_s(reset)
             if seconds is not None:
                 out.resets_s[name] = seconds
+                out.resets_from_now = anthropic
     return out
 
 

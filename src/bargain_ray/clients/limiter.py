@@ -48,7 +48,7 @@ from typing import Any, ClassVar
 import ray
 from pydantic import BaseModel
 
-from bargain_ray.clients.bucket import Pace
+from bargain_ray.clients.bucket import Pace, Report
 from bargain_ray.clients.headers import Announced, read_headers
 from bargain_ray.config import Limits
 
@@ -91,6 +91,7 @@ class Handed:
     need: dict[str, float]
     at: float
     marks: dict[str, float]
+    after: dict[str, float]
 
 
 class KeyState:
@@ -220,7 +221,8 @@ class KeyState:
             marks = self._mark(now)
             for name, pace in self.paces.items():
                 pace.take(need[name], now)
-            self.in_flight[ticket] = Handed(now + LEASE_S, need, now, marks)
+            after = {name: pace.taken for name, pace in self.paces.items()}
+            self.in_flight[ticket] = Handed(now + LEASE_S, need, now, marks, after)
             fut.set_result(None)
 
     def _mark(self, now: float) -> dict[str, float]:
@@ -281,9 +283,11 @@ class KeyState:
         tokens are counted when written, so a report read as the request arrived may not hold them yet."""
         for name, pace in self.paces.items():
             if name in told.remaining:
-                since = pace.taken - handed.marks.get(name, 0.0)
-                late = output_tokens if name == "output_tokens_per_minute" else 0
-                pace.read(told.remaining[name], told.resets_s.get(name), since, now - handed.at, now, late)
+                pace.read(Report(
+                    remaining=told.remaining[name], reset_s=told.resets_s.get(name), age_s=now - handed.at,
+                    before=pace.taken - handed.marks.get(name, 0.0), after=pace.taken - handed.after.get(name, 0.0),
+                    late=output_tokens if name == "output_tokens_per_minute" else 0,
+                    reset_from_now=told.resets_from_now), now)
 
     def snapshot(self) -> dict[str, Any]:
         return {
