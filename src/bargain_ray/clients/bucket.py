@@ -48,6 +48,10 @@ class Bucket:
         return max(self.capacity - self.level, 0.0) / self.rate
 
 
+HOLD_S = 0.1
+"""Refill a call waits for beyond its own need (``Pace.wait_s``)."""
+
+
 class Pace(Bucket):
     """One limit of one key as the client models the provider's bucket, refilled at the limit's rate.
 
@@ -63,6 +67,13 @@ class Pace(Bucket):
         super().__init__(per_minute, burst_s)
         self.taken = 0.0
         self.reported = False
+
+    def wait_s(self, n: float, now: float) -> float:
+        """Seconds until ``n`` may be taken with ``HOLD_S`` of refill to spare: a call reaches the provider a
+        moment after it is handed out, the last of a burst later than the rest, and the provider's bucket
+        refills from when it arrives. At the bottom of the bucket that costs one wait of ``HOLD_S``, then
+        calls go at the full rate."""
+        return super().wait_s(n + self.rate * HOLD_S, now)
 
     def take(self, n: float, now: float) -> None:
         super().take(n, now)
