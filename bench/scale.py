@@ -38,8 +38,8 @@ from pathlib import Path
 
 import polars as pl
 
-from bargain_ray.config import SweepConfig, compose_dict
-from bargain_ray.design import units
+from bargain_ray.config import compose_dict
+from bargain_ray.design import ResolvedSweep, resolve, units
 from bargain_ray.execution.cluster import ensure_ray
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.execution.worker import GameRunner
@@ -47,16 +47,16 @@ from bargain_ray.execution.worker import GameRunner
 GRID = "demo"
 
 
-def sweep_config(games: int, folder: Path, workers: int) -> SweepConfig:
+def sweep_config(games: int, folder: Path, workers: int) -> ResolvedSweep:
     """The demo grid with enough replicate blocks for ``games`` units (rounded up to whole blocks)."""
     per_block = sum(1 for _ in units(_compose(1, folder, workers), "00000000"))
     return _compose(math.ceil(games / per_block), folder, workers)
 
 
-def _compose(blocks: int, folder: Path, workers: int) -> SweepConfig:
+def _compose(blocks: int, folder: Path, workers: int) -> ResolvedSweep:
     overrides = [f"+grid={GRID}", f"grid.blocks={blocks}", f"run.dir={folder}", f"run.workers={workers}",
                  "run.progress=false", "run.report=false"]
-    return SweepConfig.model_validate(compose_dict("config", overrides))
+    return resolve(compose_dict("config", overrides))
 
 
 def rss_mb() -> dict[str, float]:
@@ -113,7 +113,7 @@ def timed_report(folder: Path) -> tuple[float, float]:
     return float(seconds), float(peak)
 
 
-async def plain_loop(sweep: SweepConfig, created: str, limit: int | None) -> int:
+async def plain_loop(sweep: ResolvedSweep, created: str, limit: int | None) -> int:
     """The same units (the first ``limit`` of them), one game after another, in this process without Ray."""
     runner = GameRunner(sweep.model_dump(mode="json"))
     n = 0

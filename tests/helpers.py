@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import socket
 import subprocess
+import threading
 import uuid
 from collections import deque
 from collections.abc import Iterator
@@ -15,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from aiohttp import web
 
 from bargain_ray.agents.replay import ReplayAgent
 from bargain_ray.config import conf_dir
@@ -77,3 +81,44 @@ def recording_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     git.chmod(0o755)
     monkeypatch.setenv("PATH", f"{git.parent}{os.pathsep}{os.environ['PATH']}")
     return dump
+
+
+MODEL_LINE = re.compile(r"^  \S+: (\d+) calls paid, \d+ replayed free(?:, \d+ failed after their retries)?; "
+                        r"paid \d+ input / \d+ output tokens, \$([\d.]+)$", re.M)
+PAID_NOW = re.compile(r"^paid now: (\d+) calls, \$([\d.]+)", re.M)
+
+
+def assert_summary_sums(out: str) -> tuple[int, float]:
+    """The summary's per-model lines sum to its "paid now" (calls exactly, dollars to the printed cent fraction);
+    returns (calls, dollars) paid now."""
+    models = MODEL_LINE.findall(out)
+    total = PAID_NOW.search(out)
+    assert total is not None, out
+    calls, usd = int(total[1]), float(total[2])
+    assert sum(int(n) for n, _ in models) == calls, out
+    assert abs(sum(float(c) for _, c in models) - usd) <= 0.0001 * len(models), out
+    return calls, usd
+
+
+@contextmanager
+def serve_app(app: web.Application) -> Iterator[str]:
+    """An aiohttp app served on 127.0.0.1 from a thread of its own; yields its base URL."""
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+
+    async def start() -> None:
+        await runner.setup()
+        await web.SockSite(runner, sock).start()
+
+    loop.run_until_complete(start())
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()

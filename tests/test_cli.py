@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from helpers import DATA, ROOT
 
 from bargain_ray import replay, report
@@ -68,11 +70,60 @@ def test_help_lists_grids_keys_and_commands(tmp_path: Path, cli_env: dict[str, s
     (tmp_path / "conf" / "grid" / "my_grid.yaml").write_text("# a user's own grid\n")
     done = subprocess.run([sys.executable, "-m", "bargain_ray", "--help"], env=cli_env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and "Hydra" not in done.stdout and "hydra" not in done.stdout
+    assert done.returncode == 0 and "Powered by Hydra" not in done.stdout and "== Flags ==" not in done.stdout
     for text in ("+grid=NAME", "c3_full", "demo", "my_grid", "run.dir=", "run.dry_run=", "run.max_cost_usd=",
                  "run.workers=", "provider=sim|local", "run.report=", "python -m bargain_ray.replay FILE.json",
                  "python -m bargain_ray.report SWEEP", "python -m bargain_ray.view [outputs/NAME]"):
         assert text in done.stdout, text
+
+
+def test_help_gives_each_grid_its_description_and_unit_count(tmp_path: Path, cli_env: dict[str, str]) -> None:
+    done = subprocess.run([sys.executable, "-m", "bargain_ray", "--help"], env=cli_env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith("  ") and "units" in line}
+    assert "640 units" in lines["c3_full"] and "pairings x assignments x 40 replicate blocks" in lines["c3_full"]
+    assert "16 units" in lines["c3_smoke"] and "60 units" in lines["demo"] and len(lines) >= 10
+    assert "--cfg job|hydra|all" in done.stdout
+
+
+@pytest.mark.parametrize("part", ["job", "hydra", "all"])
+def test_cfg_prints_the_composed_config_and_writes_nothing(part: str, tmp_path: Path, cli_env: dict[str, str]) -> None:
+    """Hydra's first habit: ``--cfg job`` prints what the command would run (a key the schema knows added as
+    ``+key``), exit 0, no folder and no Ray."""
+    folder = tmp_path / "sweep"
+    done = run_cli("+grid=c3_smoke", "models.O.max_tokens=77", f"run.dir={folder}", "--cfg", part, env=cli_env)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    printed = yaml.safe_load(done.stdout)
+    if part != "hydra":
+        assert printed["grid"]["name"] == "c3_smoke" and printed["models"]["O"]["max_tokens"] == 77
+        assert printed["run"]["dir"] == str(folder)
+    assert ("hydra" in printed) is (part != "job")
+    assert not folder.exists() and not (tmp_path / "ray").exists()
+
+
+@pytest.mark.parametrize("typed", ["+grid=c3_ful", "provider=simm", "model@models.O=claude-opus"])
+def test_every_hint_is_a_command_that_works_as_printed(typed: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sweep, "run_sweep", lambda *_: 0)
+    grid = [] if typed.startswith("+grid") else ["+grid=c3_smoke"]
+    assert main([*grid, typed, "--cfg", "job"]) == 1
+    hint = re.search(r"did you mean (\S+)\?", capsys.readouterr().err).group(1)
+    assert hint.split("=")[0] == typed.split("=")[0]
+    assert main([*grid, hint, "--cfg", "job"]) == 0
+    assert main([*grid, hint, f"run.dir={tmp_path / 's'}", "run.dry_run=true"]) == 0
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["+grid=demo", "--cfg"], "error: --cfg takes job, hydra, all (e.g. --cfg job), not ''"),
+    (["+grid=demo", "--cfg", "everything"], "error: --cfg takes job, hydra, all (e.g. --cfg job), not 'everything'"),
+    (["+grid=demo", "--verbose"], "error: unknown option --verbose; the options are --help and --cfg job|hydra|all"),
+    (["+grid=demo", "run.workers"], "error: cannot read override 'run.workers': write key=value (see --help)"),
+])
+def test_usage_errors_exit_1_in_one_line(args: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args) == 1
+    out = capsys.readouterr()
+    assert out.err == says + "\n" and out.out == ""
 
 
 def test_no_grid_keeps_its_one_line(cli_env: dict[str, str]) -> None:

@@ -2,11 +2,11 @@
 
 The public API, imported on first use (so ``import bargain_ray.games`` never starts Ray's import)::
 
-    config = bargain_ray.load_config("c3_smoke", ["provider=sim"])  # Hydra overrides, validated
+    config = bargain_ray.load_config("c3_smoke", ["provider=sim"])  # Hydra overrides, checked as the CLI does
     bargain_ray.run_sweep(config)                                 # run or resume; an exit code
     sweep = bargain_ray.read_sweep("outputs/c3_smoke")            # manifest, records, tables
     bargain_ray.build_report("outputs/c3_smoke")                  # dataset/ and report.html
-    bargain_ray.rescore(bargain_ray.ReplayFile(game="tickets", replies=[...]))  # a transcript's outcome
+    bargain_ray.replay_transcript(bargain_ray.ReplayFile(game="tickets", replies=[...]))  # a transcript's outcome
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from typing import Any
 __version__ = "0.1.0"
 
 _API = {
-    "load_config": "bargain_ray.config.compose",
+    "load_config": "bargain_ray.design.resolved",
+    "ResolvedSweep": "bargain_ray.design.resolved",
     "SweepConfig": "bargain_ray.config.schema",
     "run_sweep": "bargain_ray.execution.sweep",
     "read_sweep": "bargain_ray.analysis.sweep",
     "Sweep": "bargain_ray.analysis.sweep",
     "build_report": "bargain_ray.analysis.report",
-    "rescore": "bargain_ray.play.rescore",
+    "replay_transcript": "bargain_ray.play.rescore",
     "ReplayFile": "bargain_ray.play.rescore",
 }
 __all__ = [*_API, "__version__"]

@@ -7,33 +7,36 @@ The config is composed with Hydra's compose API rather than ``@hydra.main``, so 
 
 from __future__ import annotations
 
+import signal
+
+if __name__ == "__main__":  # Ctrl-C while the imports below load: the process ends as the shell's Ctrl-C ends it, quietly
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 import sys
-from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
-from bargain_ray.config import SweepConfig, choices, compose_command, conf_dir
-from bargain_ray.config.errors import ConfigError, validation_problems
+from bargain_ray.config import conf_dir, local_conf_note
+from bargain_ray.config.catalog import grid_lines
+from bargain_ray.config.compose import show_config
+from bargain_ray.config.errors import ConfigError
 from bargain_ray.core.status import ExitCode
-from bargain_ray.design.merge import game_config
-from bargain_ray.games import family, load_game
-from bargain_ray.providers.local import LocalSettings
-from bargain_ray.providers.sim import SimSettings
+from bargain_ray.design.resolved import compose_sweep, typed_keys
 
-NO_GRID = "no grid chosen; run e.g. `python -m bargain_ray +grid=demo` (grids are in conf/grid/)"
-
-SETTINGS: dict[str, type[BaseModel]] = {"sim": SimSettings, "local": LocalSettings}
-"""The schema of ``provider.settings`` for each ``provider=`` choice that has settings."""
+CFG_PARTS = ("job", "hydra", "all")
+"""What ``--cfg`` prints, as Hydra names it: the composed config, Hydra's own node, or both."""
 
 
 def usage() -> str:
     """``--help``, in the project's words (ours, not Hydra's)."""
+    grids = "\n".join(grid_lines())
     return f"""usage: python -m bargain_ray +grid=NAME [key=value ...]
+       python -m bargain_ray +grid=NAME [key=value ...] --cfg job|hydra|all
 
 Runs the sweep of grid NAME in outputs/NAME/ (or run.dir); the same command again resumes it.
+--cfg job prints the config the command composes and runs nothing (--cfg hydra: the composer's own
+settings; --cfg all: both).
 
-grids (conf/grid/ in {conf_dir()}, and ./conf/grid/ if present):
-  {", ".join(choices("grid"))}
+grids (conf/grid/ in {conf_dir()}, and ./conf/grid/ if present, whose files win):
+{grids}
 
 main keys:
   run.dir=PATH            the sweep folder (default outputs/NAME)
@@ -49,50 +52,23 @@ other commands:
   python -m bargain_ray.report SWEEP         metrics, dataset and report.html of a sweep folder
   python -m bargain_ray.view [outputs/NAME]  browse sweeps and transcripts
 
-Keys come from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY, or a model's api_key_env)."""
+Keys come from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY, or a model's api_key_env).
+Exit 1 is a usage or config error: nothing was run."""
 
 
-def _game_problems(sweep: SweepConfig) -> list[str]:
-    """Every game as each of its conditions plays it, validated by its family's own schema."""
-    problems: list[str] = []
-    for design in sweep.grid.designs:
-        for condition in design.conditions:
-            config = game_config(sweep, design.game, condition)
-            where = ("games", design.game)
-            try:
-                load_game(config)
-            except ValidationError as exc:
-                changed = sweep.conditions[condition].game
-                lines = validation_problems(exc, family(str(config["family"])).GAME.Config, where)
-                problems += [f"{line} (as condition {condition} plays it)" if changed else line for line in lines]
-            except ValueError as exc:  # an unknown family, or a rule the family checks on its own
-                problems.append(f"games.{design.game}: {exc}")
-    return list(dict.fromkeys(problems))
-
-
-def _provider_problems(sweep: SweepConfig) -> list[str]:
-    schema = SETTINGS.get(sweep.provider.name)
-    if schema is None:
-        return []
-    try:
-        schema.model_validate(sweep.provider.settings)
-    except ValidationError as exc:
-        return validation_problems(exc, schema, ("provider", "settings"))
-    return []
-
-
-def validate(data: dict[str, Any]) -> SweepConfig:
-    """The composed config as a sweep, or ConfigError with one line per mistake anywhere in it."""
-    if "grid" not in data:
-        raise ConfigError([NO_GRID])
-    try:
-        sweep = SweepConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(validation_problems(exc, SweepConfig)) from None
-    problems = _game_problems(sweep) + _provider_problems(sweep)
-    if problems:
-        raise ConfigError(problems)
-    return sweep
+def cfg_flag(args: list[str]) -> tuple[str | None, list[str]]:
+    """(what ``--cfg``/``-c`` asks to print, or None; the other arguments), or ConfigError for a bad option."""
+    rest, part, it = [], None, iter(args)
+    for arg in it:
+        if arg in ("--cfg", "-c") or arg.startswith("--cfg="):
+            part = arg.partition("=")[2] or next(it, "")
+            if part not in CFG_PARTS:
+                raise ConfigError([f"--cfg takes {', '.join(CFG_PARTS)} (e.g. --cfg job), not {part!r}"])
+        elif arg.startswith("-"):
+            raise ConfigError([f"unknown option {arg}; the options are --help and --cfg {'|'.join(CFG_PARTS)}"])
+        else:
+            rest.append(arg)
+    return part, rest
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,20 +77,29 @@ def main(argv: list[str] | None = None) -> int:
         print(usage())
         return 0
     try:
-        sweep = validate(compose_command(args))
+        part, args = cfg_flag(args)
+        if part is not None:  # Hydra's habit: print what would run, write nothing
+            print(show_config(args, part, typed_keys), end="")
+            return 0
+        sweep = compose_sweep(args)
     except ConfigError as exc:
         for line in exc.problems:
             print(f"error: {line}", file=sys.stderr)
         return ExitCode.USER_ERROR
+    from bargain_ray.execution.progress import process_started
     from bargain_ray.execution.sweep import run_sweep  # Ray and the store load only for a config that can run
     from bargain_ray.store import ChangedConfig
 
+    if note := local_conf_note(sweep.config.local_conf):
+        print(note)
     try:  # SIGINT/SIGTERM stop the sweep like Ctrl-C (execution.signals): exit 130/143 with the tables written
-        return run_sweep(sweep)
+        return run_sweep(sweep, process_started() if argv is None else None)  # the command's clock: the process's
     except ChangedConfig as exc:
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.USER_ERROR
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from bargain_ray.execution.signals import command  # SIGINT/SIGTERM during start-up: exit 130/143, one line
+
+    sys.exit(command(main))

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from bargain_ray.analysis.commands import Parser
 from bargain_ray.config import choices
 from bargain_ray.config.errors import ConfigError, nearest, validation_problems
 from bargain_ray.core.status import ExitCode
 from bargain_ray.play.rescore import ReplayFile, outcome_record
 
-USAGE = "usage: python -m bargain_ray.replay FILE.json"
 SHAPE = '{"game": NAME, "first_speaker": ROLE, "replies": [...], "overrides": [...]}'
 
 
@@ -48,15 +48,16 @@ def _fail(problems: list[str]) -> int:
     return ExitCode.USER_ERROR
 
 
+def parser() -> Parser:
+    p = Parser(prog="python -m bargain_ray.replay", description=__doc__.split("\n\n")[1].replace("``", ""),
+               epilog="Exit codes: 0 the outcome printed, 1 a usage error or a file that does not replay (one line "
+                      "says why).")
+    p.add_argument("file", type=Path, metavar="FILE.json", help=f"a replay file: {SHAPE}")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if args in (["-h"], ["--help"]):
-        print(f"{USAGE}\n\n{__doc__.strip()}")
-        return 0
-    if len(args) != 1:
-        print(USAGE, file=sys.stderr)
-        return ExitCode.USER_ERROR
-    path = Path(args[0])
+    path = parser().parse_args(argv).file
     try:
         spec = read_replay(path)
     except ConfigError as exc:

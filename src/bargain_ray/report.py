@@ -1,7 +1,7 @@
-"""``python -m bargain_ray.report outputs/<sweep>``: metrics, dataset export and HTML report.
+"""python -m bargain_ray.report SWEEP: the metrics, the dataset export and the HTML report of a sweep folder.
 
-Writes ``<sweep>/dataset/`` (seed 002's layout) and ``<sweep>/report.html``; with ``--by`` other than the
-default cells, ``<sweep>/report-by-<columns>.html`` beside them (neither is overwritten).
+Writes SWEEP/dataset/ (seed 002's layout) and SWEEP/report.html; with --by other than the default cells,
+SWEEP/report-by-<columns>.html beside them (neither is overwritten).
 """
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ from pathlib import Path
 
 from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
 from bargain_ray.analysis.build import DEFAULT_BY
+from bargain_ray.analysis.commands import Parser, hint
 from bargain_ray.analysis.report import build_report, partial_note
 from bargain_ray.core.status import ExitCode
 from bargain_ray.store import DATASET, MANIFEST, REPORT
+
+COMMAND = "python -m bargain_ray.report"
 
 
 def _positive(text: str) -> int:
@@ -31,17 +34,22 @@ def _level(text: str) -> float:
     return value
 
 
+def parser() -> Parser:
+    p = Parser(prog=COMMAND, description=__doc__.split("\n\n")[0],
+               epilog="Exit codes: 0 written, 1 a usage error or not a sweep folder (nothing written).")
+    p.add_argument("sweep", type=Path, help="sweep folder (holds manifest.json and journal.jsonl), e.g. outputs/demo")
+    p.add_argument("--by", default=",".join(DEFAULT_BY),
+                   help=f"comma-separated per-game columns that define a cell (default {','.join(DEFAULT_BY)})")
+    p.add_argument("--resamples", type=_positive, default=RESAMPLES, help="bootstrap resamples of seeds")
+    p.add_argument("--level", type=_level, default=LEVEL, help="confidence level of the intervals")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap generator")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bargain_ray.report", description=__doc__.splitlines()[0])
-    parser.add_argument("sweep", type=Path, help="sweep folder (holds manifest.json and journal.jsonl)")
-    parser.add_argument("--by", default=",".join(DEFAULT_BY),
-                        help=f"comma-separated per-game columns that define a cell (default {','.join(DEFAULT_BY)})")
-    parser.add_argument("--resamples", type=_positive, default=RESAMPLES, help="bootstrap resamples of seeds")
-    parser.add_argument("--level", type=_level, default=LEVEL, help="confidence level of the intervals")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap generator")
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     if not (args.sweep / MANIFEST).is_file():
-        print(f"error: {args.sweep} is not a sweep folder: no {MANIFEST}", file=sys.stderr)
+        print(f"error: {args.sweep} is not a sweep folder: no {MANIFEST}{hint(COMMAND)}", file=sys.stderr)
         return ExitCode.USER_ERROR
     try:
         note = partial_note(args.sweep)

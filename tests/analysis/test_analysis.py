@@ -27,7 +27,7 @@ from bargain_ray.analysis.build import analyse
 from bargain_ray.analysis.card import sweep_commit
 from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.config import GridConfig, ModelConfig
-from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.errors import Failure, FailureKind, TechnicalFailure
 from bargain_ray.core.records import GameRecord, Reply, Usage
 from bargain_ray.core.unit import Unit
 from bargain_ray.games import load_game
@@ -55,7 +55,8 @@ class ScriptedAgent:
             usage=Usage(input_tokens=100, output_tokens=10), latency_s=0.5 + len(self.queue) / 10, cost_usd=0.001,
         )
         if text is None:
-            raise TechnicalFailure("HTTP 529 overloaded after 6 attempts", reply=reply)
+            raise TechnicalFailure(Failure(kind=FailureKind.SERVER_ERROR, detail="HTTP 529 overloaded after 6 attempts"),
+                                   reply=reply)
         return reply
 
 
@@ -195,7 +196,7 @@ def test_seed001_deal_has_the_hand_computed_distances(analysis):
 def test_other_statuses_are_counted_as_they_happened(analysis):
     g = analysis.per_game
     repaired = row_of(g, 3, "XY", "seller")
-    assert (repaired["status"], repaired["repairs_used"], repaired["invalid_attempts"], repaired["calls_attempted"]) == ("AGREEMENT", 1, 1, 3)
+    assert (repaired["status"], repaired["total_retries"], repaired["invalid_attempts"], repaired["calls_attempted"]) == ("AGREEMENT", 1, 1, 3)
     failed = row_of(g, 3, "XY", "buyer")
     assert (failed["status"], failed["format_failure"], failed["agreement"], failed["invalid_attempts"]) == (
         "FORMAT_FAILURE", True, False, 3)

@@ -12,7 +12,7 @@ from test_analysis import TICKETS, make_sweep
 
 from bargain_ray.analysis.build import analyse
 from bargain_ray.analysis.card import prompt_hash
-from bargain_ray.analysis.export import by_cell_table, roles_of
+from bargain_ray.analysis.export import by_cell_table
 from bargain_ray.analysis.report import build_report
 from bargain_ray.analysis.sweep import read_sweep
 
@@ -32,10 +32,9 @@ def card_configs(dataset):
 
 def test_layout_and_card(dataset):
     assert sorted(p.name for p in (dataset / "data").iterdir()) == [
-        "calls.parquet", "games.csv", "games.parquet", "turns.csv", "turns.parquet"]
-    for name in ("metrics_per_game", "metrics_by_cell", "operational"):
+        "calls.csv", "calls.parquet", "games.csv", "games.parquet", "turns.csv", "turns.parquet"]
+    for name in ("metrics_per_game", "metrics_by_cell", "operational", "paired_differences"):
         assert (dataset / "metrics" / f"{name}.parquet").exists() and (dataset / "metrics" / f"{name}.csv").exists()
-    assert (dataset / "metrics" / "paired_differences.parquet").exists()
     configs = {c["config_name"]: c for c in card_configs(dataset)}
     assert configs["games"]["default"] is True
     assert all((dataset / c["data_files"]).exists() for c in configs.values())
@@ -67,23 +66,77 @@ def test_raw_jsonl_header_turns_result(dataset):
     assert last["unfinished"] and last["calls"][0]["status"] == "error"
 
 
-def test_tables_load_with_polars_and_datasets(dataset, tmp_path, monkeypatch):
+def load(folder, config: str, cache) -> datasets.Dataset:
+    return datasets.load_dataset(str(folder), config, split="train", cache_dir=str(cache))
+
+
+def test_every_config_of_the_card_loads_by_name(dataset, tmp_path, monkeypatch):
+    """Issue 18: ``calls`` and ``paired_differences`` raised DatasetGenerationError (parquet read as CSV). Each
+    config, by the name the card gives it, into a cache of its own: the rows and columns of the table beside it."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    for config in card_configs(dataset):
-        path = dataset / config["data_files"]
-        frame = pl.read_parquet(path.with_suffix(".parquet"))
-        kind = path.suffix.removeprefix(".")
-        loaded = datasets.load_dataset(kind, data_files=str(path), split="train", cache_dir=str(tmp_path / "hf"))
-        assert loaded.num_rows == frame.height > 0
-        assert loaded.column_names == frame.columns
-    games = datasets.load_dataset(str(dataset), "metrics_per_game", split="train", cache_dir=str(tmp_path / "hf"))
+    configs = card_configs(dataset)
+    assert [c["config_name"] for c in configs] == ["games", "turns", "metrics_per_game", "metrics_by_cell", "operational",
+                                                   "calls", "paired_differences", "metrics_per_turn"]  # leakage per turn
+    for config in configs:
+        loaded = load(dataset, config["config_name"], tmp_path / config["config_name"])
+        frame = pl.read_parquet((dataset / config["data_files"]).with_suffix(".parquet"))
+        assert loaded.num_rows == frame.height > 0 and loaded.column_names == frame.columns, config
+    calls = load(dataset, "calls", tmp_path / "again").to_polars()
+    assert json.loads(calls["request"][0])["system"].startswith("You negotiate")  # the request as sent, as JSON
+    assert calls.schema["input_tokens"] == pl.Int64 and calls.schema["latency_s"] == pl.Float64
+    games = load(dataset, "metrics_per_game", tmp_path / "m")
     assert games.num_rows == 12 and "dist_pareto" in games.column_names
+
+
+def test_two_exports_never_collide_in_one_cache(tmp_path, monkeypatch):
+    """Issue 18: every export folder is called ``dataset``; ``datasets``' cache returned another export's rows for a
+    smaller one. The card names each config's data digest: one cache, two sweeps, each its own rows."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    big = make_sweep(tmp_path / "big")
+    build_report(big, resamples=20)
+    small = make_sweep(tmp_path / "small")
+    lines = (small / "journal.jsonl").read_bytes().splitlines(keepends=True)
+    (small / "journal.jsonl").write_bytes(b"".join(lines[1:]))  # the same columns, one deal fewer
+    for stale in small.glob("*.parquet"):
+        stale.unlink()  # the tables of 12 games go: read from the journal's 11
+    build_report(small, resamples=20)
+    cache = tmp_path / "one-cache"
+    assert load(big / "dataset", "games", cache).num_rows == 12
+    assert load(small / "dataset", "games", cache).num_rows == 11
+    assert load(big / "dataset", "games", cache).num_rows == 12
+    header = yaml.safe_load((small / "dataset" / "README.md").read_text().split("---\n")[1])
+    assert {i["dataset_name"] for i in header["dataset_info"]} == {"bargain_ray_small"}
+
+
+SWEEP_TABLES = {"games": "data/games", "turns": "data/turns", "calls": "data/calls"}
+
+
+def test_the_dataset_renames_nothing_of_the_sweeps_tables(dataset):
+    """One name per concept: every column of the sweep's games, turns and calls tables has the same name in the
+    dataset's table of that name (which only adds columns: the raw file, prompt hash, ...), in its parquet and
+    its CSV; the outcome object (``outcome_json``) is left to ``raw/``."""
+    sweep = dataset.parent
+    for name, stem in SWEEP_TABLES.items():
+        source = pl.read_parquet(sweep / f"{name}.parquet").drop("outcome_json", strict=False)
+        exported = pl.read_parquet(dataset / f"{stem}.parquet")
+        csv_header = (dataset / f"{stem}.csv").read_text().splitlines()[0].split(",")
+        assert set(source.columns) <= set(exported.columns) == set(csv_header), name
+        keyed = exported.select(source.columns).sort("unit_id", *(["turn"] if name == "turns" else []),
+                                                    *(["call_id"] if name == "calls" else []))
+        base = source.sort("unit_id", *(["turn"] if name == "turns" else []), *(["call_id"] if name == "calls" else []))
+        if name == "turns":
+            base = base.with_columns(pl.col("call_ids").list.join(","))
+        assert keyed.equals(base), name
+    games = pl.read_parquet(dataset / "data" / "games.parquet")
+    assert {"buyer_model", "seller_model", "outcome", "total_retries", "buyer_prompt_tokens"} <= set(games.columns)
+    assert not {"model_buyer", "repairs_used"} & set(games.columns)
 
 
 def test_by_cell_names_cells_only_when_the_grouping_determines_them(dataset):
     for by, named in ((["game", "condition", "pairing", "assignment", "first_speaker"], True), (["pairing"], False)):
         analysis = analyse(read_sweep(dataset.parent), by=by, resamples=50)
-        table = by_cell_table(analysis, roles_of(analysis))
+        table = by_cell_table(analysis, analysis.sweep.roles())
         assert table.height == analysis.by_cell.height  # one row per estimate, never one per cell it spans
         assert table["cell"].is_not_null().all() == named and table["cell"].is_null().all() != named

@@ -13,8 +13,9 @@ import pytest
 import yaml
 
 from bargain_ray.analysis.report import build_report
-from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.config import compose_dict
 from bargain_ray.config.schema import Assignment, Design
+from bargain_ray.design import resolve
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.games import load_game
 from bargain_ray.games.bargaining.metrics import CELL_METRICS, TURN_METRICS
@@ -47,7 +48,7 @@ def sweep(ray_session: str, tmp_path_factory) -> Path:
     overrides = ["+grid=bargaining_8cells", "provider=sim", f"grid.blocks={len(SEEDS)}",
                  f"grid.seeds=[{','.join(map(str, SEEDS))}]", f"run.dir={folder}", "run.progress=false",
                  "run.workers=1"]
-    run_sweep(SweepConfig.model_validate(compose_dict("config", overrides)))
+    run_sweep(resolve(compose_dict("config", overrides)))
     build_report(folder, resamples=200)
     return folder
 

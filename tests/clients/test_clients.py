@@ -17,13 +17,12 @@ from aiohttp import web
 from helpers import CONF, DATA, game_config
 
 from bargain_ray.clients import http_client
-from bargain_ray.clients.http import cost_usd
-from bargain_ray.config import ModelConfig, Price, ProviderConfig
+from bargain_ray.config import ModelConfig
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.prompt import Prompt
-from bargain_ray.core.records import Usage
 from bargain_ray.games import load_game
 from bargain_ray.providers import ClientPool, key_env_vars, make_client
+from bargain_ray.providers.routing import DefaultProvider, SimProvider
 from bargain_ray.providers.sim import SimServer, SimSettings, requests_inside_waits
 
 SECRET = "sk-test-SECRET123"
@@ -42,7 +41,7 @@ def opening_prompt(role: str = "buyer") -> Prompt:
 
 def sim_client(url: str, api: str, keys: dict[str, str] | None = None, **model: object):
     base = ModelConfig.model_validate({"name": f"sim-{api}", "provider": "sim", "retry": FAST, **model})
-    return make_client(base, ProviderConfig(name="sim", settings={"base_url": url, "apis": {base.name: api}}), keys)
+    return make_client(base, SimProvider(settings={"base_url": url, "apis": {base.name: api}}), keys)
 
 
 def keyed_client(url: str, api: str, key: str, **model: object):
@@ -56,7 +55,7 @@ def test_anthropic_request_is_seed000_request_context() -> None:
     """The body sent is seed 000's recorded request, key for key, in its order."""
     seed = json.loads((DATA / "seed000.json").read_text())["requests"][0]
     model = model_conf("claude-haiku-5-5").model_copy(update={"provider": "sim"})
-    client = make_client(model, ProviderConfig(name="sim", settings={"base_url": "http://x"}))
+    client = make_client(model, SimProvider(settings={"base_url": "http://x"}))
     body = client.body(opening_prompt("buyer"))
     assert body == seed
     assert list(body) == ["model", "system", "messages", "max_tokens", "thinking", "output_config", "service_tier"]
@@ -64,7 +63,7 @@ def test_anthropic_request_is_seed000_request_context() -> None:
 
 def test_openai_request_carries_system_params_and_schema() -> None:
     model = model_conf("gpt-5-mini", structured_output=True).model_copy(update={"provider": "sim"})
-    client = make_client(model, ProviderConfig(name="sim", settings={"base_url": "http://x", "apis": {model.name: "openai"}}))
+    client = make_client(model, SimProvider(settings={"base_url": "http://x", "apis": {model.name: "openai"}}))
     prompt = opening_prompt().model_copy(update={"json_schema": {"type": "object"}})
     body = client.body(prompt)
     assert body["messages"][0] == {"role": "system", "content": prompt.system}
@@ -172,21 +171,14 @@ def _sha(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
-def test_cost_from_price_table() -> None:
-    price = Price(input=5.0, output=25.0, cache_read=0.5, cache_write=6.25)
-    usage = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=100, cache_write_tokens=10)
-    assert cost_usd(usage, price, input_includes_cache=False) == pytest.approx((5000 + 5000 + 50 + 62.5) / 1e6)
-    assert cost_usd(usage, price, input_includes_cache=True) == pytest.approx((4500 + 5000 + 50 + 62.5) / 1e6)
-
-
 def test_missing_key_is_a_technical_failure_and_keys_forward_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    client = ClientPool(ProviderConfig()).get(model_conf("claude-opus-5-5"))
+    client = ClientPool(DefaultProvider()).get(model_conf("claude-opus-5-5"))
     with pytest.raises(TechnicalFailure, match="ANTHROPIC_API_KEY is not set"):
         asyncio.run(client.complete(opening_prompt(), "k"))
-    from bargain_ray.config import SweepConfig, compose_dict
+    from bargain_ray.design import load_config
 
-    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke"]))
+    sweep = load_config("c3_smoke")
     assert key_env_vars(sweep) == {}
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     assert key_env_vars(sweep) == {"ANTHROPIC_API_KEY": SECRET}
@@ -219,7 +211,7 @@ def test_wire_body_is_the_recorded_request(name: str, api: str) -> None:
         port = sock.getsockname()[1]
         model = model_conf(name).model_copy(update={"provider": "sim"})
         settings = {"base_url": f"http://127.0.0.1:{port}", "apis": {model.name: api}}
-        client = make_client(model, ProviderConfig(name="sim", settings=settings))
+        client = make_client(model, SimProvider(settings=settings))
         try:
             return await client.complete(opening_prompt(), "k01")
         finally:
@@ -228,3 +220,33 @@ def test_wire_body_is_the_recorded_request(name: str, api: str) -> None:
 
     reply = asyncio.run(run())
     assert seen == [reply.request] and reply.text == "hi" and reply.model_version == "v1"
+
+
+@pytest.mark.parametrize("sdk", ["anthropic", "openai"])
+def test_a_failed_call_is_classified_by_what_its_last_error_says(sdk: str) -> None:
+    """The summary groups unknown games by the failure's kind, never by searching its text; each API's registry
+    entry names its SDK's classification."""
+    import importlib
+
+    import httpx2 as httpx
+
+    from bargain_ray.clients import registry
+    from bargain_ray.clients.retry import MalformedReply
+    from bargain_ray.core.errors import FailureKind
+
+    module = importlib.import_module(sdk)
+    errors = registry.get(sdk).sdk_errors()
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+
+    def status(code: int) -> BaseException:
+        return module.APIStatusError("x", response=httpx.Response(code, request=request), body=None)
+
+    assert errors.kind(status(429)) is FailureKind.RATE_LIMITED and errors.transient(status(429))
+    assert errors.kind(status(401)) is FailureKind.AUTH and not errors.transient(status(401))
+    assert errors.kind(status(529)) is FailureKind.SERVER_ERROR and errors.transient(status(529))
+    assert errors.kind(status(400)) is FailureKind.BAD_REQUEST and not errors.transient(status(400))
+    assert errors.kind(module.APITimeoutError(request=request)) is FailureKind.TIMEOUT
+    assert errors.kind(module.APIConnectionError(request=request)) is FailureKind.CONNECTION
+    assert errors.transient(module.APIConnectionError(request=request))
+    assert errors.kind(MalformedReply("cut")) is FailureKind.MALFORMED_REPLY and errors.transient(MalformedReply("cut"))
+    assert errors.kind(RuntimeError("?")) is FailureKind.OTHER and not errors.transient(RuntimeError("?"))

@@ -11,11 +11,12 @@ import asyncio
 from helpers import game_config
 
 from bargain_ray.agents.llm import LLMAgent
-from bargain_ray.config import ModelConfig, ProviderConfig
+from bargain_ray.config import ModelConfig
 from bargain_ray.core.unit import Unit
 from bargain_ray.games import load_game
 from bargain_ray.play.loop import play
 from bargain_ray.providers import make_client
+from bargain_ray.providers.routing import SimProvider
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store.rows import record_rows, rows_frame
 
@@ -25,7 +26,7 @@ ROUTED = {"sim-seller": "Together", "sim-buyer": "Anthropic"}
 
 def client(url: str, name: str, api: str):
     model = ModelConfig.model_validate({"name": name, "provider": "sim", "retry": FAST, "max_tokens": 512})
-    return make_client(model, ProviderConfig(name="sim", settings={"base_url": url, "apis": {name: api}}))
+    return make_client(model, SimProvider(settings={"base_url": url, "apis": {name: api}}))
 
 
 def test_each_call_records_the_provider_that_answered_it():

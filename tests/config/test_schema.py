@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from bargain_ray.__main__ import validate
-from bargain_ray.config import compose_command
 from bargain_ray.config.errors import ConfigError
+from bargain_ray.design.resolved import compose_sweep
 
 
 def problems(*overrides: str) -> list[str]:
     with pytest.raises(ConfigError) as caught:
-        validate(compose_command(list(overrides)))
+        compose_sweep(overrides)
     return caught.value.problems
 
 
@@ -47,7 +46,9 @@ def test_every_mistake_is_reported_at_once() -> None:
     ("games.tickts.max_turns=3", "unknown key games.tickts.max_turns; did you mean games.tickets.max_turns?"),
     ("models.O.retry.timeout=3", "unknown key models.O.retry.timeout; did you mean models.O.retry.timeout_s?"),
     ("models.Z.max_tokens=3", "unknown key models.Z.max_tokens; models has H, O"),
-    ("+grid=c3_smal", "no grid named 'c3_smal'; did you mean grid=c3_small?"),
+    ("+grid=c3_smal", "no grid named 'c3_smal'; did you mean +grid=c3_small?"),
+    ("provider=simm", "no provider named 'simm'; did you mean provider=sim?"),
+    ("model@models.O=claude-opus", "no model named 'claude-opus'; did you mean model@models.O=claude-opus-5-5?"),
 ])
 def test_unknown_key_names_the_nearest_valid_one(override: str, expected: str) -> None:
     grid = [] if override.startswith("+grid") else ["+grid=c3_smoke"]
@@ -58,7 +59,7 @@ def test_unknown_key_names_the_nearest_valid_one(override: str, expected: str) -
 
 def test_a_key_the_schema_knows_but_the_yaml_omits_is_accepted_and_checked() -> None:
     """Hydra alone would ask for ``+models.B.max_tokens``; the schema knows the key, so it is added."""
-    sweep = validate(compose_command(["+grid=demo", "models.B.max_tokens=64", "grid.seeds=[1,2,3]"]))
+    sweep = compose_sweep(["+grid=demo", "models.B.max_tokens=64", "grid.seeds=[1,2,3]"])
     assert sweep.models["B"].max_tokens == 64 and sweep.grid.seeds == [1, 2, 3]
     assert problems("+grid=demo", "models.B.max_tokens=-1") == ["models.B.max_tokens=-1: must be >= 1"]
 

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bargain_ray.config import SweepConfig, compose_dict
-from bargain_ray.design import units
+from bargain_ray.design import ResolvedSweep, load_config, units
 
 
-def sweep(grid: str, *overrides: str) -> SweepConfig:
-    data = compose_dict("config", [f"+grid={grid}", *overrides])
-    return SweepConfig.model_validate(data)
+def sweep(grid: str, *overrides: str) -> ResolvedSweep:
+    return load_config(grid, overrides)
 
 
 def test_c3_full_crosses_pairings_assignments_blocks_and_first_speakers():

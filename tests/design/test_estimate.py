@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 
-from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.design import units
 from bargain_ray.design.estimate import ModelCost, estimate, estimate_cost
+from bargain_ray.design.resolved import compose_sweep
+from bargain_ray.play.probe import typical_calls
 
 
 def plan(*overrides: str) -> str:
-    sweep = SweepConfig.model_validate(compose_dict("config", list(overrides)))
-    return estimate(sweep, list(units(sweep, "20260101")))
+    sweep = compose_sweep(list(overrides))
+    return estimate(sweep, list(units(sweep, "20260101")), typical_calls)
 
 
 def test_c3_plan_prices_each_model() -> None:
@@ -30,8 +31,8 @@ def test_strategy_only_grid_costs_nothing() -> None:
 
 
 def costs(*overrides: str) -> dict[str, ModelCost]:
-    sweep = SweepConfig.model_validate(compose_dict("config", list(overrides)))
-    return {m.model: m for m in estimate_cost(sweep, list(units(sweep, "20260101"))).models}
+    sweep = compose_sweep(list(overrides))
+    return {m.model: m for m in estimate_cost(sweep, list(units(sweep, "20260101")), typical_calls).models}
 
 
 def test_batch_mode_estimates_the_batch_price_of_the_same_plan() -> None:

@@ -15,10 +15,9 @@ from decimal import Decimal
 
 import pytest
 
-from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.config import compose_dict
 from bargain_ray.core.hashing import digest
-from bargain_ray.design import components
-from bargain_ray.design.merge import game_config
+from bargain_ray.design import ResolvedSweep, load_config, resolve
 from bargain_ray.games import load_game
 from bargain_ray.games.bargaining import prompts as bargaining_prompts
 from bargain_ray.games.freetext import prompts as freetext_prompts
@@ -32,8 +31,13 @@ BARGAINING = "game bargaining under condition default"
 SCORABLE = "game scorable6 under condition public"
 
 
-def mixed() -> SweepConfig:
-    return SweepConfig.model_validate(compose_dict("config", ["+grid=mixed_demo"]))
+def mixed() -> ResolvedSweep:
+    return load_config("mixed_demo")
+
+
+def components(sweep: ResolvedSweep) -> dict:
+    """The fingerprint of ``sweep``'s config resolved again (with the texts as the game modules render them now)."""
+    return resolve(sweep.config).components
 
 
 def changed(before: dict, after: dict) -> dict[str, list[str]]:
@@ -51,7 +55,7 @@ def changed(before: dict, after: dict) -> dict[str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def sweep() -> SweepConfig:
+def sweep() -> ResolvedSweep:
     return mixed()
 
 
@@ -144,21 +148,21 @@ def test_a_module_with_other_source_but_the_same_words_changes_nothing(monkeypat
 
 
 def test_a_config_change_is_named_as_config(sweep, before):
-    other = SweepConfig.model_validate(compose_dict("config", ["+grid=mixed_demo", "games.tickets.max_turns=10"]))
-    diff = changed(before, components(other))
+    other = load_config("mixed_demo", ["games.tickets.max_turns=10"])
+    diff = changed(before, other.components)
     assert list(diff) == [TICKETS] and diff[TICKETS][0] == "config"
 
 
 def test_every_text_carries_its_provenance(sweep):
-    orange = load_game(game_config(sweep, "orange", "FT")).texts()
+    orange = sweep.game("orange", "FT").texts()
     assert orange["brief:party_a"].source == "seed 004" and orange["observer:instructions"].source == "seed 004"
     assert orange["repair:party"].source == wording.OURS and orange["turn:opening"].source == wording.OURS
     battery = load_game(compose_dict("game/battery")["game"]).texts()
     assert {t.source for k, t in battery.items() if k.startswith(("brief:", "observer:"))} == {wording.OURS}
-    tickets = load_game(game_config(sweep, "tickets", "C3")).texts()
+    tickets = sweep.game("tickets", "C3").texts()
     assert tickets["brief:buyer"].source == "seed 000" and tickets["turn:opening"].source == "seed 000"
     assert tickets["turn:final_reply"].source == wording.OURS and tickets["repair"].source == wording.OURS
-    public = load_game(game_config(sweep, "scorable6", "public")).texts()
+    public = sweep.game("scorable6", "public").texts()
     assert public["brief:Avery"].source == "seed 003" and public["turn:opening"].source == wording.OURS
     private = load_game(compose_dict("game/scorable6")["game"] | {"public_score_sheets": False}).texts()
     assert private["brief:Avery"].source == "seed 003 + ours" and private["sentence:information"].source == "ours"

@@ -17,14 +17,16 @@ import polars as pl
 import pytest
 import yaml
 from helpers import CONF, ROOT, game_config
-from pydantic import ValidationError
 
 from bargain_ray.__main__ import main
 from bargain_ray.clients import BatchedClient, BatchRoute
-from bargain_ray.config import BatchRun, ModelConfig, ProviderConfig, SweepConfig, compose_dict
+from bargain_ray.config import BatchRun, ModelConfig, compose_command
+from bargain_ray.config.errors import ConfigError
+from bargain_ray.design import resolve
 from bargain_ray.execution.batcher import Batcher, batched_clients
 from bargain_ray.games import load_game
-from bargain_ray.providers import ClientPool, effective_model, make_client
+from bargain_ray.providers import ClientPool, make_client
+from bargain_ray.providers.routing import LocalProvider, SimProvider
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import read_batches, read_calls
 
@@ -42,7 +44,7 @@ def get_json(url: str) -> list[dict]:
 def bodies(url: str, n: int) -> tuple[BatchRoute, list[dict]]:
     data = yaml.safe_load((CONF / "model" / "claude-opus-5-5.yaml").read_text())
     model = ModelConfig.model_validate(data).model_copy(update={"provider": "sim"})
-    client = make_client(model, ProviderConfig(name="sim", settings={"base_url": url}))
+    client = make_client(model, SimProvider(settings={"base_url": url}))
     game = load_game(game_config("tickets"))
     out = [client.body(game.prompt(game.start(i, "buyer"), "buyer")) for i in range(n)]
     route = BatchRoute(api="anthropic", provider="sim", base_url=url, model=model.name, api_key="k")
@@ -113,7 +115,7 @@ def test_killed_batch_sweep_collects_its_open_batches_and_pays_each_call_once(tm
         proc.wait()
         open_at_kill = read_batches(folder)
         first = {c for b in open_at_kill for c in b.calls}
-        delivered = {e["call_id"] for entries in read_calls(folder, skip=set()).values() for e in entries}
+        delivered = {e.call_id for entries in read_calls(folder, skip=set()).values() for e in entries}
         assert first and not first & delivered, "the kill must land while the journaled batch is open"
 
         assert main(sweep_args(url, folder)[3:]) == 0  # the resume, in-process on the session's Ray
@@ -138,13 +140,13 @@ def test_killed_batch_sweep_collects_its_open_batches_and_pays_each_call_once(tm
 def test_batch_mode_wraps_only_models_with_a_batch_api() -> None:
     """run.batch_api batches every anthropic/openai model, a model's own batch_api wins, others stay online."""
     base = ["+grid=c3_smoke", "provider=sim", "provider.settings.base_url=http://127.0.0.1:9"]
-    sweep = SweepConfig.model_validate(compose_dict("config", [*base, "run.batch_api=true", "+models.H.batch_api=false"]))
+    sweep = resolve(compose_command([*base, "run.batch_api=true", "+models.H.batch_api=false"]))
     pool = ClientPool(sweep.provider, {}, batched_clients(sweep))
-    assert isinstance(pool.get(effective_model(sweep, "O")), BatchedClient)
-    assert not isinstance(pool.get(effective_model(sweep, "H")), BatchedClient)
-    assert batched_clients(SweepConfig.model_validate(compose_dict("config", base))) is None
-    local = ProviderConfig(name="local", settings={"base_url": "http://127.0.0.1:9/v1", "name": "m"})
+    assert isinstance(pool.get(sweep.models["O"]), BatchedClient)
+    assert not isinstance(pool.get(sweep.models["H"]), BatchedClient)
+    assert batched_clients(resolve(compose_command(base))) is None
+    local = LocalProvider(settings={"base_url": "http://127.0.0.1:9/v1", "name": "m"})
     compatible = make_client(sweep.models["O"].model_copy(update={"provider": "local"}), local)
     assert batched_clients(sweep)(sweep.models["O"], compatible) is compatible  # no batch API: online
-    with pytest.raises(ValidationError, match="batch_api needs provider anthropic or openai"):
-        ModelConfig(name="m", provider="openai_compatible", batch_api=True)
+    with pytest.raises(ConfigError, match="models.O.batch_api=true: the openai_compatible API has no batch API"):
+        resolve(compose_command(["+grid=c3_smoke", "models.O.provider=openai_compatible", "+models.O.batch_api=true"]))

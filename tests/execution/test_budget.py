@@ -11,23 +11,24 @@ import pytest
 from helpers import DATA
 
 from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.status import ExitCode
+from bargain_ray.design import load_config, resolve
 from bargain_ray.execution.budget import Budget, margin_usd, refusal, stopped_at, worst_case_usd
-from bargain_ray.execution.progress import reason_group
+from bargain_ray.execution.progress import failure_label
 from bargain_ray.execution.sweep import run_sweep
-from bargain_ray.play.rescore import ReplayFile, rescore
-from bargain_ray.providers import effective_model
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import CALLS_JOURNAL, GameJournal
 
 
-def smoke(run_dir: Path, base_url: str, cap: float | None) -> SweepConfig:
+def smoke(run_dir: Path, base_url: str, cap: float | None, *more: str) -> SweepConfig:
     """The C3 rehearsal with the default in-flight window (every game starts at once)."""
     overrides = ["+grid=c3_smoke", "provider=sim", f"provider.settings.base_url={base_url}", f"run.dir={run_dir}",
-                 "run.progress=false", "run.report=false", f"run.max_cost_usd={'null' if cap is None else cap}"]
-    return SweepConfig.model_validate(compose_dict("config", overrides))
+                 "run.progress=false", "run.report=false", f"run.max_cost_usd={'null' if cap is None else cap}", *more]
+    return resolve(compose_dict("config", overrides))
 
 
 def journal_usd(path: Path) -> tuple[int, float]:
@@ -48,7 +49,9 @@ def test_a_call_waits_for_room_and_is_refused_once_none_can_come() -> None:
         await asyncio.sleep(0.01)
         assert not doomed.done()
         await budget.settle("k2", 0.3)  # 0.2 + 0.05 + 0.3 spent: 0.45 left, k3 can never fit
-        assert (await doomed).startswith("budget: run.max_cost_usd=1.0 ")
+        refused = await doomed
+        assert refused.kind is FailureKind.BUDGET and refused.cap_usd == 1.0
+        assert refused.detail.startswith("budget: run.max_cost_usd=1.0 ")
         assert budget.closed and await budget.reserve("k4", "w", 0.01, "m"), "closed at the first refusal"
         state = budget.state()
         assert state.spent_now_usd == pytest.approx(0.35) and state.reserved_usd == 0 and state.refused == 2
@@ -69,31 +72,33 @@ def test_a_lost_workers_reservations_come_back() -> None:
 
 
 def test_worst_case_bounds_the_real_cost_and_local_is_free() -> None:
-    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke", "provider=sim"]))
-    opus = effective_model(sweep, "O")
+    sweep = load_config("c3_smoke", ["provider=sim"])
+    opus = sweep.models["O"]
     prompt = Prompt(system="Negotiate. " * 200, messages=(Message(role="user", content="Your turn. " * 50),))
     worst = worst_case_usd(opus, prompt)
     # the sim bills four characters a token; a byte-level tokenizer never exceeds one token a byte
     assert worst >= (len(prompt.system) + 500) * opus.price.input / 1e6 + opus.max_tokens * opus.price.output / 1e6
     assert margin_usd(sweep) == pytest.approx(opus.max_tokens * opus.price.output / 1e6)  # the costliest reply
-    local = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke", "provider=local"]))
-    assert worst_case_usd(effective_model(local, "O"), prompt) == 0.0
+    local = load_config("c3_smoke", ["provider=local"])
+    assert worst_case_usd(local.models["O"], prompt) == 0.0
 
 
 def test_the_folder_remembers_the_cap_it_stopped_at(tmp_path: Path) -> None:
-    game = rescore(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
+    game = replay_transcript(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
 
-    def record(unit: str, known: bool, reason: str) -> GameRecord:
+    def record(unit: str, known: bool, failure: Failure | None) -> GameRecord:
+        outcome = {"known": known, "reason": str(failure) if failure else "agreement", "failure": failure}
         return game.model_copy(update={"unit": game.unit.model_copy(update={"unit_id": unit}),
-                                       "outcome": game.outcome.model_copy(update={"known": known, "reason": reason})})
+                                       "outcome": game.outcome.model_copy(update=outcome)})
 
+    down = Failure(kind=FailureKind.CONNECTION, detail="sim x: APIConnectionError: Connection error.")
     journal = GameJournal(tmp_path)
     journal.append_many([record("u1", False, refusal(0.5, "sim m", 0.1)), record("u2", False, refusal(0.75, "sim m", 0.1)),
-                         record("u2", True, "agreement"), record("u3", False, "APIConnectionError: down")])
+                         record("u2", True, None), record("u3", False, down)])
     journal.close()
     assert stopped_at(tmp_path) == 0.5, "u2 finished since: only unfinished games count"
-    assert reason_group(refusal(0.5, "sim m", 0.1)) == "refused by the budget"
-    assert reason_group("sim x: APIConnectionError: Connection error. (after 1 attempts)").startswith("connection")
+    assert failure_label(refusal(0.5, "sim m", 0.1)) == "refused by the budget"
+    assert failure_label(down).startswith("connection")
 
 
 def test_budget_caps_the_spend_of_a_sweep_folder_across_invocations(ray_session: str, tmp_path: Path,
@@ -124,3 +129,27 @@ def test_budget_caps_the_spend_of_a_sweep_folder_across_invocations(ray_session:
     assert len(entries) == len(set(entries)), "no call paid twice"
     replayed = pl.read_parquet(tmp_path / "calls.parquet")["resumed"].sum()
     assert replayed > 0 and f"replayed free: {replayed} calls" in last
+
+
+def test_the_cap_holds_across_invocations_without_a_call_journal(ray_session: str, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """``run.journal_calls=false``: no reply is journaled, yet every paid call's cost is, so a later invocation's
+    cap counts what earlier ones paid; and no summary promises a free replay."""
+    margin = margin_usd(smoke(tmp_path, "http://unused", None))
+    cap, raised = round(2 * margin, 4), round(4 * margin, 4)  # the sweep costs more than 4 (above)
+    server = SimServer(SimSettings(seed=3))
+    with server as url:
+        assert run_sweep(smoke(tmp_path, url, cap, "run.journal_calls=false")) == ExitCode.BUDGET
+        first = capsys.readouterr().out
+        entries = [json.loads(line) for line in (tmp_path / CALLS_JOURNAL).read_bytes().splitlines()]
+        assert entries and not any("reply" in e for e in entries), "only costs: no reply is journaled"
+        calls, usd = len(entries), sum(e["cost_usd"] for e in entries)
+        assert 0 < usd <= cap
+        assert "replayed free when" not in first and "paid again when they run again" in first
+
+        assert run_sweep(smoke(tmp_path, url, raised, "run.journal_calls=false")) == ExitCode.BUDGET
+        again = capsys.readouterr().out
+        assert f"paid in earlier invocations: {calls} calls, ${usd:.4f}" in again
+        costs = [json.loads(line)["cost_usd"] for line in (tmp_path / CALLS_JOURNAL).read_bytes().splitlines()]
+        assert usd < sum(costs) <= raised, "the second cap counts the first invocation's spend"
+        assert len(costs) == sum(e["status"] == 200 for e in server.log), "every call served has its line"

@@ -17,7 +17,8 @@ from helpers import DEMO_WHOLE, ROOT, resize_disk, small_disk
 from bargain_ray.__main__ import main
 from bargain_ray.core.status import ExitCode
 from bargain_ray.execution.calljournal import start_journal
-from bargain_ray.store import DiskFull, is_disk_full, lock_holder
+from bargain_ray.providers.sim import SimServer, SimSettings
+from bargain_ray.store import DiskFull, SpendEntry, is_disk_full, lock_holder
 
 SWEEP = [sys.executable, "-m", "bargain_ray", "+grid=demo", "run.progress=false", "run.report=false"]
 
@@ -94,7 +95,7 @@ def test_a_disk_that_fills_mid_sweep_ends_cleanly_and_resumes_to_the_same_tables
 
 
 @ray.remote(num_cpus=0)
-def _append_from_a_worker(journal, entry: dict) -> None:
+def _append_from_a_worker(journal, entry: SpendEntry) -> None:
     ray.get(journal.append.remote(entry))
 
 
@@ -108,10 +109,41 @@ def test_a_full_disk_in_the_call_journal_actor_reaches_the_driver_as_disk_full(t
         try:
             with pytest.raises(Exception) as raised:
                 for _ in range(100):
-                    ray.get(_append_from_a_worker.remote(journal, {"unit_id": "u", "text": "x" * 8000}))
+                    ray.get(_append_from_a_worker.remote(journal, SpendEntry(unit_id="u", call_id="x" * 8000, cost_usd=0.1)))
             assert is_disk_full(raised.value), repr(raised.value)
             assert f"the disk holding {disk} is full" in str(DiskFull(disk))
         finally:
             ray.get(journal.close.remote())
             ray.kill(journal)
         assert (disk / "calls.journal.jsonl").read_bytes().endswith(b"\n")
+
+
+def as_version_1(path: Path) -> int:
+    """Rewrite a journal as the code before journal versions wrote it (no ``version`` key); its line count."""
+    entries = lines(path)
+    assert entries and all(e.pop("version") == 2 for e in entries), "every line this code writes carries its version"
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    return len(entries)
+
+
+def test_a_folder_of_journal_version_1_resumes_and_replays(tmp_path, ray_session, capsys):
+    """Today's folders (lines without ``version``) still resume: their finished games are skipped, the replies of
+    unfinished ones replay free, and the lines the resume adds carry the current version."""
+
+    folder = tmp_path / "sweep"
+    args = ["+grid=c3_smoke", "provider=sim", "games.tickets.max_turns=4", "run.progress=false", "run.report=false",
+            f"run.dir={folder}"]
+    with SimServer(SimSettings()) as url:
+        assert main([*args, f"provider.settings.base_url={url}"]) == 0
+        calls = as_version_1(folder / "calls.journal.jsonl")
+        games = lines(folder / "journal.jsonl")[:10]  # 6 games unfinished: their calls are journaled, not played
+        (folder / "journal.jsonl").write_text("".join(json.dumps(g) + "\n" for g in games))
+        as_version_1(folder / "journal.jsonl")
+        capsys.readouterr()
+        assert main([*args, f"provider.settings.base_url={url}"]) == 0
+    out = capsys.readouterr().out
+    assert "16 units, 10 finished, 6 to run" in out and "paid now: 0 calls" in out
+    assert pl.read_parquet(folder / "calls.parquet")["resumed"].sum() > 0
+    assert len(lines(folder / "calls.journal.jsonl")) == calls, "nothing paid: every call replayed"
+    journal = lines(folder / "journal.jsonl")
+    assert [e.get("version") for e in journal] == [None] * 10 + [2] * 6

@@ -16,40 +16,42 @@ from helpers import DATA
 from bargain_ray.analysis.operational import operational
 from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.core.records import Reply
 from bargain_ray.core.status import ExitCode
+from bargain_ray.design import resolve
 from bargain_ray.execution.calljournal import failed_calls
 from bargain_ray.execution.sweep import run_sweep
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import paid_calls, read_calls
-from bargain_ray.store.calls import CallJournal, calls_journal_path
+from bargain_ray.store.calls import CallEntry, CallJournal, VoidEntry, calls_journal_path
 
 PARTY, OBSERVER = "claude-haiku-5-5", "claude-opus-5-5"  # grid orange, pairing HHO: H talks, O observes
 
 
-def entry(call_id: str, text: str, cost: float = 0.01) -> dict:
-    return {"unit_id": "u", "call_id": call_id, "prompt": f"p-{call_id}",
-            "reply": {"provider": "sim", "model": "m", "request": {}, "text": text, "cost_usd": cost}}
+def entry(call_id: str, text: str, cost: float = 0.01) -> CallEntry:
+    return CallEntry(unit_id="u", call_id=call_id, prompt=f"p-{call_id}",
+                     reply=Reply(provider="sim", model="m", request={}, text=text, cost_usd=cost))
 
 
 def test_a_void_takes_earlier_replies_out_of_replay_but_not_later_ones_nor_the_bill(tmp_path: Path):
     journal = CallJournal(str(calls_journal_path(tmp_path)))
     for call_id, text in (("u-k01", "party"), ("u-k02", "bad 1"), ("u-k03", "bad 2"), ("u-k04", "bad 3")):
         journal.append(entry(call_id, text))
-    journal.void("u", ["u-k02", "u-k03", "u-k04"], "observer_failure")
+    journal.append(*(VoidEntry(unit_id="u", call_id=c, void="observer_failure") for c in ("u-k02", "u-k03", "u-k04")))
     journal.append(entry("u-k02", "good verdict"))  # the resume's observer reply, under the same call id
     journal.close()
-    replayable = [(e["call_id"], e["reply"]["text"]) for e in read_calls(tmp_path, skip=set())["u"]]
+    replayable = [(e.call_id, e.reply.text) for e in read_calls(tmp_path, skip=set())["u"]]
     assert replayable == [("u-k01", "party"), ("u-k02", "good verdict")]
     assert len(paid_calls(tmp_path)) == 5  # the unreadable replies were paid: the budget still counts them
 
 
 def test_failed_calls_are_the_exhausted_observer_turn_only():
-    failed = rescore(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
+    failed = replay_transcript(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
     assert (failed.outcome.known, failed.outcome.reason) == (False, "observer_failure")
     observer = [c.call_id for c in failed.calls if c.role == "observer"]
     assert len(observer) == 3 and failed_calls(failed) == observer
-    finished = rescore(ReplayFile.model_validate_json((DATA / "freetext_replay.json").read_text()))
+    finished = replay_transcript(ReplayFile.model_validate_json((DATA / "freetext_replay.json").read_text()))
     assert finished.outcome.known and failed_calls(finished) == []
 
 
@@ -62,7 +64,7 @@ def orange_sweep(run_dir: Path, base_url: str) -> SweepConfig:
     data = compose_dict("config", overrides)
     design = data["grid"]["designs"][0] | {"pairings": ["HHO"]}
     data["grid"]["designs"] = [design]
-    return SweepConfig.model_validate(data)
+    return resolve(data)
 
 
 def requests_by_model(server: SimServer) -> Counter:

@@ -1,35 +1,144 @@
-"""The terminal bar: its count, its clock and its postfix of calls, 429s and spend (no Ray needed)."""
+"""The terminal from the first second: each model's calls sent, in flight and answered, its spend and its 429s
+before any game ends (from the call journal and the limiter, no Ray traffic of the bar's own); counts that change
+together; and a summary whose per-model lines sum to its totals in every ending."""
 
 from __future__ import annotations
 
-from helpers import game_config, play_replies
+import asyncio
+import json
+import re
+import time
+from pathlib import Path
 
-from bargain_ray.core.records import GameRecord
-from bargain_ray.execution.progress import SweepBar, Tally
+import pytest
+from aiohttp import web
+from helpers import assert_summary_sums, game_config, play_replies, serve_app
+
+from bargain_ray.clients.limiter import Feedback, Limiter
+from bargain_ray.config import Limits, SweepConfig, compose_command, compose_dict
+from bargain_ray.core.records import GameRecord, Reply
+from bargain_ray.core.status import ExitCode, Status
+from bargain_ray.design import resolve
+from bargain_ray.execution.progress import LiveCalls, SweepBar, Tally
+from bargain_ray.execution.sweep import run_sweep
+from bargain_ray.store import CALLS_JOURNAL
 
 
-def paid_game(unit_id: str, errors: list[str]) -> GameRecord:
-    """A real (format-failed) game whose three calls are made paid calls of one model, the first with ``errors``."""
+def journal_reply(folder: Path, unit_id: str, n: int, errors: list[str] = ()) -> None:
+    """A paid reply of model claude-x ($0.25) as the call journal holds it."""
+    reply = Reply(provider="anthropic", model="claude-x", request={}, cost_usd=0.25, text="{}",
+                  attempt_errors=list(errors))
+    line = {"unit_id": unit_id, "call_id": f"{unit_id}-k{n:02d}", "prompt": "p", "reply": reply.model_dump(mode="json")}
+    with (folder / CALLS_JOURNAL).open("a") as f:
+        f.write(json.dumps(line) + "\n")
+
+
+def played(unit_id: str, agreed: bool = False) -> GameRecord:
+    """A real game whose three calls are paid calls of claude-x, the first after a 429 (as journaled above)."""
     record = play_replies(game_config("tickets"), ["not json"] * 3)
     calls = [c.model_copy(update={"provider": "anthropic", "model": "claude-x", "cost_usd": 0.25, "unit_id": unit_id,
-                                  "attempt_errors": errors if i == 0 else []})
+                                  "attempt_errors": ["Error code: 429 - rate limited"] if i == 0 else []})
              for i, c in enumerate(record.calls)]
-    return record.model_copy(update={"calls": calls, "unit": record.unit.model_copy(update={"unit_id": unit_id})})
+    outcome = record.outcome.model_copy(update={"status": Status.AGREEMENT, "known": True}) if agreed else \
+        record.outcome
+    return record.model_copy(update={"calls": calls, "outcome": outcome,
+                                     "unit": record.unit.model_copy(update={"unit_id": unit_id})})
 
 
-def test_the_bar_counts_games_429s_and_spend_and_starts_its_clock_at_the_first_game(capsys) -> None:
-    bar, tally = SweepBar(total=3, enabled=True), Tally()
-    first = [paid_game("u1", ["Error code: 429 - rate limited", "Timeout"])]
-    for record in first:
-        tally.add(record)
-    bar.show(first, tally)
-    assert bar.bar.n == 1 and bar.bar.initial == 1, "the first games are counted, not timed"
-    more = [paid_game("u2", ["RateLimitError: slow down"]), paid_game("u3", [])]
-    for record in more:
-        tally.add(record)
-    bar.show(more, tally)
-    assert bar.bar.n == 3 and bar.rate_limited == 2
-    assert bar.bar.postfix == "agree=0 unknown=0 calls=9 429s=2 claude-x $2.25"
+def frames(err: str) -> list[str]:
+    return [f for f in err.replace("\n", "\r").split("\r") if "game" in f]
+
+
+def test_before_the_first_game_ends_the_bar_shows_each_models_calls_from_the_journal_and_the_limiter(
+        ray_session, tmp_path, capsys) -> None:
+    live = LiveCalls(tmp_path, {"claude-x"}, journaling=True)
+    bar, tally = SweepBar(total=2, enabled=True, live=live), Tally()
+    limiter = Limiter("anthropic:progress-test:claude-x", Limits())
+    ticket = asyncio.run(limiter.acquire(10, 10))  # a call on its way
+    try:
+        journal_reply(tmp_path, "u1", 1, ["Error code: 429 - rate limited", "Timeout"])
+        journal_reply(tmp_path, "u1", 2)
+        deadline = time.monotonic() + 60
+        while not live.sent and time.monotonic() < deadline:  # the limiter's snapshot, polled every 2 s
+            bar.tick(tally)
+            time.sleep(0.05)
+        assert bar.bar.n == 0 and bar.bar.postfix == (
+            "agree=0 unknown=0 | claude-x: 3 sent, 1 in flight, 2 answered, $0.50, 1 429s")
+        journal_reply(tmp_path, "u1", 3)  # the call in flight is answered
+        bar.tick(tally)
+        assert bar.bar.postfix == "agree=0 unknown=0 | claude-x: 3 sent, 0 in flight, 3 answered, $0.75, 1 429s"
+    finally:
+        limiter.release(ticket, Feedback(status=200))
     bar.close()
-    shown = capsys.readouterr().err.split("\r")[-1]
-    assert "3/3" in shown and "429s=2 claude-x $2.25" in shown, shown
+    shown = frames(capsys.readouterr().err)
+    assert "0/2" in shown[-1] and "3 answered, $0.75, 1 429s" in shown[-1], shown
+
+
+def test_the_agreements_shown_are_those_of_the_games_shown_at_every_update(ray_session, tmp_path, capsys) -> None:
+    live = LiveCalls(tmp_path, {"claude-x"}, journaling=True)
+    bar, tally = SweepBar(total=3, enabled=True, live=live), Tally()
+    bar.bar.mininterval = 0  # every update drawn
+    for i in (1, 2, 3):
+        record = played(f"u{i}", agreed=True)
+        for n in (1, 2, 3):
+            journal_reply(tmp_path, f"u{i}", n, ["Error code: 429 - rate limited"] if n == 1 else [])
+        tally.add(record)
+        bar.show([record], tally)
+    bar.close()
+    shown = [f for f in frames(capsys.readouterr().err) if "agree=" in f]
+    assert shown and all(f"{f.split('/')[0].split()[-1]}/3" in f for f in shown)
+    for frame in shown:
+        games = int(frame.split("/3")[0].split()[-1])
+        assert f"agree={games} " in frame, frame
+    assert "claude-x: 9 sent, 0 in flight, 9 answered, $2.25, 3 429s" in shown[-1], shown[-1]
+
+
+def sim_sweep(tmp_path: Path, *overrides: str) -> SweepConfig:
+    args = ["+grid=c3_smoke", "provider=sim", f"run.dir={tmp_path}", "run.progress=false", "run.report=false",
+            *overrides]
+    return resolve(compose_dict("config", args))
+
+
+def paid_lines(folder: Path) -> int:
+    return sum(1 for line in (folder / CALLS_JOURNAL).read_bytes().splitlines() if b'"reply"' in line) \
+        if (folder / CALLS_JOURNAL).exists() else 0
+
+
+@pytest.mark.parametrize(("ending", "overrides", "code"), [
+    ("finished", (), ExitCode.OK),
+    ("budget", ("run.max_cost_usd=0.2",), ExitCode.BUDGET),
+    ("unreachable provider", ("provider.settings.base_url=http://127.0.0.1:9", "models.O.retry.max_attempts=1",
+                              "models.H.retry.max_attempts=1"), ExitCode.UNKNOWN_GAMES),
+])
+def test_the_summary_per_model_sums_to_its_totals_and_to_the_call_journal(ray_session, tmp_path, capsys, ending,
+                                                                         overrides, code) -> None:
+    assert run_sweep(sim_sweep(tmp_path, *overrides)) == code
+    out = capsys.readouterr().out
+    calls, _ = assert_summary_sums(out)
+    assert calls == paid_lines(tmp_path), "the paid figure is the call journal's"
+    if ending == "finished":
+        marks = re.search(r"^start-up: plan ([\d.]+) s, ray ([\d.]+) s, first request ([\d.]+) s, "
+                          r"first game ([\d.]+) s$", out, re.M)
+        assert marks and float(marks[1]) <= float(marks[2]) and max(map(float, marks.groups())) == float(marks[4]), out
+    if ending == "unreachable provider":
+        assert calls == 0 and out.count("0 calls paid, 0 replayed free, 8 failed after their retries") == 2, out
+
+
+async def _refuse_key(request: web.Request) -> web.Response:
+    return web.json_response({"type": "error", "error": {"type": "authentication_error", "message": "invalid key"}},
+                             status=401)
+
+
+def test_with_a_bad_key_no_model_line_says_paid(ray_session, tmp_path, capsys, monkeypatch) -> None:
+    """The real client against a provider that refuses the key (401): nothing answered, nothing paid."""
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", _refuse_key)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-not-a-real-key-0000000000")
+    with serve_app(app) as url:
+        args = ["+grid=c3_smoke", f"run.dir={tmp_path}", "run.progress=false", "run.report=false",
+                f"models.O.base_url={url}", f"models.H.base_url={url}"]
+        assert run_sweep(resolve(compose_command(args))) == ExitCode.UNKNOWN_GAMES
+    out = capsys.readouterr().out
+    assert assert_summary_sums(out) == (0, 0.0) and paid_lines(tmp_path) == 0
+    assert "0 calls paid, 0 replayed free, " in out and "failed after their retries" in out, out
+    assert out.strip().splitlines()[-1].startswith("16 games unknown: 16 refused keys (401/403)"), out

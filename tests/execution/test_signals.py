@@ -13,11 +13,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from helpers import ROOT
+from helpers import ROOT, assert_summary_sums
 
 from bargain_ray.__main__ import main
-from bargain_ray.config import SweepConfig, compose_dict
+from bargain_ray.config import compose_dict
 from bargain_ray.core.status import ExitCode
+from bargain_ray.design import resolve
 from bargain_ray.execution.signals import stop_on_signals
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.providers.sim import SimServer, SimSettings
@@ -52,6 +53,11 @@ def stop_midway(url: str, folder: Path, env: dict[str, str], signum: int, games:
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
+def assert_quiet(stderr: str) -> None:
+    """Nothing from any component on the terminal at a stop: no traceback, no Ray error dump."""
+    assert "Traceback" not in stderr and "Unhandled error" not in stderr and "ERROR" not in stderr, stderr[-3000:]
+
+
 def test_a_signal_sets_the_stop_flag_and_a_second_one_stops_now() -> None:
     before = signal.getsignal(signal.SIGTERM)
     with stop_on_signals() as stop:
@@ -73,6 +79,8 @@ def test_sigterm_mid_sweep_writes_the_tables_and_resumes_to_every_unit_once(swee
         assert 2 <= games.height == len(journaled) < 16, "the tables hold every game journaled before the stop"
         paid = lines(tmp_path / CALLS_JOURNAL)
         assert f"paid now: {paid} calls," in done.stdout, "the summary's paid figure is the call journal's"
+        assert assert_summary_sums(done.stdout)[0] == paid, "the per-model lines sum to it"
+        assert_quiet(done.stderr)
         last = done.stdout.strip().splitlines()[-1]
         assert re.fullmatch(rf"{16 - games.height} games unknown: .*stopped by SIGTERM; run the same command "
                             "again to resume", last), last
@@ -91,6 +99,8 @@ def test_sigint_mid_sweep_exits_130_with_the_tables(sweep_env, tmp_path) -> None
         done = stop_midway(url, tmp_path, sweep_env, signal.SIGINT, games=1)
     assert done.returncode == 130, done.stderr[-3000:]
     assert pl.read_parquet(tmp_path / "games.parquet").height == lines(tmp_path / JOURNAL)
+    assert assert_summary_sums(done.stdout)[0] == lines(tmp_path / CALLS_JOURNAL), "per model and in total: the journal's"
+    assert_quiet(done.stderr)
     assert "stopped by SIGINT" in done.stdout.strip().splitlines()[-1]
 
 
@@ -98,7 +108,7 @@ def test_an_unreachable_provider_leaves_every_game_unknown_and_says_why(ray_sess
     overrides = ["+grid=c3_smoke", "provider=sim", "provider.settings.base_url=http://127.0.0.1:9",
                  f"run.dir={tmp_path}", "run.progress=false", "run.report=false",
                  "models.O.retry.max_attempts=1", "models.H.retry.max_attempts=1"]
-    assert run_sweep(SweepConfig.model_validate(compose_dict("config", overrides))) == ExitCode.UNKNOWN_GAMES
+    assert run_sweep(resolve(compose_dict("config", overrides))) == ExitCode.UNKNOWN_GAMES
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last == ("16 games unknown: 16 connection errors (provider unreachable?); "
                     "run the same command again to retry them")

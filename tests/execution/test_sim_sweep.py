@@ -14,6 +14,7 @@ import pytest
 
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.status import ExitCode
+from bargain_ray.design import load_config, resolve
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.providers.clients import NO_KEY
 from bargain_ray.providers.services import provider_service
@@ -35,7 +36,7 @@ def sim_sweep(run_dir: Path, base_url: str, max_attempts: int) -> SweepConfig:
                  f"run.dir={run_dir}", "run.progress=false", "run.workers=1"]
     for letter in ("O", "H"):
         overrides += [f"models.{letter}.retry.{k}={v}" for k, v in retry.items()]
-    return SweepConfig.model_validate(compose_dict("config", overrides))
+    return resolve(compose_dict("config", overrides))
 
 
 def assert_briefs_private(calls: pl.DataFrame) -> None:
@@ -108,11 +109,11 @@ def test_sim_sweep_subprocess_writes_contract_and_no_key(sweep_env: dict[str, st
 
 
 def test_provider_service_starts_and_stops_the_sim() -> None:
-    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke", "provider=sim"]))
+    sweep = load_config("c3_smoke", ["provider=sim"])
     with provider_service(sweep) as served:
         settings = served.provider.settings
-        assert settings["apis"] == {"claude-opus-5-5": "anthropic", "claude-haiku-5-5": "anthropic"}
-        with urllib.request.urlopen(f"{settings['base_url']}/sim/log", timeout=10) as resp:
+        assert settings.apis == {"claude-opus-5-5": "anthropic", "claude-haiku-5-5": "anthropic"}
+        with urllib.request.urlopen(f"{settings.base_url}/sim/log", timeout=10) as resp:
             assert json.loads(resp.read()) == []
     with pytest.raises(OSError):
-        urllib.request.urlopen(f"{settings['base_url']}/sim/log", timeout=2)
+        urllib.request.urlopen(f"{settings.base_url}/sim/log", timeout=2)

@@ -16,15 +16,16 @@ import pytest
 
 from bargain_ray.__main__ import main
 from bargain_ray.agents.replay import ReplayAgent
-from bargain_ray.config import SweepConfig, compose_dict
-from bargain_ray.core.records import Reply
+from bargain_ray.config import compose_dict
+from bargain_ray.core.records import GameRecord, Reply
 from bargain_ray.core.unit import Unit
-from bargain_ray.design import game_config, units
+from bargain_ray.design import load_config, units
 from bargain_ray.games import load_game
 from bargain_ray.games.bargaining import engine, metrics, prompts, strategy
 from bargain_ray.games.base import RuleError
 from bargain_ray.play.loop import play
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
+from bargain_ray.store.journal import read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -154,7 +155,7 @@ def test_two_retries_with_the_error_then_format_failure():
     last = record.calls[-1].request["messages"]
     assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]
     assert last[-1]["content"].startswith("Your reply was not accepted: Unknown action 'counter'")
-    assert metrics.per_game(record.model_dump(mode="json"))["deal_rate"] == 0.0
+    assert metrics.per_game(game.config, record)["deal_rate"] == 0.0
 
 
 def test_reasoning_private_never_reaches_the_other_side():
@@ -198,7 +199,7 @@ def test_prompt_variants_differ_by_exactly_the_objective_sentence():
 # --- design: the 8-cell grid -------------------------------------------------------------------------
 
 def test_eight_cells_share_thirty_seeds_and_their_valuations():
-    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=bargaining_8cells"]))
+    sweep = load_config("bargaining_8cells")
     plan = list(units(sweep, "20260101"))
     assert len(plan) == 240
     assert {m.api_key_env for m in sweep.models.values()} == {"OPENROUTER_API_KEY"}
@@ -208,7 +209,7 @@ def test_eight_cells_share_thirty_seeds_and_their_valuations():
         assert u.first_speaker == "seller"
         letters = dict(zip(("seller", "buyer"), u.pairing, strict=True))
         assert u.model_of_role == letters
-        game = load_game(game_config(sweep, u.game, u.condition))
+        game = sweep.game(u.game, u.condition)
         assert game.config.prompt_variant == u.condition
         s = game.start(u.seed, u.first_speaker)
         draws.setdefault(u.seed, set()).add((s.seller_cost, s.buyer_value))
@@ -231,15 +232,21 @@ def turn(rnd, role, action, offer=None, claim=None, accepted=None, message=""):
                        "accepted_price": accepted, "message": message}}
 
 
+CONFIG = make_game().config
+
+
 def record(status, cost=None, value=None, price=None, rnd=None, discount=None, seller="0", buyer="0", turns=()):
+    """A typed game record as the journal reads one back, with only the fields the metrics read."""
     known = status != "TECHNICAL_ERROR"
-    out = {"status": status, "known": known}
+    out = {"status": status, "known": known, "calls_attempted": 0, "repairs_used": 0, "reason": "",
+           "agreement": status == "AGREEMENT", "technical_pass": known and status != "FORMAT_FAILURE"}
     if known:
         joint = str(Fraction(seller) + Fraction(buyer))
         out |= {"seller_cost": cost, "buyer_value": value, "price": price and fig(price), "round": rnd,
                 "discount": discount and fig(discount), "seller_payoff": fig(seller), "buyer_payoff": fig(buyer),
                 "joint_payoff": fig(joint)}
-    return {"unit": {"unit_id": "g", "seed": 1}, "outcome": out, "turns": list(turns), "calls": []}
+    unit = Unit.for_replay("bargaining", "bargaining", 1, unit_id="g")
+    return GameRecord.model_validate({"unit": unit, "outcome": out, "turns": list(turns), "calls": []})
 
 
 DEAL = record(
@@ -253,7 +260,7 @@ DEAL = record(
 
 
 def test_per_game_metrics_of_a_deal_with_gains():
-    m = metrics.per_game(DEAL)
+    m = metrics.per_game(CONFIG, DEAL)
     assert m["deal_rate"] == 1.0
     assert m["sigma_b"] == pytest.approx(0.5)  # (80 - 50) / (80 - 20)
     assert m["efficiency"] == pytest.approx(0.9025)  # 0.95^2
@@ -265,24 +272,24 @@ def test_per_game_metrics_of_a_deal_with_gains():
 
 
 def test_per_game_metrics_without_gains_format_failure_and_technical_error():
-    bad = metrics.per_game(record("AGREEMENT", cost=70, value=40, price="60", rnd=2, discount="19/20",
+    bad = metrics.per_game(CONFIG, record("AGREEMENT", cost=70, value=40, price="60", rnd=2, discount="19/20",
                                   seller="-19/2", buyer="-19"))
     assert (bad["deal_rate"], bad["sigma_b"], bad["sensitivity"], bad["false_positive_rate"]) == (1.0, None, None, 1.0)
     assert bad["ir_violation_rate"] == 1.0 and bad["efficiency"] == pytest.approx(0.95)
     assert bad["joint_payoff"] == pytest.approx(-28.5)  # (40 - 70) x 0.95
-    narrow = metrics.per_game(record("AGREEMENT", cost=50, value=51, price="50.5", rnd=1, discount="1",
+    narrow = metrics.per_game(CONFIG, record("AGREEMENT", cost=50, value=51, price="50.5", rnd=1, discount="1",
                                      seller="1/2", buyer="1/2"))
     assert narrow["sigma_b"] is None and narrow["ir_violation_rate"] == 0.0  # v_b - v_s = 1 is not > 1
-    fail = metrics.per_game(record("FORMAT_FAILURE", cost=30, value=60))
+    fail = metrics.per_game(CONFIG, record("FORMAT_FAILURE", cost=30, value=60))
     assert (fail["deal_rate"], fail["sensitivity"], fail["joint_payoff"]) == (0.0, 0.0, 0.0)
     assert fail["efficiency"] is fail["rounds_to_deal"] is fail["ir_violation_rate"] is None
-    none = metrics.per_game(record("TECHNICAL_ERROR"))
+    none = metrics.per_game(CONFIG, record("TECHNICAL_ERROR"))
     assert all(none[k] is None for k in metrics.GAME_METRICS)
-    assert metrics.per_turn(record("TECHNICAL_ERROR")) == []
+    assert metrics.per_turn(CONFIG, record("TECHNICAL_ERROR")) == []
 
 
 def test_per_turn_and_role_metrics():
-    rows = metrics.per_turn(DEAL)
+    rows = metrics.per_turn(CONFIG, DEAL)
     pick = [{k: r[k] for k in ("self_serving_bias", "disclosure", "truthful", "claim_violation", "msg_leakage")}
             for r in rows]
     assert pick == [
@@ -293,13 +300,13 @@ def test_per_turn_and_role_metrics():
         # seller claims 55 but accepts 50: +1 x (50 - 55) < 0 is a violation
         {"self_serving_bias": 35.0, "disclosure": 1.0, "truthful": 0.0, "claim_violation": 1.0, "msg_leakage": 0.0},
     ]
-    truthful = metrics.per_turn(record("NO_AGREEMENT", cost=20, value=80, turns=[
+    truthful = metrics.per_turn(CONFIG, record("NO_AGREEMENT", cost=20, value=80, turns=[
         turn(1, "seller", "offer", offer=30, claim=20.0, message="Honestly it cost me 20.00"),
         turn(2, "buyer", "reject", offer=10, message="No."),
     ]))
     assert [(r["truthful"], r["disclosure"], r["msg_leakage"], r["self_serving_bias"], r["claim_violation"])
             for r in truthful] == [(1.0, 1.0, 1.0, 0.0, 0.0), (None, 0.0, 0.0, None, None)]
-    game = metrics.per_game(DEAL)
+    game = metrics.per_game(CONFIG, DEAL)
     assert game["seller_claim_drift"] == pytest.approx(10.606601717798213)  # sample sd of 40 and 55: 15 / sqrt(2)
     assert game["buyer_claim_drift"] is None  # fewer than two claims
 
@@ -357,8 +364,9 @@ def test_demo_sweep_writes_tables(tmp_path, ray_session):
     assert (per_seed["seller_cost"] == 1).all() and (per_seed["buyer_value"] == 1).all()
     turns = pl.read_parquet(tmp_path / "turns.parquet")
     assert turns.height > games.height and set(turns["action"]) <= {"offer", "accept", "reject"}
-    records = [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
-    rows = [metrics.per_game(r) for r in records]
+    journaled = list(read_records(tmp_path))
+    records = [r.model_dump(mode="json") for r in journaled]
+    rows = [metrics.per_game(CONFIG, r) for r in journaled]
     assert sum(r["deal_rate"] for r in rows) == games["agreement"].sum()
     # every journaled game re-scores to the same outcome from its replies alone
     for rec in records:
@@ -366,7 +374,7 @@ def test_demo_sweep_writes_tables(tmp_path, ray_session):
         spec = ReplayFile(game="bargaining", first_speaker="seller", seed=rec["unit"]["seed"],
                           overrides=[f"game.prompt_variant={variant}"],
                           replies=[c["response_text"] for c in rec["calls"]])
-        again = rescore(spec).outcome.model_dump(mode="json")  # as journaled
+        again = replay_transcript(spec).outcome.model_dump(mode="json")  # as journaled
         scored = ("status", "seller_cost", "buyer_value", "price", "round", "seller_payoff", "buyer_payoff")
         assert {k: again[k] for k in scored} == {k: rec["outcome"][k] for k in scored}
 

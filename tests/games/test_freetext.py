@@ -25,11 +25,11 @@ from bargain_ray.games import families, load_game
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.freetext import engine, metrics, prompts, strategy
 from bargain_ray.play.loop import play
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
-SEED = ROOT / "tests" / "data" / "seed004.txt"  # seed 004 as shipped in ../shared/seeds
+SEED = ROOT / "tests" / "data" / "seeds" / "004.txt"  # seed 004 as shipped in ../shared/seeds
 MODELS = {p.stem: yaml.safe_load(p.read_text()) for p in (CONF / "model").glob("*.yaml")}
 TALKERS = {"I": "scripted-integrative", "G": "scripted-greedy", "D": "scripted-distributive",
            "H": "scripted-hardline", "R": "rule-observer"}
@@ -46,6 +46,11 @@ EXPECTED = {  # pairing (party A, party B, observer) -> (status, allocation type
 @cache
 def game(name: str = "orange", *overrides: str):
     return load_game(compose_dict(f"game/{name}", list(overrides))["game"])
+
+
+def record_config(record):
+    """The config of the scenario a record was played as (its unit's game)."""
+    return game(record.unit.game).config
 
 
 def run(g, agents, unit_id: str = "u"):
@@ -214,10 +219,11 @@ def test_observer_agreement_closes_the_game_else_the_turn_limit():
 # --- failures ------------------------------------------------------------------------------
 
 def test_observer_failure_is_a_technical_error_after_bounded_retries():
-    record = rescore(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
+    record = replay_transcript(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
     out = record.outcome
     assert (out.status, out.known, out.reason, out.scored["failed_role"]) == (
         "TECHNICAL_ERROR", False, "observer_failure", "observer")
+    assert out.failure is not None and out.failure.kind == "unreadable_instrument"
     observer_calls = [c for c in record.calls if c.role == "observer"]
     assert len(observer_calls) == 1 + 2  # max_repairs re-asks, then it stops
     assert [c.rule for c in observer_calls] == ["not_one_json_object", "empty_text", "inconsistent_verdict"]
@@ -315,7 +321,7 @@ def test_scripted_pairings_reach_each_allocation_type(pairing, expected):
         out = record.outcome
         assert (out.status, out.scored["allocation_type"], out.scored["party_turns"]) == expected
         assert out.repairs_used == 0
-        figures = metrics.per_game(record.model_dump(mode="json"))
+        figures = metrics.per_game(record_config(record), record)
         assert figures["allocation_type"] == expected[1]
         assert figures["agreement"] is (expected[0] == "AGREEMENT")
         assert figures["turns"] == expected[2]
@@ -327,8 +333,8 @@ def test_scripted_pairings_reach_each_allocation_type(pairing, expected):
 
 
 def test_per_game_of_an_unknown_game_is_unscored():
-    record = rescore(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
-    figures = metrics.per_game(record.model_dump(mode="json"))
+    record = replay_transcript(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
+    figures = metrics.per_game(record_config(record), record)
     assert figures == {
         "agreement": None, "allocation_type": None, "integrative": None,
         "is_integrative_full": None, "is_integrative_partial": None, "is_distributive": None,
@@ -338,13 +344,13 @@ def test_per_game_of_an_unknown_game_is_unscored():
 
 
 def test_per_turn_pairs_each_message_with_its_verdict():
-    record = rescore(ReplayFile.model_validate_json((DATA / "freetext_replay.json").read_text()))
-    rows = metrics.per_turn(record.model_dump(mode="json"))
+    record = replay_transcript(ReplayFile.model_validate_json((DATA / "freetext_replay.json").read_text()))
+    rows = metrics.per_turn(record_config(record), record)
     assert [(r["party_turn"], r["role"], r["question"], r["allocation_type"]) for r in rows] == [
         (1, "party_a", True, "none"), (2, "party_b", True, "none"),
         (3, "party_a", True, "none"), (4, "party_b", False, "integrative_full")]
     assert [r["sentences"] for r in rows] == [4, 6, 3, 2]  # party B's six sentences were taken, not repaired
-    figures = metrics.per_game(record.model_dump(mode="json"))
+    figures = metrics.per_game(record_config(record), record)
     assert (figures["party_a_questions"], figures["party_b_questions"], figures["is_integrative_full"]) == (2, 1, 1.0)
 
 

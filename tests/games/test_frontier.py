@@ -15,7 +15,7 @@ from helpers import DATA, game_config
 
 from bargain_ray.games import load_game
 from bargain_ray.games.multi_issue import frontier
-from bargain_ray.play.rescore import ReplayFile, rescore
+from bargain_ray.play.rescore import ReplayFile, replay_transcript
 
 
 def tickets():
@@ -40,8 +40,8 @@ def grid_deals() -> tuple[np.ndarray, np.ndarray]:
 
 def test_kalai_smorodinsky_and_kalai_on_the_tickets_frontier_are_65_65():
     s = frontier.space(tickets().config)
-    assert s.kalai_smorodinsky == (65, 65) and s.kalai == (65, 65) and s.nash == (65, 65)
-    assert all(isinstance(v, Fraction) for v in (*s.kalai_smorodinsky, *s.kalai))
+    assert s.ks_rational == s.ks_outcomes == (65, 65) and s.kalai == (65, 65) and s.nash == (65, 65)
+    assert all(isinstance(v, Fraction) for v in (*s.ks_rational, *s.ks_outcomes, *s.kalai))
     # independent: brute force over a grid of deals, rational ones only (both at or above no agreement, 20)
     ub, us = grid_deals()
     rational = (ub >= 20 - 1e-9) & (us >= 20 - 1e-9)  # grid floats: 50 * (1 - 0.6) is not 20
@@ -66,33 +66,89 @@ def test_the_points_move_apart_when_the_fallbacks_differ():
     ks = np.minimum((ub - 40) / (ideal[0] - 40), (us - 20) / (ideal[1] - 20)).argmax()
     egalitarian = np.minimum(ub - 40, us - 20).argmax()
     step = math.hypot(100, 100) / 40  # one grid step at most, in utility points
-    assert math.dist(s.kalai_smorodinsky, (ub[ks], us[ks])) < step
+    assert math.dist(s.ks_rational, (ub[ks], us[ks])) < step
     assert math.dist(s.kalai, (ub[egalitarian], us[egalitarian])) < step
     # by hand, on the x + y = 130 segment: equal gains over (40, 20) give (75, 55); the ideal point is (92, 84)
     # (the seller's best deal leaving the buyer 40), so equal shares solve (x - 40) / 52 = (y - 20) / 64
     assert ideal == pytest.approx((92, 84))
     assert s.kalai == (75, 55)
     share = Fraction(130 - 60, 52 + 64)
-    assert s.kalai_smorodinsky == (40 + 52 * share, 20 + 64 * share) == (Fraction(2070, 29), Fraction(1700, 29))
-    assert s.nash == s.kalai != s.kalai_smorodinsky  # on a 45-degree segment Nash also splits gains equally
+    assert s.ks_rational == (40 + 52 * share, 20 + 64 * share) == (Fraction(2070, 29), Fraction(1700, 29))
+    assert s.nash == s.kalai != s.ks_rational  # on a 45-degree segment Nash also splits gains equally
+    # over all outcomes the ideal is (100, 100) (each role's best deal, rational or not): equal shares of (60, 80)
+    # on x + y = 130 solve (x - 40) / 60 = (y - 20) / 80, so (70, 60), as negmas computes it
+    assert s.ks_outcomes == (70, 60) != s.ks_rational
 
 
 def test_seed001_deal_optimalities_are_negmas_definitions():
-    record = rescore(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
+    record = replay_transcript(ReplayFile.model_validate_json((DATA / "seed001_replay.json").read_text()))
     game = tickets()
-    figures = game.game_metrics(record.model_dump(mode="json"))
+    figures = game.game_metrics(record)
     buyer, seller = Fraction(2531, 40), Fraction(1267, 20)  # seed 001's recorded utilities
     assert (figures["utility_buyer"], figures["utility_seller"]) == (float(buyer), float(seller))
     diagonal = math.hypot(100 - 0, 100 - 0)  # each role's utility ranges over [0, 100]
     to_65 = math.hypot(65 - float(buyer), 65 - float(seller))
-    for name in ("nash", "ks", "kalai"):
+    for name in ("nash", "ks_rational", "ks_outcomes", "kalai"):
         assert figures[f"dist_{name}"] == pytest.approx(to_65, rel=1e-15)
         assert figures[f"{name}_optimality"] == pytest.approx(1 - to_65 / diagonal, rel=1e-15)
     # negmas: welfare of the deal over the best welfare on the frontier (130 on x + y = 130)
     assert figures["max_welfare_optimality"] == float((buyer + seller) / 130) == float(Fraction(1013, 1040))
     assert figures["dist_max_welfare"] == pytest.approx((130 - float(buyer + seller)) / math.sqrt(2))
     # every optimality the game reports is described for the card
-    described = game.fields
+    described = game.metric_fields()
     assert {k for k in figures if k.endswith("_optimality")} == {
-        "pareto_optimality", "nash_optimality", "ks_optimality", "kalai_optimality", "max_welfare_optimality"}
+        "pareto_optimality", "nash_optimality", "ks_rational_optimality", "ks_outcomes_optimality",
+        "kalai_optimality", "max_welfare_optimality"}
     assert all(k in described for k in figures if k.endswith("_optimality") or k.startswith("dist_"))
+
+
+def test_the_two_ks_points_give_a_deal_different_optimalities_with_unequal_fallbacks():
+    """With no-agreement points (40, 20) the two points are 1.95 utility points apart: seed 001's deal's optimality
+    differs by 0.0132 between them (at most 0.0138 for any deal: their distance over the diagonal)."""
+    conf = game_config("tickets")
+    conf["roles"]["buyer"]["no_agreement"] = 40
+    s = frontier.space(load_game(conf).config)
+    deal = (Fraction(2531, 40), Fraction(1267, 20))
+    figures = frontier.distances(s, deal)
+    diagonal = math.hypot(100, 100)
+    rational = math.dist(deal, (Fraction(2070, 29), Fraction(1700, 29)))
+    outcomes = math.dist(deal, (70, 60))
+    assert figures["dist_ks_rational"] == pytest.approx(rational, rel=1e-15)
+    assert figures["dist_ks_outcomes"] == pytest.approx(outcomes, rel=1e-15)
+    assert figures["ks_rational_optimality"] == pytest.approx(1 - rational / diagonal, rel=1e-15)
+    gap = figures["ks_outcomes_optimality"] - figures["ks_rational_optimality"]
+    apart = math.dist((Fraction(2070, 29), Fraction(1700, 29)), (70, 60))
+    assert gap == pytest.approx((rational - outcomes) / diagonal) and 0.013 < gap <= apart / diagonal < 0.014
+
+
+@pytest.mark.parametrize("buyer_fallback", [20, 40])
+def test_ks_outcomes_is_negmas_ks_point(buyer_fallback):
+    """negmas' ks_points (ideal over all outcomes, reserved values subtracted) on a grid of tickets deals that holds
+    the exact point finds ours."""
+    negmas = pytest.importorskip("negmas")
+    from negmas.preferences import LinearAdditiveUtilityFunction as Linear
+    from negmas.preferences.ops import ks_points, pareto_frontier
+
+    conf = game_config("tickets")
+    conf["roles"]["buyer"]["no_agreement"] = buyer_fallback
+    config = load_game(conf).config
+    levels = {"unit_price_usd": [60, 100], "name_change_notice_hours": [0, 96],
+              "cancellation_fee_pct": [Fraction(25, 3) * k for k in range(13)]}  # r = fee / 25 in steps of 1/3
+    issues = [negmas.make_issue([float(v) for v in levels[t.name]], name=t.name) for t in config.terms]
+
+    def ufun(role: str) -> Linear:
+        r = config.roles[role]
+        values, weights = {}, {}
+        for t in config.terms:
+            stake = r.stakes[t.name]
+            lo, hi = t.min, t.max
+            values[t.name] = {float(v): (1 - (v - lo) / (hi - lo)) if stake.prefers == "low" else (v - lo) / (hi - lo)
+                              for v in levels[t.name]}
+            weights[t.name] = stake.weight
+        return Linear(values=values, weights=weights, issues=issues, reserved_value=r.no_agreement)
+
+    ufuns = [ufun("buyer"), ufun("seller")]
+    front, _ = pareto_frontier(ufuns, issues=issues)
+    found = ks_points(ufuns, front, issues=issues)
+    ours = frontier.space(config).ks_outcomes
+    assert found and all(p == pytest.approx((float(ours[0]), float(ours[1])), abs=1e-9) for p, _ in found)

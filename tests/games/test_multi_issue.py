@@ -10,7 +10,7 @@ import pytest
 from helpers import DATA, ROOT, game_config, play_replies, reply
 
 from bargain_ray.games import load_game
-from bargain_ray.games.multi_issue import engine, metrics, prompts
+from bargain_ray.games.multi_issue import engine, metrics, prompts, scoring
 
 CHEAP = {"unit_price_usd": 60, "cancellation_fee_pct": 0, "name_change_notice_hours": 0}
 MID = {"unit_price_usd": 70.5, "cancellation_fee_pct": 20, "name_change_notice_hours": 48}
@@ -244,5 +244,5 @@ def test_scores_follow_the_brief_text(tickets):
     terms = {"unit_price_usd": "64.50", "cancellation_fee_pct": "37.00", "name_change_notice_hours": "96.00"}
     p, r, t = (Fraction("64.50") - 60) / 10, Fraction(37) / 25, Fraction(96) / 24
     assert "50 x (1 - p/4) + 30 x (1 - r/4) + 20 x (1 - t/4)" in tickets.prompt(tickets.start(0, None), "buyer").system
-    assert metrics.utility(tickets.config, "buyer", terms) == 50 * (1 - p / 4) + 30 * (1 - r / 4) + 20 * (1 - t / 4)
-    assert metrics.utility(tickets.config, "seller", terms) == 20 * (p / 4) + 30 * (r / 4) + 50 * (t / 4)
+    assert scoring.utility(tickets.config, "buyer", terms) == 50 * (1 - p / 4) + 30 * (1 - r / 4) + 20 * (1 - t / 4)
+    assert scoring.utility(tickets.config, "seller", terms) == 20 * (p / 4) + 30 * (r / 4) + 50 * (t / 4)

@@ -14,11 +14,12 @@ import yaml
 from helpers import CONF, DATA, ROOT, game_config, play_replies
 
 from bargain_ray.__main__ import main
-from bargain_ray.config import SweepConfig, compose_dict
-from bargain_ray.design import units
+from bargain_ray.config import compose_dict
+from bargain_ray.design import load_config, units
 from bargain_ray.games import load_game
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.scorable import metrics, prompts, strategy
+from bargain_ray.store.journal import read_records
 
 PARTIES = ["Avery", "Blake", "Casey", "Devon", "Ember", "Flynn"]
 P1 = {"issue0": "opt0", "issue1": "opt0", "issue2": "opt1", "issue3": "opt1", "issue4": "opt2"}
@@ -374,7 +375,7 @@ def test_strategy_never_backs_a_package_below_its_threshold(public, kind):
 
 
 def test_the_seat_swap_grid_puts_the_focal_model_at_each_seat_in_turn():
-    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=scorable_seatswap"]))
+    sweep = load_config("scorable_seatswap")
     all_units = list(units(sweep, "20261129"))
     assert len(all_units) == 2 * 6 * 6
     game = load_game(sweep.games["scorable6"])
@@ -398,8 +399,10 @@ def test_scorable_demo_sweep_runs_offline(tmp_path, ray_session):
     assert games.height == 36 and set(games["family"]) == {"scorable"} and games["known"].all()
     assert set(games["status"]) <= {"AGREEMENT", "NO_AGREEMENT"} and games["agreement"].sum() > 0
     assert set(games["condition"]) == {"public", "private"}
-    records = [json.loads(line) for line in (tmp_path / "journal.jsonl").read_text().splitlines()]
-    rows = [metrics.per_game(rec) for rec in records]
+    journaled = list(read_records(tmp_path))
+    records = [r.model_dump(mode="json") for r in journaled]
+    config = load_game(compose_dict("game/scorable6")["game"]).config
+    rows = [metrics.per_game(config, r) for r in journaled]
     for rec, row in zip(records, rows, strict=True):
         assert row["focal_seat"] == PARTIES[rec["unit"]["assignment"] - 1]
         assert row["first_opener"] == PARTIES[rec["unit"]["seed"] % 6]

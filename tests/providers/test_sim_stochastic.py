@@ -16,9 +16,9 @@ from helpers import game_config
 
 from bargain_ray.clients import http_client
 from bargain_ray.clients.headers import CALL_ID_HEADER
-from bargain_ray.config import ModelConfig, SweepConfig, compose_dict
+from bargain_ray.config import ModelConfig
 from bargain_ray.core.prompt import Prompt
-from bargain_ray.design import units
+from bargain_ray.design import ResolvedSweep, load_config, units
 from bargain_ray.execution.worker import GameRunner
 from bargain_ray.games import load_game, strategy_reply
 from bargain_ray.providers.sim import SimServer, SimSettings
@@ -83,17 +83,17 @@ def test_the_call_id_goes_to_the_simulated_provider_only() -> None:
     assert [e["call_id"] for e in server.log] == ["sim-k01", None]
 
 
-def c3_units(url: str, blocks: int) -> tuple[SweepConfig, list[Any]]:
-    overrides = ["+grid=c3_smoke", f"grid.blocks={blocks}", "grid.designs.0.pairings=[OO]", "provider=sim",
+def c3_units(url: str, blocks: int) -> tuple[ResolvedSweep, list[Any]]:
+    overrides = [f"grid.blocks={blocks}", "grid.designs.0.pairings=[OO]", "provider=sim",
                  f"provider.settings.base_url={url}", "run.progress=false"]
-    sweep = SweepConfig.model_validate(compose_dict("config", overrides))
+    sweep = load_config("c3_smoke", overrides)
     return sweep, [u for u in units(sweep, "00000000") if u.assignment == 1]
 
 
 def play_cell(noise: float, blocks: int = 6) -> list[str]:
     """The outcome of each replicate game of one C3 cell (OO, assignment 1), played through the real SDK."""
 
-    async def run(sweep: SweepConfig, cell: list[Any]) -> list[str]:
+    async def run(sweep: ResolvedSweep, cell: list[Any]) -> list[str]:
         runner = GameRunner(sweep.model_dump(mode="json"))
         try:
             records = [await runner.play(unit) for unit in cell]

@@ -10,16 +10,15 @@ from pathlib import Path
 
 from helpers import ROOT
 
-from bargain_ray.config import SweepConfig, compose_dict
-from bargain_ray.design import units
+from bargain_ray.design import ResolvedSweep, load_config, units
 from bargain_ray.execution.plan import describe
 from bargain_ray.execution.worker import GameRunner
 from bargain_ray.store import GameJournal, open_manifest
 
 
-def play_demo(path: Path, count: int, overrides: list[str] | None = None) -> SweepConfig:
+def play_demo(path: Path, count: int, overrides: list[str] | None = None) -> ResolvedSweep:
     """The first ``count`` units of the demo grid played into the sweep folder ``path``."""
-    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=demo", f"run.dir={path}", *(overrides or [])]))
+    sweep = load_config("demo", [f"run.dir={path}", *(overrides or [])])
     manifest = open_manifest(path, describe(sweep, "20261201"))
     runner = GameRunner(sweep.model_dump(mode="json"))
     journal = GameJournal(path)

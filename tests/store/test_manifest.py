@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+from pathlib import Path
 
 import pytest
+from folders import play_demo
 
-from bargain_ray.config import load_config
+import bargain_ray
+from bargain_ray.__main__ import main
+from bargain_ray.config import local_conf_note
+from bargain_ray.design import game_part, load_config
 from bargain_ray.execution.plan import describe
 from bargain_ray.store import ChangedConfig, open_manifest, read_manifest
 from bargain_ray.store.manifest import ABSENT, Manifest, differences, refusal
@@ -133,8 +139,8 @@ def test_readers_get_the_games_and_key_variables_from_the_typed_manifest(tmp_pat
     start(tmp_path, "c3_full", "++models.O.api_key_env=MY_TEAM_TOKEN")
     manifest = read_manifest(tmp_path)
     assert manifest.game_conditions() == [("tickets", "C3")]
-    assert manifest.game_part("tickets", "C3")["config"]["max_turns"] == 12
-    assert manifest.game_part("tickets", "nope") is None
+    assert game_part(manifest.components, "tickets", "C3")["config"]["max_turns"] == 12
+    assert game_part(manifest.components, "tickets", "nope") is None
     assert manifest.key_names() == ["MY_TEAM_TOKEN"]  # each model's own api_key_env, for git's environment
 
 
@@ -145,3 +151,48 @@ def test_a_manifest_this_version_does_not_write_is_refused_in_one_line(tmp_path)
     with pytest.raises(UnreadableManifest) as exc:
         read_manifest(tmp_path)
     assert str(exc.value).startswith(f"{tmp_path / 'manifest.json'} does not record") and "\n" not in str(exc.value)
+
+
+# --- ./conf: a file with a packaged file's name takes its place, is recorded, and is compared where it lands ---
+
+PACKAGED = Path(bargain_ray.__file__).parent / "conf"
+
+
+def local_copy(tmp_path: Path, name: str, edit) -> Path:
+    """``./conf/<name>`` in ``tmp_path``: the packaged file of that name with ``edit`` applied to its text."""
+    target = tmp_path / "conf" / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(edit((PACKAGED / name).read_text()))
+    return target
+
+
+def test_a_local_file_takes_the_packaged_ones_place_and_the_manifest_names_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert load_config("c3_smoke").config.local_conf == []
+    local_copy(tmp_path, "game/tickets.yaml", lambda t: t.replace("max_turns: 12", "max_turns: 7"))
+    local_copy(tmp_path, "grid/c3_smoke.yaml", lambda t: t.replace("blocks: 1", "blocks: 2"))
+    sweep = load_config("c3_smoke")
+    assert sweep.game_configs["game tickets under condition C3"].max_turns == 7 and sweep.grid.blocks == 2
+    digest = hashlib.sha256((tmp_path / "conf/game/tickets.yaml").read_bytes()).hexdigest()[:16]
+    files = {f.path: f for f in sweep.config.local_conf}
+    assert set(files) == {"conf/game/tickets.yaml", "conf/grid/c3_smoke.yaml"}
+    assert files["conf/game/tickets.yaml"].sha256 == digest and files["conf/game/tickets.yaml"].replaces
+    manifest = open_manifest(tmp_path / "sweep", describe(sweep, "20261027"))
+    assert read_manifest(tmp_path / "sweep").local_conf == manifest.local_conf == sweep.config.local_conf
+    note = local_conf_note(sweep.config.local_conf)
+    assert note is not None and "conf/game/tickets.yaml (in place of the packaged one)" in note
+    assert main(["+grid=c3_smoke", "run.dry_run=true", f"run.dir={tmp_path / 'dry'}"]) == 0
+    assert capsys.readouterr().out.startswith(note + "\n")  # the terminal says so first
+
+
+def test_a_changed_brief_word_in_local_conf_refuses_a_folder_played_with_the_packaged_brief(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "sweep"
+    play_demo(folder, 2)  # played with the packaged brief
+    assert main(["+grid=demo", f"run.dir={folder}", "run.dry_run=true"]) == 0
+    capsys.readouterr()
+    local_copy(tmp_path, "game/tickets.yaml", lambda t: t.replace("staff outing", "team outing"))
+    assert main(["+grid=demo", f"run.dir={folder}", "run.dry_run=true"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {folder} holds games of another config: games.tickets.situation ") and "team" in err

@@ -12,17 +12,19 @@ from folders import cli
 from helpers import DATA, game_config, play_replies
 
 from bargain_ray.analysis.report import build_report
-from bargain_ray.config import ModelConfig, ProviderConfig, SweepConfig, compose_dict
+from bargain_ray.config import ModelConfig
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.records import Reply
 from bargain_ray.core.unit import Unit
+from bargain_ray.design import load_config
 from bargain_ray.execution.plan import describe
 from bargain_ray.games import load_game
 from bargain_ray.games.kit.replies import json_object
 from bargain_ray.providers import make_client
+from bargain_ray.providers.routing import SimProvider
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import GameJournal, open_manifest, read_calls, write_tables
-from bargain_ray.store.calls import CallJournal, calls_journal_path
+from bargain_ray.store.calls import CallEntry, CallJournal, calls_journal_path
 
 BIG = 10_000_000
 
@@ -50,8 +52,7 @@ def test_hostile_text_is_played_journaled_tabled_and_reported(tmp_path):
     assert record.outcome.repairs_used == plain.outcome.repairs_used + 1
     assert record.outcome.agreement == plain.outcome.agreement
 
-    sweep = SweepConfig.model_validate(compose_dict("config", ["+grid=bargaining_demo"]))
-    open_manifest(tmp_path, describe(sweep, "20261201"))
+    open_manifest(tmp_path, describe(load_config("bargaining_demo"), "20261201"))
     journal = GameJournal(tmp_path)
     journal.append_many([record.model_copy(update={"unit": Unit.for_replay("bargaining", "bargaining", 1001,
                                                                            "seller", unit_id="u-text")})])
@@ -59,9 +60,9 @@ def test_hostile_text_is_played_journaled_tabled_and_reported(tmp_path):
     calls = CallJournal(str(calls_journal_path(tmp_path)))
     for c in record.calls:
         reply = Reply(text=c.response_text, **c.model_dump(include=set(Reply.model_fields) - {"text"}))
-        calls.append({"unit_id": "u-open", "call_id": c.call_id, "prompt": "p", "reply": reply.model_dump(mode="json")})
+        calls.append(CallEntry(unit_id="u-open", call_id=c.call_id, prompt="p", reply=reply))
     calls.close()
-    replayed = [Reply.model_validate(e["reply"]).text for e in read_calls(tmp_path, skip=set())["u-open"]]
+    replayed = [e.reply.text for e in read_calls(tmp_path, skip=set())["u-open"]]
     assert replayed == [c.response_text for c in record.calls]
 
     assert write_tables(tmp_path)["calls"] == len(record.calls)
@@ -101,7 +102,7 @@ def test_hostile_text_sent_back_through_the_real_sdks_to_the_sim(api):
     model = ModelConfig.model_validate({"name": f"sim-{api}", "provider": "sim", "retry": {"max_attempts": 1}})
 
     async def run(prompt) -> Reply:
-        client = make_client(model, ProviderConfig(name="sim", settings={"base_url": url,
+        client = make_client(model, SimProvider(settings={"base_url": url,
                                                                           "apis": {model.name: api}}))
         try:
             return await client.complete(prompt, "k01")

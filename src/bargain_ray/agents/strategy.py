@@ -15,7 +15,7 @@ class StrategyAgent:
     def __init__(self, name: str, params: dict[str, Any], game_family: str) -> None:
         self.name = name
         self.params = params
-        self.respond = family(game_family).strategy.respond
+        self.respond = family(game_family).GAME.strategy.respond
 
     async def act(self, prompt: Prompt, call_id: str) -> Reply:
         messages = [m.model_dump() for m in prompt.messages]

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 import polars as pl
 
 from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES, Bootstrap, by_cell, paired
+from bargain_ray.analysis.families import with_derived
 from bargain_ray.analysis.operational import operational
 from bargain_ray.analysis.per_game import in_design_order, metric_columns, metrics_per_game, metrics_per_turn
+from bargain_ray.analysis.rehearsal import Rehearsal, rehearsal_of
 from bargain_ray.analysis.sweep import Sweep
 
 DEFAULT_BY = ("game", "condition", "pairing", "assignment", "first_speaker")
@@ -26,6 +28,8 @@ class Analysis:
     by: list[str]
     resamples: int
     level: float
+    seed: int
+    rehearsal: Rehearsal
     scan_per_game: pl.LazyFrame
     scan_per_turn: pl.LazyFrame
     by_cell: pl.DataFrame
@@ -41,13 +45,18 @@ class Analysis:
     def per_turn(self) -> pl.DataFrame:
         return self.scan_per_turn.collect()
 
+    def bootstrap(self) -> Bootstrap:
+        """A fresh generator seeded as this analysis was, for estimates beyond the cells (the same every build)."""
+        return Bootstrap(self.resamples, self.level, self.seed)
+
 
 def analyse(
     sweep: Sweep, by: list[str] | None = None, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0
 ) -> Analysis:
-    """Per-game metrics, cells with seed-clustered bootstrap CIs over known games, operational figures."""
+    """Per-game metrics (with the figures each family derives), cells with seed-clustered bootstrap CIs over known
+    games, operational figures."""
     by = list(by or DEFAULT_BY)
-    per_game = metrics_per_game(sweep)
+    per_game = with_derived(metrics_per_game(sweep))
     schema = per_game.collect_schema()
     unknown = [c for c in by if c not in schema]
     if unknown:
@@ -56,7 +65,8 @@ def analyse(
     metrics = [m for m in metric_columns(schema) if m != "technical_failure"]
     boot = Bootstrap(resamples, level, seed)
     return Analysis(
-        sweep=sweep, by=by, resamples=resamples, level=level,
+        sweep=sweep, by=by, resamples=resamples, level=level, seed=seed,
+        rehearsal=rehearsal_of(sweep.manifest, sweep.scan("calls")),
         scan_per_game=per_game,
         scan_per_turn=metrics_per_turn(sweep),
         by_cell=by_cell(known, by, metrics, boot),

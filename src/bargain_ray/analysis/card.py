@@ -10,13 +10,26 @@ import polars as pl
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from bargain_ray.analysis import provenance
 from bargain_ray.analysis.build import Analysis
+from bargain_ray.analysis.families import derived_fields, families
 from bargain_ray.analysis.per_game import FIELDS as SHARED_FIELDS
 from bargain_ray.analysis.per_game import family_fields
+from bargain_ray.analysis.private import private_columns
+from bargain_ray.analysis.rehearsal import statement
+from bargain_ray.analysis.rescore import read_figures
 from bargain_ray.analysis.sample import SAMPLE
 from bargain_ray.core.provenance import read_code_version
+from bargain_ray.design.fingerprint import game_part
 from bargain_ray.games import load_game
 
+KS_DEFINITIONS = (
+    "Kalai–Smorodinsky comes in two definitions: `ks_rational` takes each role's ideal over the deals both prefer to "
+    "no agreement (the textbook bargaining set) and is the one the headline uses; `ks_outcomes` takes it over all "
+    "outcomes, as negmas computes it. They coincide when each side's best deal leaves the other at or above its "
+    "no-agreement point (tickets at (20, 20): both (65, 65))."
+)
+"""Said where the sweep's games have both Kalai–Smorodinsky figures (``dist_ks_rational``, ``dist_ks_outcomes``)."""
 LOG_VERSION = 2
 """The raw logs' schema version (seed 002 writes 2: header, turns, result)."""
 
@@ -37,12 +50,14 @@ TABLE_FIELDS = {
         "file": "source transcript path (join key to `turns`)", "rep": "replay index within a cell and seed",
         "*_model": "model that played the role, as configured",
         "outcome": "`deal`, `no_deal`, or `format_failure` (`technical_failure`: unknown, unscored, re-run on resume)",
+        "failed_role": "which side broke the format, if any (the role whose repairs ran out)",
         "*_prompt_tokens": "input tokens of the side's calls", "*_completion_tokens": "output tokens of the side's calls",
-        "total_retries": "format retries (repair prompts) across the game",
+        "total_retries": "format retries (repair prompts) across the game", "price": "agreed price, deals only",
+        "round": "the round the deal closed (one message per round), deals only",
         "prompt_variant": "which system prompt was used (the condition where a family has no variants)",
         "prompt_hash": "12 hex digits of SHA-256 of the rendered system prompts of the variant",
         "git_commit": "harness commit that produced the sweep (recorded when it started)",
-        "calls_attempted": "model calls, repairs included", "repairs_used": "repair prompts",
+        "calls_attempted": "model calls, repairs included",
         "technical_pass": "the game ended in agreement or no agreement (no format or technical failure)",
         "unit_hash": "hash of everything that determines the game", "phase": "design phase",
     },
@@ -50,21 +65,27 @@ TABLE_FIELDS = {
         "file": "source transcript path (join key to `games`)", "unit_id": "game (join key)",
         "turn": "turn number", "role": "who moved", "model": "model that answered",
         "n_attempts": "replies asked for this turn (format retries + 1)", "n_errors": "invalid replies of the turn",
+        "served_by": "the upstream provider that answered the turn's last call, as a router reports it" " (empty for direct APIs)",
         "n_illegal": "invalid replies that proposed a move the protocol forbids (the family's `ILLEGAL_RULES`)",
         "call_ids": "the calls of this turn, repairs included (`<unit_id>-k01`, ...), comma-separated",
         "valid": "false if the repairs ran out",
         "action": "the action taken. **Authoritative**", "message": "text shown to the other side(s)",
-        "fields": "every family field of the turn as JSON (private ones included: see `raw/`)",
+        "round": "turn index (one message per round)", "offer": "price proposed on this turn",
+        "stated_valuation": "what the agent **claimed** its valuation was, or null",
+        "actual_valuation": "what it **actually** was", "standing_offer_before": "offer on the table when the turn began",
+        "accepted_price": "price closed at, on accept turns", "reasoning_private": "private reasoning",
+        "public_*": "the turn as the other side saw it", "terms_*": "the offer's value of each term, as a number",
         "turn_scored": "the family scored this turn (its per-turn metrics are in this row)",
-        "terms_*": "the offer's value of each term, as a number",
     },
     "calls": {
         "unit_id": "game (join key)", "call_id": "`<unit_id>-kNN`, in call order", "role": "role that was asked", "turn": "turn number",
         "repair": "0 for the first ask of a turn, 1.. for repairs", "provider": "provider as configured",
-        "model": "model as configured", "request": "the request as sent, as JSON (no keys)",
+        "model": "model as configured", "request": "the request as sent, as JSON (the provider's body; no keys)",
         "response_text": "the reply text", "stop_reason": "as the provider reported it",
         "*_tokens": "token usage as the provider reported it", "latency_s": "seconds, retries included",
-        "attempts": "HTTP attempts (retries + 1)", "attempt_errors": "errors of the failed attempts",
+        "attempts": "HTTP attempts (retries + 1)",
+        "attempt_errors": "errors of the failed attempts (a JSON list in the CSV, a list in the parquet beside it)",
+        "served_by": "the upstream provider that answered, as a router reports it (empty for direct APIs)",
         "request_id": "provider request id", "model_version": "the model id the provider reported",
         "cost_usd": "cost from the configured prices", "status": "`ok`, or `error` for a technical failure",
         "valid": "whether the reply followed the protocol", "rule": "the rule an invalid reply broke",
@@ -98,13 +119,16 @@ TABLE_FIELDS = {
 
 
 class Written(BaseModel):
-    """One config of the export: its data file, rows and columns (the card documents what was written)."""
+    """One config of the export: its data file, rows, columns and digest (the card documents what was written)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     data_files: str
     rows: int
     schema_: pl.Schema
+    digest: str
+    """Of the data file: the card's ``dataset_info`` names it, so a ``datasets`` cache keyed by the card never
+    serves one export's rows for another's."""
 
 
 def prompt_hash(config: dict[str, Any]) -> str:
@@ -122,7 +146,7 @@ def prompt_hashes(analysis: Analysis) -> pl.DataFrame:
     manifest = analysis.sweep.manifest
     rows = []
     for game, condition in manifest.game_conditions():
-        if (part := manifest.game_part(game, condition)) and part.get("config"):
+        if (part := game_part(manifest.components, game, condition)) and part.get("config"):
             rows.append({"game": game, "condition": condition, "prompt_hash": prompt_hash(part["config"])})
     return pl.DataFrame(rows, schema={"game": pl.String, "condition": pl.String, "prompt_hash": pl.String})
 
@@ -153,11 +177,17 @@ def features(schema: pl.Schema) -> list[dict[str, str]]:
     return [{"name": name, "dtype": _feature(dtype)} for name, dtype in schema.items()]
 
 
+def dataset_name(analysis: Analysis) -> str:
+    """The dataset's name: the sweep folder's (``bargain_ray_c3_full-sim``)."""
+    return f"bargain_ray_{analysis.sweep.name}"
+
+
 def front_matter(analysis: Analysis, written: dict[str, Written]) -> str:
     configs = [
         {"config_name": name, "data_files": w.data_files} | ({"default": True} if name == "games" else {})
         for name, w in written.items()
     ]
+    name = dataset_name(analysis)
     meta = {
         "pretty_name": f"bargain_ray sweep {analysis.sweep.name}",
         "language": ["en"],
@@ -165,8 +195,9 @@ def front_matter(analysis: Analysis, written: dict[str, Written]) -> str:
         "annotations_creators": ["machine-generated"],
         "source_datasets": ["original"],
         "configs": configs,
-        "dataset_info": [{"config_name": name, "features": features(w.schema_)}
-                         for name, w in written.items() if w.data_files.endswith(".csv")],
+        "dataset_info": [{"config_name": config, "dataset_name": name,
+                          "description": f"{name}: {config}, {w.rows} rows, data sha256 {w.digest}",
+                          "features": features(w.schema_)} for config, w in written.items()],
     }
     return "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n"
 
@@ -190,12 +221,11 @@ def _describe(column: str, fields: dict[str, str]) -> str:
 def fields_section(analysis: Analysis, written: dict[str, Written]) -> str:
     """A fields table per config, of the columns written; per-game fields from the shared columns and each
     family's ``FIELDS``."""
-    s = analysis.sweep
-    families = s.scan("games").select(pl.col("family").unique().drop_nulls()).collect()["family"].to_list()
-    game_fields = SHARED_FIELDS | family_fields(families)
+    names = families(analysis.sweep.scan("games"))
+    game_fields = SHARED_FIELDS | family_fields(names) | derived_fields(names)
     fields = {
-        "games": TABLE_FIELDS["games"] | game_fields,
-        "turns": TABLE_FIELDS["turns"] | game_fields,
+        "games": game_fields | TABLE_FIELDS["games"],
+        "turns": game_fields | TABLE_FIELDS["turns"],
         "calls": TABLE_FIELDS["calls"],
         "metrics_per_game": TABLE_FIELDS["games"] | game_fields,
         "metrics_per_turn": TABLE_FIELDS["turns"] | game_fields,
@@ -205,15 +235,17 @@ def fields_section(analysis: Analysis, written: dict[str, Written]) -> str:
     }
     parts = []
     for name, w in written.items():
-        rows = [[f"`{c}`", str(t), _describe(c, fields[name])] for c, t in w.schema_.items()]
+        private = set(private_columns(names, list(w.schema_))) if name in ("turns", "metrics_per_turn") else set()
+        rows = [[f"`{c}`", str(t), ("**private to the speaker, never shown to the other side**: " if c in private
+                                    else "") + _describe(c, fields[name])] for c, t in w.schema_.items()]
         parts.append(f"### `{name}` fields\n\n" + _table(["Field", "Type", "Meaning"], rows))
     return "\n\n".join(parts)
 
 
 def metrics_section(analysis: Analysis, metrics: list[str]) -> str:
     """How each metric of ``metrics_by_cell`` is aggregated: per game, then per seed, then over seeds."""
-    families = analysis.sweep.scan("games").select(pl.col("family").unique().drop_nulls()).collect()["family"]
-    game_fields = SHARED_FIELDS | family_fields(families.to_list())
+    names = families(analysis.sweep.scan("games"))
+    game_fields = SHARED_FIELDS | family_fields(names) | derived_fields(names)
     rows = [[f"`{m}`", _describe(m, game_fields)] for m in metrics]
     return "\n\n".join([
         "## Metrics",
@@ -226,7 +258,9 @@ def metrics_section(analysis: Analysis, metrics: list[str]) -> str:
         f"resamples, {analysis.level:.0%} intervals). A row with no estimate is an empty denominator (no game of "
         "the cell had the metric defined), not missing data. `paired_differences` uses the same seed means.",
         _table(["Metric", "Per game"], rows) if rows else "",
-    ])
+        KS_DEFINITIONS if {"dist_ks_rational", "dist_ks_outcomes"} <= set(analysis.scan_per_game.collect_schema())
+        else "",
+    ]).rstrip()
 
 
 def _distinct(analysis: Analysis, column: str) -> list[Any]:
@@ -269,10 +303,9 @@ def limitations_section(analysis: Analysis) -> str:
     if unknown:
         items.append(f"{unknown} game(s) ended in a technical failure: unknown, unscored, left out of every estimate; "
                      "resuming the sweep re-runs them.")
-    providers = set(analysis.sweep.scan("calls").select(pl.col("provider").unique()).collect()["provider"].to_list())
-    if providers & {"strategy", "replay", "sim"}:
-        items.append(f"Some players are not language models (providers: {', '.join(sorted(providers))}); "
-                     "strategy agents are deterministic, so within-cell spread comes only from seeds.")
+    rehearsed = statement(analysis.rehearsal)
+    if rehearsed:
+        items.insert(0, rehearsed)
     items += [
         "Refusals are not instrumented: a refusal surfaces as invalid replies and, after the repairs, a format failure.",
         "Distances to the frontier are in raw utility points of the game config; compare them within one game only.",
@@ -281,14 +314,31 @@ def limitations_section(analysis: Analysis) -> str:
     return "## Limitations\n\n" + "\n".join(f"- {i}" for i in items)
 
 
-def provenance_section(analysis: Analysis) -> str:
+def settings_section(items: list[provenance.Item]) -> str:
+    """The rules no seed states, each now a setting, with its value in this sweep (from the declarations)."""
+    unstated = provenance.unstated_settings(items)
+    if not unstated:
+        return ""
+    return ("## Settings no seed states\n\nEvery rule or number a seed does not state is a setting with a default "
+            "and a label (ours, and why); this sweep played each with the value below (its default beside it when "
+            "the sweep changed it).\n\n" + provenance.markdown(unstated, values=True))
+
+
+def provenance_table(items: list[provenance.Item]) -> str:
+    """Every rule, setting, metric and text that determined the sweep's games, and where each comes from."""
+    return ("### Rules, settings, metrics and texts\n\nWhere each comes from: a seed, in the seed's own words, or "
+            "**ours** (no seed gives it), with why; settings with the sweep's values. Generated from the declarations "
+            "in the code, as the report's table is.\n\n" + provenance.markdown(items, values=True))
+
+
+def provenance_section(analysis: Analysis, items: list[provenance.Item]) -> str:
     s = analysis.sweep
     code = read_code_version(s.manifest.key_names())
     lines = [
         "## Provenance",
         "",
-        f"- Grid: `{s.manifest.grid}`, sweep created {s.manifest.created}; the full spec is "
-        "`spec/manifest.json`, copied from the sweep folder.",
+        f"- Grid: `{s.manifest.grid}`, sweep created {s.manifest.created}; the full spec is `spec/manifest.json` "
+        "(ours; seed 002's card names `spec/full.json`), copied from the sweep folder.",
         f"- Code commit at export: `{code.commit if code else 'unknown'}`" + (" (with local changes)" if code and code.dirty else ""),
     ]
     if s.manifest.git_commit:
@@ -304,30 +354,36 @@ def provenance_section(analysis: Analysis) -> str:
         reported[(row["provider"], row["model"], row["model_version"] or "(not reported)")] += row["len"]
     rows = [[p, m, v, n] for (p, m, v), n in sorted(reported.items())]
     lines += ["", "Models as configured and as the providers reported them:", "",
-              _table(["Provider", "Model", "Reported model", "Calls"], rows)]
+              _table(["Provider", "Model", "Reported model", "Calls"], rows), "", provenance_table(items)]
     return "\n".join(lines)
 
 
 def card(analysis: Analysis, written: dict[str, Written], metrics: list[str], raw_complete: bool = True) -> str:
     """The card: YAML header naming every config, structure, fields, metrics, design, limitations, provenance."""
     s = analysis.sweep
+    items = provenance.sweep_items(s.manifest)
+    refigured = read_figures(s.path, s.manifest).note()
     statuses = dict(analysis.scan_per_game.group_by("status").len().collect().iter_rows())
     structure = _table(["Config", "Rows", "Unit", "File"],
                        [[f"`{k}`", w.rows, UNITS[k], f"`{w.data_files}`"] for k, w in written.items()])
     return "\n\n".join([
         front_matter(analysis, written).rstrip(),
         f"# bargain_ray sweep `{s.name}`",
+        *filter(None, [refigured and f"> **{refigured}**"]),
         f"{sum(statuses.values())} negotiation games played by bargain_ray ("
         + ", ".join(f"{k} {v}" for k, v in sorted(statuses.items())) + "). Every game keeps the private brief each "
         "side received, every request and reply, every invalid attempt and the rule it broke, and the exact outcome.",
         "## Structure\n\n" + structure,
-        "The five configs of seed 002's layout are CSV files, each with the same table as parquet beside it "
-        "(`data/games.parquet`, ...); `calls`, `paired_differences` and `metrics_per_turn` are ours, parquet only.",
+        "Every config is a CSV file with the same table as parquet beside it (`data/games.parquet`, ...): the "
+        "first five are seed 002's, `calls`, `paired_differences` and `metrics_per_turn` ours. A column has the "
+        "name it has in the sweep folder's `games.parquet`, `turns.parquet` and `calls.parquet`; a list column "
+        "(`attempt_errors`) is JSON in the CSV.",
         "```python\nfrom datasets import load_dataset\n\n"
         'games = load_dataset("path/to/dataset", "games", split="train")\n'
         'turns = load_dataset("path/to/dataset", "turns", split="train")\n```',
-        "`datasets` caches loads by config under the folder's name (`dataset`) without telling two sweeps apart: "
-        "with several sweeps, pass a distinct `cache_dir`, or read the parquet files with polars.",
+        f"The card's `dataset_info` names this dataset `{dataset_name(analysis)}` and each config's data digest, "
+        "so `datasets`' cache never serves another export's rows for this one (the folder is always called "
+        "`dataset`).",
         "Raw transcripts live in `raw/`, one JSONL file per game named `{cell}_s{seed}.jsonl` (the `file` column "
         "of `games` and `turns`). **They are deliberately not a loadable config**: each file mixes three record "
         "types with different schemas, each named by its `record` key: one `header` (`log_version` "
@@ -342,6 +398,7 @@ def card(analysis: Analysis, written: dict[str, Written], metrics: list[str], ra
         fields_section(analysis, written),
         metrics_section(analysis, metrics),
         design_section(analysis),
+        *filter(None, [settings_section(items)]),
         limitations_section(analysis),
-        provenance_section(analysis),
+        provenance_section(analysis, items),
     ]) + "\n"

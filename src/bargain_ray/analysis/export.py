@@ -1,15 +1,20 @@
-"""The dataset export in seed 002's layout: raw JSONL per game, the card's five configs as CSV (parquet beside),
-our extra tables as parquet, and the card.
+"""The dataset export in seed 002's layout: raw JSONL per game, every config as CSV (parquet beside), and the card.
 
 ``raw/{cell}_s{seed}.jsonl`` is the archival truth (a ``header`` record, one ``turn`` record per turn with its
 calls, a ``result`` record); ``data/`` and ``metrics/`` are derived and can be regenerated from it. Every
 table is a lazy frame over the store's tables sunk to disk, and raw files are written one journaled record at
 a time, so the export's memory does not grow with the number of games. Every family gets the same shape
-(games / turns / metrics / raw); seed 002's column names are used wherever a family has the figure.
+(games / turns / metrics / raw), and a column has the name it has in the sweep's parquet tables (seed 002's,
+where its card names one: ``store.rows``); the export only adds columns (``file``, ``rep``, ``prompt_hash``, ...).
+
+Every config is CSV, ours too (``calls``, ``paired_differences``, ``metrics_per_turn``): ``datasets`` picks one
+reader for a whole folder from its first config's files, so a parquet config beside CSV ones cannot load by
+name. A list column (``attempt_errors``) is JSON in the CSV and a list in the parquet beside it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -19,25 +24,23 @@ import polars as pl
 
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.card import LOG_VERSION, Written, card, prompt_hashes, sweep_commit
-from bargain_ray.analysis.per_game import family_declared, in_design_order
+from bargain_ray.analysis.per_game import cell_metrics, ground_truth, illegal_rules, in_design_order
 from bargain_ray.analysis.sample import raw_scope
+from bargain_ray.analysis.transcript import shown_turns
 from bargain_ray.core.records import GameRecord
-from bargain_ray.core.status import Status
 from bargain_ray.store import MANIFEST
+from bargain_ray.store.rows import OUTCOMES, side_tokens
 
 CARD_TABLES = {
     "games": "data/games", "turns": "data/turns", "metrics_per_game": "metrics/metrics_per_game",
     "metrics_by_cell": "metrics/metrics_by_cell", "operational": "metrics/operational",
 }
-"""Seed 002's five configs, written as ``.csv`` (the card's data files) and ``.parquet`` beside them."""
+"""Seed 002's five configs, in its order."""
 EXTRA_TABLES = {
     "calls": "data/calls", "metrics_per_turn": "metrics/metrics_per_turn",
     "paired_differences": "metrics/paired_differences",
 }
-"""Ours, beyond the seed: parquet only (a call's request is nested JSON; lists do not fit CSV)."""
-OUTCOMES = {Status.AGREEMENT: "deal", Status.NO_AGREEMENT: "no_deal", Status.FORMAT_FAILURE: "format_failure",
-            Status.TECHNICAL_ERROR: "technical_failure"}
-"""Seed 002's ``outcome`` values; ``technical_failure`` is ours (an unknown game, re-run on resume)."""
+"""Ours, beyond the seed."""
 GAMES_ORDER = ("file", "experiment", "cell", "seed", "rep", "{role}_model", "seller_cost", "buyer_value",
                "available_surplus", "outcome", "price", "round", "seller_payoff", "buyer_payoff", "failed_role",
                ("{role}_prompt_tokens", "{role}_completion_tokens"), "total_retries", "prompt_variant", "prompt_hash",
@@ -47,14 +50,6 @@ TURNS_ORDER = ("file", "cell", "seed", "rep", "turn", "round", "role", "model", 
                "message", "reasoning_private")
 KEY_ORDER = ("file", "cell", "seed", "rep")
 """Seed 002's columns first, in the card's order (those a family has); every other column follows."""
-
-
-def roles_of(analysis: Analysis) -> list[str]:
-    """Every role of the sweep: those with a model column, in the order games list them, then any other caller."""
-    s = analysis.sweep
-    roles = [c.removeprefix("model_") for c in s.scan("games").collect_schema().names() if c.startswith("model_")]
-    called = s.scan("calls").select(pl.col("role").unique().sort()).collect()["role"].to_list()
-    return roles + [r for r in called if r is not None and r not in roles]
 
 
 def file_keys(analysis: Analysis) -> pl.DataFrame:
@@ -87,43 +82,30 @@ def _ordered(frame: pl.LazyFrame, order: tuple[str | tuple[str, ...], ...], role
 
 
 def games_table(analysis: Analysis, keys: pl.DataFrame, roles: list[str]) -> pl.LazyFrame:
-    """One row per game with seed 002's columns: ``outcome`` as deal / no_deal / format_failure, models and
-    tokens per side, ``total_retries`` (repair prompts), the prompt variant and its hash, the commit."""
+    """One row per game with seed 002's columns first: the games table as the sweep holds it (``outcome``, models
+    and tokens per side, ``total_retries``), with the raw file, the prompt variant and its hash, the commit."""
     s = analysis.sweep
     games = s.scan("games")
     names = games.collect_schema().names()
-    tokens = s.scan("calls").group_by("unit_id").agg(
-        *(pl.col("input_tokens").filter(pl.col("role") == r).sum().alias(f"{r}_prompt_tokens") for r in roles),
-        *(pl.col("output_tokens").filter(pl.col("role") == r).sum().alias(f"{r}_completion_tokens") for r in roles),
-    )
     variant = pl.coalesce("prompt_variant", "condition") if "prompt_variant" in names else pl.col("condition")
     frame = (
-        games.drop("outcome", "unit_hash", strict=False)
+        games.drop("outcome_json", strict=False)
         .join(keys.lazy(), on="unit_id", how="left", maintain_order="left")
-        .join(tokens, on="unit_id", how="left", maintain_order="left")
         .join(prompt_hashes(analysis).lazy(), on=["game", "condition"], how="left", maintain_order="left")
-        .with_columns(
-            pl.col("status").replace_strict({str(k): v for k, v in OUTCOMES.items()}, default=None).alias("outcome"),
-            pl.col("repairs_used").alias("total_retries"),
-            variant.alias("prompt_variant"),
-            pl.lit(sweep_commit(analysis)).alias("git_commit"),
-            *(pl.col(f"{r}_{k}_tokens").fill_null(0) for r in roles for k in ("prompt", "completion")),
-        )
-        .rename({f"model_{r}": f"{r}_model" for r in roles if f"model_{r}" in names})
+        .with_columns(variant.alias("prompt_variant"), pl.lit(sweep_commit(analysis)).alias("git_commit"))
     )
     return _ordered(in_design_order(frame), GAMES_ORDER, roles)
 
 
 def turns_table(analysis: Analysis, keys: pl.DataFrame, roles: list[str]) -> pl.LazyFrame:
-    """One row per turn with seed 002's columns: the model that answered, ``n_attempts`` (replies asked),
-    ``n_errors`` (invalid replies) and ``n_illegal`` (those that proposed a move the protocol forbids, as the
-    family's ``ILLEGAL_RULES`` say)."""
+    """One row per turn with seed 002's columns first: the turns table as the sweep holds it (the model that
+    answered, ``n_attempts``, ``n_errors``), with ``n_illegal`` (invalid replies that proposed a move the
+    protocol forbids, as the family's ``ILLEGAL_RULES`` say) and the calls' ids comma-separated."""
     s = analysis.sweep
     games = s.scan("games")
-    models = [f"model_{r}" for r in roles if f"model_{r}" in games.collect_schema().names()]
     families = games.select(pl.col("family").unique()).collect()["family"].to_list()
     illegal = pl.LazyFrame(
-        [{"family": f, "rule": r, "illegal": True} for f in families for r in family_declared(f, "ILLEGAL_RULES")],
+        [{"family": f, "rule": r, "illegal": True} for f in families for r in sorted(illegal_rules(f))],
         schema={"family": pl.String, "rule": pl.String, "illegal": pl.Boolean})
     turns = s.scan("turns")
     counts = (
@@ -132,19 +114,13 @@ def turns_table(analysis: Analysis, keys: pl.DataFrame, roles: list[str]) -> pl.
         .join(games.select("unit_id", "family"), on="unit_id", how="left")
         .join(illegal, on=["family", "rule"], how="left")
         .group_by("unit_id", "turn")
-        .agg((pl.col("valid") == False).sum().alias("n_errors"),  # noqa: E712 (null stays out)
-             ((pl.col("valid") == False) & pl.col("illegal").fill_null(False)).sum().alias("n_illegal"))  # noqa: E712
+        .agg(((pl.col("valid") == False) & pl.col("illegal").fill_null(False)).sum().alias("n_illegal"))  # noqa: E712
     )
-    model = pl.coalesce(*(pl.when(pl.col("role") == m.removeprefix("model_")).then(pl.col(m)) for m in models)) \
-        if models else pl.lit(None, pl.String)
     frame = (
         turns.join(keys.lazy(), on="unit_id", how="left", maintain_order="left")
-        .join(games.select("unit_id", "cell", "seed", *models), on="unit_id", how="left", maintain_order="left")
+        .join(games.select("unit_id", "cell", "seed"), on="unit_id", how="left", maintain_order="left")
         .join(counts, on=["unit_id", "turn"], how="left", maintain_order="left")
-        .with_columns(model.alias("model"), pl.col("call_ids").list.join(","),
-                      pl.col("n_errors", "n_illegal").fill_null(0))
-        .rename({"attempts": "n_attempts"})
-        .drop(models)
+        .with_columns(pl.col("call_ids").list.join(","), pl.col("n_illegal").fill_null(0).cast(pl.Int64))
     )
     return _ordered(frame, TURNS_ORDER, roles)
 
@@ -158,7 +134,7 @@ def _declared_metrics(analysis: Analysis) -> pl.DataFrame:
     """(game, metric, order) for games whose family declares its cell metrics (``CELL_METRICS``)."""
     pairs = analysis.scan_per_game.select("game", "family").unique().collect()
     rows = [{"game": g, "metric": m, "order": i} for g, f in pairs.iter_rows()
-            for i, m in enumerate(family_declared(f, "CELL_METRICS"))]
+            for i, m in enumerate(cell_metrics(f))]
     return pl.DataFrame(rows, schema={"game": pl.String, "metric": pl.String, "order": pl.Int64})
 
 
@@ -206,7 +182,7 @@ def paired_table(analysis: Analysis, roles: list[str]) -> pl.DataFrame:
 
 def tables(analysis: Analysis, keys: pl.DataFrame) -> dict[str, pl.LazyFrame | pl.DataFrame]:
     """config name -> frame, in card order (the seed's five, then ours)."""
-    roles = roles_of(analysis)
+    roles = analysis.sweep.roles()
     out: dict[str, pl.LazyFrame | pl.DataFrame] = {
         "games": games_table(analysis, keys, roles),
         "turns": turns_table(analysis, keys, roles),
@@ -229,9 +205,8 @@ def raw_lines(record: GameRecord, file: str, rep: int, config: dict[str, Any] | 
     The lines are JSON payloads of seed 002's shape, built from the typed record."""
     unit, out = record.unit, record.outcome
     flat = out.model_dump(mode="json")  # the outcome's wire form: named fields and the family's figures in one object
-    calls = {c.call_id: c for c in record.calls}
     models = unit.models_by_role
-    truth = family_declared(unit.family, "GROUND_TRUTH")
+    truth = ground_truth(unit.family)
     header = {
         "record": "header", "log_version": LOG_VERSION, "file": file,
         "experiment": unit.experiment, "cell": unit.cell, "seed": unit.seed, "rep": rep,
@@ -243,21 +218,12 @@ def raw_lines(record: GameRecord, file: str, rep: int, config: dict[str, Any] | 
         "private_briefs": {role: {"text": text, "sent": sent} for role, (text, sent) in briefs.items()},
     }
     lines = [header]
-    placed = set()
-    for t in record.turns:
-        placed.update(t.call_ids)
+    for shown in shown_turns(record):
+        t = shown.turn
         lines.append({"record": "turn", **t.model_dump(mode="json"), "model": models.get(t.role),
-                      "calls": [calls[i].model_dump(mode="json") for i in t.call_ids if i in calls]})
-    for c in record.calls:  # a call that failed technically belongs to no finished turn
-        if c.call_id not in placed:
-            lines.append({"record": "turn", "unit_id": c.unit_id, "turn": c.turn, "role": c.role,
-                          "model": models.get(c.role), "call_ids": [c.call_id], "attempts": 1, "valid": False,
-                          "unfinished": True, "fields": {}, "calls": [c.model_dump(mode="json")]})
-    tokens = {}
-    for role in dict.fromkeys([*models, *(c.role for c in record.calls)]):
-        usage = [c.usage for c in record.calls if c.role == role]
-        tokens |= {f"{role}_prompt_tokens": sum(u.input_tokens for u in usage),
-                   f"{role}_completion_tokens": sum(u.output_tokens for u in usage)}
+                      **({"unfinished": True} if shown.unfinished else {}),
+                      "calls": [c.model_dump(mode="json") for c in shown.calls]})
+    tokens = side_tokens(record)
     lines.append({"record": "result", "unit_id": unit.unit_id, "outcome": OUTCOMES.get(out.status),
                   **{k: v for k, v in flat.items() if k != "outcome"}, **tokens, "total_retries": out.repairs_used})
     return lines
@@ -282,12 +248,29 @@ def write_raw(analysis: Analysis, folder: Path, keys: pl.DataFrame, only: set[st
     return n
 
 
+def as_csv(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """A table as its CSV holds it: every list column as JSON (``["a", "b"]``), the rest as they are."""
+    lists = [c for c, t in frame.collect_schema().items() if isinstance(t, pl.List)]
+    return frame.with_columns(
+        pl.struct(pl.col(c).alias("v")).struct.json_encode().str.strip_prefix('{"v":').str.strip_suffix("}").alias(c)
+        for c in lists)
+
+
 def _write(frame: pl.LazyFrame | pl.DataFrame, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".csv":
-        frame.lazy().sink_csv(path, engine="streaming")
+        as_csv(frame.lazy()).sink_csv(path, engine="streaming")
     else:
         frame.lazy().sink_parquet(path, engine="streaming")
+
+
+def digest(path: Path) -> str:
+    """16 hex digits of SHA-256 of a written file (the card names it, so a cache never mistakes two exports)."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()[:16]
 
 
 def export(analysis: Analysis, out: Path) -> Path:
@@ -305,11 +288,10 @@ def export(analysis: Analysis, out: Path) -> Path:
     for name, frame in frames.items():
         stem = CARD_TABLES.get(name) or EXTRA_TABLES[name]
         _write(frame, out / f"{stem}.parquet")
-        if name in CARD_TABLES:
-            _write(pl.scan_parquet(out / f"{stem}.parquet"), out / f"{stem}.csv")
-        scan = pl.scan_parquet(out / f"{stem}.parquet")
-        written[name] = Written(data_files=f"{stem}.csv" if name in CARD_TABLES else f"{stem}.parquet",
-                                rows=scan.select(pl.len()).collect().item(), schema_=scan.collect_schema())
+        _write(pl.scan_parquet(out / f"{stem}.parquet"), out / f"{stem}.csv")
+        scan = as_csv(pl.scan_parquet(out / f"{stem}.parquet"))  # the CSV's columns, typed as the parquet has them
+        written[name] = Written(data_files=f"{stem}.csv", rows=scan.select(pl.len()).collect().item(),
+                                schema_=scan.collect_schema(), digest=digest(out / f"{stem}.csv"))
     (out / "spec").mkdir()
     shutil.copyfile(s.path / MANIFEST, out / "spec" / MANIFEST)
     (out / "README.md").write_text(card(analysis, written, metrics, raw_complete=scope is None))

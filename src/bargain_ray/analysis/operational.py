@@ -71,7 +71,8 @@ def _format_failures(sweep: Sweep) -> pl.DataFrame:
 def _technical_games(sweep: Sweep) -> pl.DataFrame:
     """Games that ended unknown, counted for each model that played in them."""
     games = sweep.scan("games")
-    models = [c for c in games.collect_schema().names() if c.startswith("model_")]
+    names = games.collect_schema().names()
+    models = [f"{r}_model" for r in sweep.roles() if f"{r}_model" in names]
     if not models:
         return pl.DataFrame()
     played = (

@@ -20,7 +20,7 @@ EMPTY = SHARED_SCHEMA
 """The shared columns' types, for a sweep that has no game yet (the report still builds)."""
 NOT_METRICS = frozenset({*IDENTITY, "known"})
 """Columns that describe a game rather than measure it."""
-_RECORD_ONLY = ("outcome", "unit_hash")
+_RECORD_ONLY = ("outcome_json", "unit_hash")
 """Columns of games.parquet kept for replay and resume, not figures."""
 
 
@@ -43,7 +43,7 @@ def metrics_per_turn(sweep: Sweep) -> pl.LazyFrame:
     if "turn_scored" not in turns.collect_schema().names():
         return pl.LazyFrame()
     ident = sweep.scan("games").select(IDENTITY)
-    scored = turns.filter(pl.col("turn_scored")).drop("turn_scored", "call_ids", "fields")
+    scored = turns.filter(pl.col("turn_scored")).drop("turn_scored", "call_ids")
     return ident.join(scored, on="unit_id", how="inner").sort("block", "position", "unit_id", "turn", nulls_last=True)
 
 
@@ -72,9 +72,11 @@ FIELDS = {
     "seed": "the block's seed: the same seed means the same random draws in every cell",
     "block": "replicate block", "position": "position within the block (seeded shuffle)",
     "first_speaker": "role that moved first",
-    "model_*": "model that played each role, as configured",
-    "agent_*": "agent letter (A, B, ...) that played each role",
+    "*_model": "model that played the role, as configured",
+    "*_agent": "agent letter (A, B, ...) that played the role",
     "status": "AGREEMENT, NO_AGREEMENT, FORMAT_FAILURE (known) or TECHNICAL_ERROR (unknown, unscored)",
+    "outcome": "`deal`, `no_deal`, or `format_failure` (`technical_failure`: unknown, unscored, re-run on resume)",
+    "failed_role": "the role whose repairs ran out, when the game ended on its invalid turn",
     "known": "the game has an economic result (technical failures do not)",
     "reason": "why the game ended",
     "agreement": "a deal was made (null if unknown)",
@@ -82,7 +84,7 @@ FIELDS = {
     "technical_failure": "the game ended on an API/technical failure: unknown, unscored, re-run on resume",
     "technical_pass": "the game ended in AGREEMENT or NO_AGREEMENT",
     "rounds": "turns played", "rounds_to_agreement": "turns played, for deals only",
-    "calls_attempted": "model calls, repairs included", "repairs_used": "repair prompts after invalid replies",
+    "calls_attempted": "model calls, repairs included", "total_retries": "format retries (repair prompts) across the game",
     "invalid_attempts": "replies that broke a rule",
     "input_tokens": "input tokens over the game's calls", "output_tokens": "output tokens over the game's calls",
     "cost_usd": "cost of the game's calls in US dollars",
@@ -95,11 +97,23 @@ FIELDS = {
 """What the shared and agreement-space columns of ``metrics_per_game`` mean."""
 
 
-def family_declared(name: Any, attribute: str) -> tuple[str, ...]:
-    """A name list a family's metrics module may declare for the export (``CELL_METRICS``, ``ILLEGAL_RULES``,
-    ``GROUND_TRUTH``); empty when the family declares none."""
+def cell_metrics(name: str | None) -> tuple[str, ...]:
+    """The metrics a family declares for the export's ``metrics_by_cell`` (``Game.cell_metrics``); none for a
+    family this install does not know."""
     cls = game_class(name)
-    return tuple(getattr(cls.metrics, attribute, ())) if cls else ()
+    return cls.cell_metrics if cls else ()
+
+
+def illegal_rules(name: str | None) -> frozenset[str]:
+    """The rule codes a family counts as illegal moves (``Game.illegal_rules``)."""
+    cls = game_class(name)
+    return cls.illegal_rules if cls else frozenset()
+
+
+def ground_truth(name: str | None) -> tuple[str, ...]:
+    """The outcome fields a family declares as the game's private truths (``Game.ground_truth``)."""
+    cls = game_class(name)
+    return cls.ground_truth if cls else ()
 
 
 def family_fields(families: list[Any]) -> dict[str, str]:
@@ -107,5 +121,5 @@ def family_fields(families: list[Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     for name in families:
         cls = game_class(name)
-        out |= cls.fields if cls else {}
+        out |= cls.metric_fields() if cls else {}
     return out

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import polars as pl
-
-from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES, Bootstrap
+from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
 from bargain_ray.analysis.build import DEFAULT_BY, analyse
 from bargain_ray.analysis.export import export
 from bargain_ray.analysis.html import partial_banner, render
-from bargain_ray.analysis.roles import gains_by_model
 from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.store import DATASET, REPORT, read_progress
 
@@ -45,9 +42,8 @@ def build_report(
     name = report_name(by)
     if name == REPORT:
         export(analysis, sweep_dir / DATASET)
-    gains = gains_by_model(analysis.scan_per_game.filter(pl.col("known")), Bootstrap(resamples, level, seed))
     path = sweep_dir / name
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(render(analysis, gains).replace("<body>", "<body>" + partial_banner(note), 1), encoding="utf-8")
+    tmp.write_text(render(analysis).replace("<body>", "<body>" + partial_banner(note), 1), encoding="utf-8")
     tmp.replace(path)
     return path

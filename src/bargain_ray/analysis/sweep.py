@@ -17,6 +17,7 @@ import polars as pl
 
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
+from bargain_ray.design.fingerprint import game_part
 from bargain_ray.games import load_game
 from bargain_ray.games.base import Game
 from bargain_ray.store import MANIFEST, index_latest, read_at, read_manifest, scan_tables
@@ -33,7 +34,17 @@ class Sweep:
 
     @property
     def name(self) -> str:
-        return self.manifest.grid or self.path.name
+        """The folder's name, as the reader opened it (``c3_full-sim``); the grid it played is ``manifest.grid``."""
+        return self.path.resolve().name
+
+    def roles(self, games: list[str] | None = None) -> list[str]:
+        """Every role of the sweep's game configs (of those in ``games``), in the grid's order: the roles whose
+        ``<role>_model`` column says who played them, and whose calls the tables hold."""
+        out: dict[str, None] = {}
+        for game, condition in self.manifest.game_conditions():
+            loaded = self.game_for(game, condition) if games is None or game in games else None
+            out |= dict.fromkeys(loaded.roles if loaded else ())
+        return list(out)
 
     def scan(self, table: str) -> pl.LazyFrame:
         """``games``, ``turns`` or ``calls`` as a lazy scan."""
@@ -60,14 +71,14 @@ class Sweep:
 
     def game_config(self, unit: Unit) -> dict[str, Any] | None:
         """The game config a unit was played under, as the manifest fixed it."""
-        part = self.manifest.game_part(unit.game, unit.condition)
+        part = game_part(self.manifest.components, unit.game, unit.condition)
         return part["config"] if part else None
 
     def game_for(self, game: str, condition: str) -> Game | None:
         """The game a unit of ``game`` under ``condition`` was played as (from the manifest), loaded once."""
         key = f"{game} under {condition}"
         if key not in self._games:
-            part = self.manifest.game_part(game, condition)
+            part = game_part(self.manifest.components, game, condition)
             self._games[key] = load_game(part["config"]) if part else None
         return self._games[key]
 

@@ -1,28 +1,43 @@
-"""The live view of running sweeps: an aiohttp server on 127.0.0.1 whose page polls a JSON endpoint.
+"""The live view of sweeps: an aiohttp server on 127.0.0.1 whose page polls a JSON endpoint.
 
-It reads the folders through the store and never writes them. Each sweep is followed by a
-``Follower`` that reads only what its journals gained since the last poll (``tail_lines``), so a
-poll costs the new lines, not the whole journal; memory holds one small entry per unit (its cell
-and status) and the last few games and errors. The limiter's state comes from ``limiter.json``,
-which the driver rewrites every few seconds (the limiter is a Ray actor in the driver's cluster,
-out of this process's reach); 429s are counted from the call journal's ``attempt_errors``, which
-outlive the driver.
+It reads the folders through the store and never writes them. Each sweep is followed by a ``Follower`` that
+reads only what its journals gained since the last poll (``tail_lines``), so a poll costs the new lines, not
+the whole journal; memory holds one small entry per unit (its cell and status), the latest reply of each game
+still running, and the last few games and errors. The limiter's state comes from ``limiter.json``, which the
+driver rewrites every few seconds while it runs (the limiter is a Ray actor in the driver's cluster, out of this
+process's reach); it is shown only while a driver holds the folder. 429s are counted from the call journal's
+``attempt_errors``, which outlive the driver. Rates come from the journals' own timestamps (``event_time``).
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter, deque
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from aiohttp import web
 from pydantic import BaseModel
 
-from bargain_ray.analysis.html import CSS, deal_line
+from bargain_ray.analysis.families import deal_line
+from bargain_ray.analysis.page import CSS, escape, script_value
+from bargain_ray.analysis.private import is_private, split_private
+from bargain_ray.analysis.rehearsal import rehearsal, statement
+from bargain_ray.analysis.transcript import shown_turns
 from bargain_ray.core.records import GameRecord
-from bargain_ray.store import CALLS_JOURNAL, JOURNAL, MANIFEST, lock_holder, read_manifest, read_progress
+from bargain_ray.store import (
+    CALLS_JOURNAL,
+    DATASET,
+    JOURNAL,
+    MANIFEST,
+    REPORT,
+    lock_holder,
+    read_manifest,
+    read_progress,
+    record_of,
+)
+from bargain_ray.store.manifest import Manifest
 from bargain_ray.store.rows import game_row
 from bargain_ray.store.status import LimiterSnapshot, State, is_429, read_limiter, read_status, tail_lines
 
@@ -30,9 +45,59 @@ LATEST = 8
 """Finished games shown with their transcript, newest first."""
 ERRORS = 12
 """Latest errors shown (failed games and failed call attempts)."""
+RUNNING = 20
+"""Games in flight shown with their latest reply, the most recent first."""
 RATE_WINDOW_S = 60.0
-"""Calls journaled within this many seconds make the rate in use."""
+"""Calls (and games) within this many seconds of the latest make the rate in use."""
 POLL_MS = 1500
+CALL_TIMES = ("answered_at", "sent_at")
+"""A call journal line's own times, UTC (the latest event first), when the journal records them."""
+GAME_TIMES = ("ended_at", "started_at")
+Phase = Literal["planned", "running", "ended", "interrupted", "stopped", "unknown"]
+"""``planned``: a manifest (a dry run wrote it) and nothing played; ``unknown``: games but no driver's status."""
+
+
+def event_time(entry: dict[str, Any], keys: tuple[str, ...]) -> float | None:
+    """When a journal line's event happened (POSIX seconds), from the first of ``keys`` it records (an ISO 8601
+    UTC time or POSIX seconds, at the line's top level or in its ``reply``/``outcome``), None when it records none.
+    The caller falls back to the journal file's time when it read the line (``Follower``)."""
+    for where in (entry, entry.get("reply") or {}, entry.get("outcome") or {}):
+        for key in keys:
+            value = where.get(key) if isinstance(where, dict) else None
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return float(value)
+            if isinstance(value, str):
+                try:
+                    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+                except ValueError:
+                    continue
+    return None
+
+
+def planned_units(manifest: Manifest) -> int:
+    """The units the manifest's design lays out: every cell of every design, once per block."""
+    grid = manifest.config.grid
+    return grid.blocks * sum(len(d.cell_labels()) for d in grid.designs)
+
+
+class Window:
+    """Times of events (POSIX seconds): the first, the latest, and those within ``RATE_WINDOW_S`` of the latest
+    (journal lines come in about the order they happened, so the window is pruned from its old end)."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.last: float | None = None
+        self.recent: deque[float] = deque()
+
+    def add(self, at: float) -> None:
+        self.first = at if self.first is None else min(self.first, at)
+        self.last = at if self.last is None else max(self.last, at)
+        self.recent.append(at)
+        while self.recent and self.recent[0] <= self.last - RATE_WINDOW_S:
+            self.recent.popleft()
+
+    def last_minute(self) -> int | None:
+        return None if self.last is None else sum(1 for t in self.recent if t > self.last - RATE_WINDOW_S)
 
 
 class CellRow(BaseModel):
@@ -51,12 +116,52 @@ class ModelSpend(BaseModel):
     """HTTP 429 answers among the calls' attempts."""
 
 
+class Rates(BaseModel):
+    """How fast the sweep goes, from the journals' times."""
+
+    calls_last_minute: int | None
+    """Calls answered within a minute of the latest one (None: no call has a time)."""
+    games_last_minute: int | None
+    timed_by: Literal["journal", "file", "none"]
+    """``journal``: the lines' own timestamps; ``file``: the call journal's modification time when the view read
+    each line (lines written before the view started have none); ``none``: no line has a time yet."""
+    first_s: float | None
+    last_s: float | None
+    """POSIX seconds of the first and latest timed call."""
+
+
+class ShownTurn(BaseModel):
+    """A turn (or a running game's latest reply) as the page shows it: its public part and, apart and marked,
+    what only its speaker saw."""
+
+    turn: int | None
+    role: str | None
+    model: str | None
+    call_id: str | None
+    message: str | None
+    action: dict[str, Any]
+    private: dict[str, Any]
+
+
+class ShownGame(BaseModel):
+    unit_id: str
+    cell: str
+    status: str
+    models: dict[str, str]
+    deal: str
+    turns: list[ShownTurn]
+
+
 class Snapshot(BaseModel):
     """What the page shows of one sweep."""
 
     name: str
+    """The folder's name (``c3_full-sim``); ``grid`` is the grid it plays."""
+    grid: str
+    rehearsal: str | None
     simulated: bool
     note: str | None
+    phase: Phase
     units: int | None
     finished: int
     known: int
@@ -65,24 +170,50 @@ class Snapshot(BaseModel):
     """``read_status``'s word: ``stopped`` when the status says running but no driver holds the folder."""
     cells: list[CellRow]
     spend: list[ModelSpend]
-    calls_last_minute: int
+    rates: Rates
     limiter: LimiterSnapshot | None
+    """Only while a driver holds the folder: an ended sweep's last limiter state is not live."""
     errors: list[dict[str, Any]]
-    latest: list[dict[str, Any]]
+    latest: list[ShownGame]
+    in_flight: list[ShownTurn]
+    """The latest reply of each game still being played (from the call journal), most recent first."""
+    report: str | None
+    """The report's address on this server, once one exists."""
 
 
-def transcript_of(rec: GameRecord) -> dict[str, Any]:
-    """A finished game as the page lists it: header (cell, models, status, deal and gains) and its turns."""
+def shown_game(rec: GameRecord) -> ShownGame:
+    """A finished game as the page lists it: header (cell, models, status, deal and figures) and its turns."""
     unit = rec.unit
     turns = []
-    for t in rec.turns:
+    for shown in shown_turns(rec):
+        t = shown.turn
         fields = dict(t.fields)
         message = fields.pop("message", None)
-        action = {k: v for k, v in fields.items() if v not in (None, False)
-                  and not any(p in k.lower() for p in ("private", "scratchpad", "reasoning"))}
-        turns.append({"turn": t.turn, "role": t.role, "message": message, "action": action})
-    return {"unit_id": unit.unit_id, "cell": unit.cell, "status": rec.outcome.status.value,
-            "models": unit.models_by_role, "deal": deal_line(game_row(rec)), "turns": turns}
+        public, private = split_private(unit.family, fields)
+        turns.append(ShownTurn(turn=t.turn, role=t.role, model=unit.models_by_role.get(t.role),
+                               call_id=t.call_ids[-1] if t.call_ids else None, message=message,
+                               action={k: v for k, v in public.items() if v not in (None, False)}, private=private))
+    return ShownGame(unit_id=unit.unit_id, cell=unit.cell, status=rec.outcome.status.value,
+                     models=unit.models_by_role, deal=deal_line(game_row(rec), unit.family, list(unit.models_by_role)),
+                     turns=turns)
+
+
+def shown_reply(entry: dict[str, Any], families: list[str]) -> ShownTurn:
+    """A call journal line (a reply paid for a game in flight) as a turn: a JSON reply's message and fields, its
+    private ones (under any of the sweep's families) apart; any other reply as its text."""
+    reply = entry.get("reply") or {}
+    text = str(reply.get("text") or "")
+    try:
+        fields = json.loads(text)
+    except ValueError:
+        fields = None
+    if not isinstance(fields, dict):
+        fields = {"message": text[:4000]}
+    message = fields.pop("message", None)
+    private = {k: v for k, v in fields.items() if any(is_private(f, k) for f in families or [None])}
+    public = {k: v for k, v in fields.items() if k not in private and v not in (None, False)}
+    return ShownTurn(turn=None, role=None, model=reply.get("model"), call_id=entry.get("call_id"),
+                     message=None if message is None else str(message), action=public, private=private)
 
 
 class Follower:
@@ -95,29 +226,50 @@ class Follower:
         """unit_id -> (cell, status) of its latest record."""
         self.spend: dict[str, list[float]] = {}
         """model -> [calls, cost, 429s]."""
-        self.arrivals: deque[float] = deque()
+        self.call_times = Window()
+        self.game_times = Window()
+        self.timed_by: set[str] = set()
         self.errors: deque[dict[str, Any]] = deque(maxlen=ERRORS)
         self.latest: deque[GameRecord] = deque(maxlen=LATEST)
+        self.in_flight: dict[str, dict[str, Any]] = {}
+        """unit_id -> the latest call journal line of a game not journaled since."""
         self.started = False
+        manifest = read_manifest(path)
+        self.families = sorted({str(g.get("family")) for g in manifest.config.games.values()})
 
     def _read(self, name: str) -> list[dict[str, Any]]:
         lines, self.offsets[name] = tail_lines(self.path / name, self.offsets[name])
         return lines
 
+    def _time(self, entry: dict[str, Any], keys: tuple[str, ...], file: str) -> float | None:
+        """The line's own time, else (for a line written since the view started) its journal's file time."""
+        own = event_time(entry, keys)
+        if own is not None:
+            self.timed_by.add("journal")
+            return own
+        if not self.started:
+            return None  # written before the view looked: when is not known
+        self.timed_by.add("file")
+        return (self.path / file).stat().st_mtime
+
     def poll(self) -> None:
         """Read what the journals gained (in bounded steps until caught up)."""
         while games := self._read(JOURNAL):
             for line in games:
-                rec = GameRecord.model_validate(line)
+                rec = record_of(line)
                 unit, out = rec.unit, rec.outcome
                 self.units[unit.unit_id] = (unit.cell, out.status.value)
+                self.in_flight.pop(unit.unit_id, None)
                 if not out.known:
                     self.errors.append({"unit_id": unit.unit_id, "what": "game unknown", "error": out.reason})
+                if (at := self._time(line, GAME_TIMES, JOURNAL)) is not None:
+                    self.game_times.add(at)
                 self.latest.append(rec)
-        now = time.monotonic()
         while calls := self._read(CALLS_JOURNAL):
             for entry in calls:
-                reply = entry.get("reply") or {}
+                reply = entry.get("reply")
+                if not isinstance(reply, dict):
+                    continue  # a void or a spend entry (``store.calls``): no reply of its own
                 errors = [str(e) for e in reply.get("attempt_errors") or []]
                 row = self.spend.setdefault(str(reply.get("model")), [0, 0.0, 0])
                 row[0] += 1
@@ -126,11 +278,18 @@ class Follower:
                 for e in errors:
                     self.errors.append({"unit_id": entry.get("unit_id"), "what": f"attempt on {reply.get('model')}",
                                         "error": e})
-                if self.started:  # lines read at the first poll arrived before the view started: no time
-                    self.arrivals.append(now)
+                if (at := self._time(entry, CALL_TIMES, CALLS_JOURNAL)) is not None:
+                    self.call_times.add(at)
+                if entry.get("unit_id") not in self.units or self.units[entry["unit_id"]][1] == "TECHNICAL_ERROR":
+                    self.in_flight.pop(entry.get("unit_id"), None)
+                    self.in_flight[entry.get("unit_id")] = entry  # re-inserted: the dict keeps the newest last
         self.started = True
-        while self.arrivals and now - self.arrivals[0] > RATE_WINDOW_S:
-            self.arrivals.popleft()
+
+    def rates(self) -> Rates:
+        calls = self.call_times
+        return Rates(calls_last_minute=calls.last_minute(), games_last_minute=self.game_times.last_minute(),
+                     timed_by="journal" if "journal" in self.timed_by else "file" if self.timed_by else "none",
+                     first_s=calls.first, last_s=calls.last)
 
     def snapshot(self) -> Snapshot:
         self.poll()
@@ -139,99 +298,152 @@ class Follower:
         cells: dict[str, Counter[str]] = {}
         for cell, status in self.units.values():
             cells.setdefault(cell, Counter())[status] += 1
+        running = progress.running is not None
+        planned = progress.state is None and not self.units and not self.spend
+        phase: Phase = "running" if running else "planned" if planned else progress.state or "unknown"
+        providers = {"sim"} if manifest.config.provider == "sim" else set()
+        told = rehearsal(manifest, providers)
         return Snapshot(
-            name=manifest.grid or self.path.name,
-            simulated=manifest.config.provider == "sim",
-            note=progress.note(), units=progress.units, finished=len(self.units), known=progress.known,
-            running=progress.running is not None, state=progress.state,
+            name=self.path.name, grid=manifest.grid, rehearsal=statement(told) if told.simulated else None,
+            simulated=told.simulated,
+            note=None if planned else progress.note(),
+            phase=phase, units=progress.units if progress.units is not None else planned_units(manifest),
+            finished=len(self.units), known=progress.known,
+            running=running, state=progress.state,
             cells=[CellRow(cell=c, finished=sum(n.values()), agreements=n["AGREEMENT"],
                            failures=n["FORMAT_FAILURE"] + n["TECHNICAL_ERROR"]) for c, n in sorted(cells.items())],
             spend=[ModelSpend(model=m, calls=int(v[0]), cost_usd=v[1], rate_limited=int(v[2]))
                    for m, v in sorted(self.spend.items())],
-            calls_last_minute=len(self.arrivals),
-            limiter=read_limiter(self.path),
+            rates=self.rates(),
+            limiter=read_limiter(self.path) if running else None,
             errors=list(reversed(self.errors)),
-            latest=[transcript_of(r) for r in reversed(self.latest)],
+            latest=[shown_game(r) for r in reversed(self.latest)],
+            in_flight=[shown_reply(e, self.families) for e in reversed(list(self.in_flight.values())[-RUNNING:])]
+            if running else [],
+            report=f"files/{self.path.name}/{REPORT}" if (self.path / REPORT).is_file() else None,
         )
 
 
 def list_sweeps(root: Path) -> list[dict[str, Any]]:
     """Every sweep folder directly under ``root`` (it holds a manifest), newest first: from its status
-    file and lock only, so listing many large sweeps reads no journal."""
+    file and lock only, so listing many large sweeps reads no journal. A folder no driver has started (a dry
+    run wrote its manifest) is ``planned`` with the units its design lays out."""
     if not root.is_dir():
         return []
     folders = sorted((p for p in root.iterdir() if (p / MANIFEST).exists()), key=lambda p: -p.stat().st_mtime)
     out = []
     for p in folders:
         status = read_status(p)
+        if status is None and not (p / JOURNAL).exists():
+            out.append({"name": p.name, "units": planned_units(read_manifest(p)), "state": "planned"})
+            continue
         out.append({"name": p.name, "units": status.units if status else None,
                     "state": "running" if lock_holder(p) else status.state if status else "unknown"})
     return out
 
 
-PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>bargain_ray live view</title>
-<style>{css} .bar{{background:#e5e7eb;height:8px;width:160px;display:inline-block}}
-.bar i{{background:#2563eb;height:8px;display:block}}</style></head><body>
-<h1>bargain_ray live view</h1><p class="meta" id="updated"></p><div id="sweeps"></div><div id="sweep"></div>
-<script>
-var sweep = {sweep};
-function el(tag, text, cls){{var e=document.createElement(tag); if(text!==undefined) e.textContent=text;
-  if(cls) e.className=cls; return e;}}
-function table(cols, rows){{var t=el("table"), h=el("tr"); cols.forEach(function(c){{h.appendChild(el("th", c));}});
-  t.appendChild(h); rows.forEach(function(r){{var tr=el("tr"); r.forEach(function(v){{tr.appendChild(el("td",
-  v===null||v===undefined?"":String(v)));}}); t.appendChild(tr);}}); return t;}}
-function section(root, title){{root.appendChild(el("h2", title));}}
-function showSweeps(list){{
+PAGE_SCRIPT = """
+function el(tag, text, cls){var e=document.createElement(tag); if(text!==undefined) e.textContent=text;
+  if(cls) e.className=cls; return e;}
+function table(cols, rows){var t=el("table"), h=el("tr"); cols.forEach(function(c){h.appendChild(el("th", c));});
+  t.appendChild(h); rows.forEach(function(r){var tr=el("tr"); r.forEach(function(v){tr.appendChild(el("td",
+  v===null||v===undefined?"":String(v)));}); t.appendChild(tr);}); return t;}
+function section(root, title){root.appendChild(el("h2", title));}
+var WORDS={planned:"planned, not started", running:"running", ended:"ended", interrupted:"interrupted (stopped by a signal)",
+  stopped:"stopped (its driver ended without a word)", unknown:"unknown"};
+function showSweeps(list){
   var root=document.getElementById("sweeps"); root.replaceChildren(); section(root, "Sweeps");
-  var ul=el("ul"); list.forEach(function(s){{var li=el("li"), a=el("a", s.name); a.href="?sweep="+encodeURIComponent(s.name);
+  var ul=el("ul"); list.forEach(function(s){var li=el("li"), a=el("a", s.name); a.href="?sweep="+encodeURIComponent(s.name);
     li.appendChild(a); li.appendChild(document.createTextNode(" " + (s.units===null?"?":s.units) + " units, " +
-    s.state)); ul.appendChild(li);}});
-  root.appendChild(ul);
-}}
-function showSweep(s){{
+    (WORDS[s.state]||s.state))); ul.appendChild(li);}); root.appendChild(ul);
+}
+function seconds(s){if(s===null) return "?"; var m=Math.floor(s/60); return (m? m+" min ":"") + Math.round(s%60)+" s";}
+function showTurn(parent, t){
+  var div=el("div", undefined, "turn");
+  div.appendChild(el("h4", (t.turn===null? "latest reply" : "Turn "+t.turn) + (t.role? " · "+t.role : "") +
+    (t.model? " · "+t.model : "") + (t.call_id? " · "+t.call_id : "")));
+  if(t.message!==null) div.appendChild(el("p", t.message));
+  if(Object.keys(t.action).length) div.appendChild(el("pre", JSON.stringify(t.action)));
+  Object.entries(t.private).forEach(function(e){var p=el("div", undefined, "private");
+    p.appendChild(el("span", "PRIVATE · " + e[0] + ": never shown to the other side", "tag"));
+    p.appendChild(el("pre", typeof e[1]==="string"? e[1] : JSON.stringify(e[1]))); div.appendChild(p);});
+  parent.appendChild(div);
+}
+function showSweep(s){
   var root=document.getElementById("sweep"); root.replaceChildren();
-  section(root, "Sweep " + s.name + (s.running ? " (running)" : s.state ? " (" + s.state + ")" : ""));
+  document.title=s.name + " · bargain_ray live view";
+  document.getElementById("title").textContent="Sweep " + s.name + (s.grid!==s.name ? " (grid " + s.grid + ")" : "");
+  var state=el("p", WORDS[s.phase]||s.phase, "phase"); state.id="phase"; state.dataset.phase=s.phase; root.appendChild(state);
+  if(s.report){var r=el("p"), a=el("a", "the report"); a.href=s.report; a.id="report"; r.appendChild(a); root.appendChild(r);}
+  if(s.rehearsal) root.appendChild(el("p", s.rehearsal, "sim"));
   var p=el("p"); p.id="finished"; p.dataset.finished=s.finished;
-  p.textContent="finished games: " + s.finished + " of " + (s.units===null?"?":s.units) + " units (" + s.known + " known)";
+  p.textContent=(s.phase==="planned" ? "planned, not started: " + s.units + " units, none played yet" :
+    "finished games: " + s.finished + " of " + (s.units===null?"?":s.units) + " units (" + s.known + " known)");
   root.appendChild(p); if(s.note) root.appendChild(el("div", s.note, "technical"));
+  if(s.phase==="planned") return;
   section(root, "Progress by cell");
   root.appendChild(table(["cell","finished","agreements","failures"],
-    s.cells.map(function(c){{return [c.cell,c.finished,c.agreements,c.failures];}})));
-  section(root, "Spend by model" + (s.simulated ? " (simulated costs: provider=sim)" : ""));
+    s.cells.map(function(c){return [c.cell,c.finished,c.agreements,c.failures];})));
+  section(root, (s.running ? "Spend by model" : "Final figures by model") + (s.simulated ? " (simulated costs: provider=sim)" : ""));
   root.appendChild(table(["model","calls","cost_usd" + (s.simulated ? " (simulated)" : ""),"429s"],
-    s.spend.map(function(m){{return [m.model,m.calls,m.cost_usd.toFixed(4),m.rate_limited];}})));
-  section(root, "Rate limiter");
-  root.appendChild(el("p", "calls journaled in the last minute: " + s.calls_last_minute, "meta"));
-  if(s.limiter){{root.appendChild(el("p", "as the driver saw it at " + s.limiter.at, "meta"));
-    root.appendChild(table(["key","window","slow start","in flight","waiting","paused for s","paces per minute"],
-      s.limiter.keys.map(function(k){{return [k.key,k.window,k.slow_start,k.in_flight,k.waiting,k.paused_for_s.toFixed(1),
-      Object.entries(k.paces).map(function(e){{return e[0]+" "+Math.round(e[1]);}}).join(", ")];}})));}}
-  else root.appendChild(el("p", "no limiter state recorded (no model calls yet, or no LLM in this sweep)", "meta"));
+    s.spend.map(function(m){return [m.model,m.calls,m.cost_usd.toFixed(4),m.rate_limited];})));
+  var rt=s.rates, how={journal:"from the journals' timestamps", file:"from the call journal's file times while this view watched (its lines carry no timestamps)", none:"no call has a time yet"}[rt.timed_by];
+  var rates=el("p", undefined, "meta"); rates.id="rates";
+  rates.textContent=(s.running ? "calls in the latest minute: " + (rt.calls_last_minute===null?"?":rt.calls_last_minute) +
+    ", games: " + (rt.games_last_minute===null?"?":rt.games_last_minute) :
+    "calls from the first to the last: " + seconds(rt.first_s===null||rt.last_s===null? null : rt.last_s-rt.first_s)) + " (" + how + ")";
+  root.appendChild(rates);
+  if(s.running){
+    section(root, "Rate limiter");
+    if(s.limiter){root.appendChild(el("p", "as the driver saw it at " + s.limiter.at, "meta"));
+      root.appendChild(table(["key","window","slow start","in flight","waiting","paused for s","paces per minute"],
+        s.limiter.keys.map(function(k){return [k.key,k.window,k.slow_start,k.in_flight,k.waiting,k.paused_for_s.toFixed(1),
+        Object.entries(k.paces).map(function(e){return e[0]+" "+Math.round(e[1]);}).join(", ")];})));}
+    else root.appendChild(el("p", "no limiter state recorded (no model calls yet, or no LLM in this sweep)", "meta"));
+    section(root, "Games in flight: the latest reply of each");
+    var flight=el("div"); flight.id="in-flight"; s.in_flight.forEach(function(t){showTurn(flight, t);}); root.appendChild(flight);
+    if(!s.in_flight.length) flight.appendChild(el("p", "no reply journaled for a game in flight", "meta"));
+  }
   section(root, "Latest errors");
-  root.appendChild(table(["unit","what","error"], s.errors.map(function(e){{return [e.unit_id,e.what,e.error];}})));
+  root.appendChild(table(["unit","what","error"], s.errors.map(function(e){return [e.unit_id,e.what,e.error];})));
   section(root, "Latest games");
-  s.latest.forEach(function(g){{
+  s.latest.forEach(function(g){
     var d=el("details"); d.className="game"; var sum=el("summary");
-    sum.textContent=g.unit_id + " · " + g.cell + " · " + Object.entries(g.models).map(function(e){{return e[0]+": "+e[1];}})
+    sum.textContent=g.unit_id + " · " + g.cell + " · " + Object.entries(g.models).map(function(e){return e[0]+": "+e[1];})
       .join(", ") + " · " + g.status + " · " + g.deal; d.appendChild(sum);
-    g.turns.forEach(function(t){{var div=el("div", undefined, "turn"); div.appendChild(el("h4", "Turn "+t.turn+" · "+t.role));
-      if(t.message!==null) div.appendChild(el("p", t.message));
-      div.appendChild(el("pre", JSON.stringify(t.action))); d.appendChild(div);}});
-    root.appendChild(d);
-  }});
-}}
+    g.turns.forEach(function(t){showTurn(d, t);}); root.appendChild(d);
+  });
+}
 var polls=0;
-function refresh(){{
-  if(polls++ % 10 === 0) fetch("api/sweeps").then(function(r){{return r.json();}}).then(showSweeps);
-  if(sweep) fetch("api/sweep?name=" + encodeURIComponent(sweep)).then(function(r){{return r.json();}}).then(function(s){{
-    showSweep(s); document.getElementById("updated").textContent="updated " + new Date().toISOString();}});
-}}
-refresh(); setInterval(refresh, {poll});
-</script></body></html>"""
+function refresh(){
+  if(polls++ % 10 === 0) fetch("api/sweeps").then(function(r){return r.json();}).then(showSweeps);
+  if(sweep) fetch("api/sweep?name=" + encodeURIComponent(sweep)).then(function(r){return r.ok ? r.json() : null;}).then(function(s){
+    if(!s){document.getElementById("sweep").textContent="no sweep of that name here"; return;}
+    showSweep(s); document.getElementById("updated").textContent="updated " + new Date().toISOString();});
+}
+refresh(); setInterval(refresh, POLL);
+"""
+
+
+def page(name: str | None) -> str:
+    """The page for one sweep (``name``) or the list; every value placed in it is escaped for its context."""
+    title = f"{name} · bargain_ray live view" if name else "bargain_ray live view"
+    heading = f"Sweep {name}" if name else "bargain_ray live view"
+    return ('<!doctype html><html lang="en"><head><meta charset="utf-8">'
+            f"<title>{escape(title)}</title><style>{CSS} .phase{{font-weight:600}}</style></head><body>"
+            f'<h1 id="title">{escape(heading)}</h1><p class="meta" id="updated"></p><div id="sweep"></div>'
+            f'<div id="sweeps"></div><script>var sweep = {script_value(name)}; var POLL = {POLL_MS};'
+            f"{PAGE_SCRIPT}</script></body></html>")
+
+
+SERVED = (REPORT, "report-by-", f"{DATASET}/", JOURNAL)
+"""What of a sweep folder the view serves (read-only): its reports, its dataset (the report's raw links) and
+the journal the report links to at scale."""
 
 
 def make_app(root: Path, default: str | None = None) -> web.Application:
-    """The server: ``/`` (the page; ``?sweep=NAME`` shows one), ``/api/sweeps``, ``/api/sweep?name=NAME``."""
+    """The server: ``/`` (the page; ``?sweep=NAME`` shows one), ``/api/sweeps``, ``/api/sweep?name=NAME``, and
+    ``/files/NAME/report.html`` (a sweep's report and what it links to)."""
     followers: dict[str, Follower] = {}
 
     def folder(name: str) -> Path:
@@ -240,9 +452,8 @@ def make_app(root: Path, default: str | None = None) -> web.Application:
             raise web.HTTPNotFound(text=f"no sweep {name!r} under {root}")
         return path
 
-    async def page(request: web.Request) -> web.Response:
-        name = request.query.get("sweep") or default
-        return web.Response(text=PAGE.format(css=CSS, sweep=json.dumps(name), poll=POLL_MS), content_type="text/html")
+    async def index(request: web.Request) -> web.Response:
+        return web.Response(text=page(request.query.get("sweep") or default), content_type="text/html")
 
     async def sweeps(request: web.Request) -> web.Response:
         return web.json_response(list_sweeps(root))
@@ -253,6 +464,15 @@ def make_app(root: Path, default: str | None = None) -> web.Application:
         follower = followers.setdefault(name, Follower(path))
         return web.Response(text=follower.snapshot().model_dump_json(), content_type="application/json")
 
+    async def files(request: web.Request) -> web.StreamResponse:
+        base = folder(request.match_info["name"])
+        tail = request.match_info["tail"]
+        target = (base / tail).resolve()
+        if not target.is_relative_to(base) or not target.is_file() or not tail.startswith(SERVED):
+            raise web.HTTPNotFound(text="not a file the view serves")
+        return web.FileResponse(target)
+
     app = web.Application()
-    app.add_routes([web.get("/", page), web.get("/api/sweeps", sweeps), web.get("/api/sweep", sweep)])
+    app.add_routes([web.get("/", index), web.get("/api/sweeps", sweeps), web.get("/api/sweep", sweep),
+                    web.get("/files/{name}/{tail:.+}", files)])
     return app

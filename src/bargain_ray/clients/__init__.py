@@ -1,9 +1,10 @@
-"""Model clients: one module per API, the limiter and retries. They know ``core.Prompt``, never a game.
+"""Model clients: one module per API, the registry that names them, the limiter and retries. They know
+``core.Prompt``, never a game.
 
-``anthropic`` speaks the Messages API; ``openai`` and ``openai_compatible``
-speak Chat Completions (the latter for any server by ``base_url``); ``anthropic_batches``
-and ``openai_batches`` speak the two batch APIs (``batches``: what they share). Which API,
-endpoint, key, limits and price a model gets is decided by ``providers``.
+``clients.registry`` holds every API a model may name as its ``provider`` (Anthropic Messages and Batches,
+OpenAI Chat Completions and Batch, any OpenAI-compatible server by ``base_url``, and whatever another package
+registers); ``batches`` is what the batch APIs share. Which API, endpoint, key, limits and price a model gets
+is decided by ``providers``.
 """
 
 from __future__ import annotations
@@ -11,19 +12,21 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from bargain_ray.clients import registry
 from bargain_ray.clients.base import ModelClient
+from bargain_ray.clients.registry import API, register
 from bargain_ray.config import ModelConfig
 
 if TYPE_CHECKING:
     from bargain_ray.clients.anthropic_messages import AnthropicClient
     from bargain_ray.clients.batches import BatchAPI, BatchedClient, BatchResult, BatchRoute
     from bargain_ray.clients.http import HTTPClient
-    from bargain_ray.clients.openai_chat import OpenAIClient
+    from bargain_ray.clients.openai_chat import CompatibleClient, OpenAIClient
 
 _MODULE_OF = {
     "AnthropicClient": "anthropic_messages", "AnthropicBatches": "anthropic_batches", "BatchAPI": "batches",
-    "BatchedClient": "batches", "BatchResult": "batches", "BatchRoute": "batches", "HTTPClient": "http",
-    "OpenAIBatches": "openai_batches", "OpenAIClient": "openai_chat",
+    "BatchedClient": "batches", "BatchResult": "batches", "BatchRoute": "batches", "CompatibleClient": "openai_chat",
+    "HTTPClient": "http", "OpenAIBatches": "openai_batches", "OpenAIClient": "openai_chat",
 }
 
 
@@ -35,34 +38,17 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-API_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY", "openai_compatible": "OPENAI_API_KEY"}
-"""The key variable each API reads unless a model names its own ``api_key_env``."""
-
-
-def http_client(model: ModelConfig, label: str, api: str, key: str, base_url: str | None) -> ModelClient:
-    """The client of one API for ``model`` (``label`` is the provider recorded on each call)."""
-    if api == "anthropic":
-        from bargain_ray.clients.anthropic_messages import AnthropicClient
-
-        return AnthropicClient(model, label, key, base_url)
-    from bargain_ray.clients.openai_chat import OpenAIClient
-
-    field = "max_completion_tokens" if api == "openai" else "max_tokens"
-    return OpenAIClient(model, label, key, base_url, field)
+def http_client(model: ModelConfig, label: str, api: str, key: str, base_url: str | None) -> HTTPClient:
+    """The client of API ``api`` for ``model`` (``label`` is the provider recorded on each call)."""
+    return registry.get(api).make_client(model, label, key, base_url)
 
 
 def batch_client(route: BatchRoute) -> BatchAPI:
-    """The batch API of ``route`` (Anthropic Message Batches, or OpenAI files + batches)."""
-    if route.api == "anthropic":
-        from bargain_ray.clients.anthropic_batches import AnthropicBatches
-
-        return AnthropicBatches(route)
-    from bargain_ray.clients.openai_batches import OpenAIBatches
-
-    return OpenAIBatches(route)
+    """The batch API of ``route`` (Anthropic Message Batches, OpenAI files + batches, or a registered one)."""
+    return registry.get(route.api).make_batches(route)
 
 
 __all__ = [
-    "API_KEY_ENV", "AnthropicClient", "BatchAPI", "BatchResult", "BatchRoute", "BatchedClient", "HTTPClient",
-    "ModelClient", "OpenAIClient", "batch_client", "http_client",
+    "API", "AnthropicClient", "BatchAPI", "BatchResult", "BatchRoute", "BatchedClient", "CompatibleClient",
+    "HTTPClient", "ModelClient", "OpenAIClient", "batch_client", "http_client", "register", "registry",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anthropic
 
@@ -11,31 +11,34 @@ from bargain_ray.clients.batches import BatchAPI, BatchResult, BatchRoute
 from bargain_ray.clients.retry import retrying
 from bargain_ray.config import Retry
 
+if TYPE_CHECKING:
+    from bargain_ray.clients.registry import API
+
 READS = Retry(max_attempts=8, initial_s=0.5, max_s=30.0)
 """Reading a batch is free and safe to repeat; creating one is not, so ``create`` is tried once."""
 
 
 class AnthropicBatches(BatchAPI):
-    def __init__(self, route: BatchRoute) -> None:
-        super().__init__(route)
+    def __init__(self, route: BatchRoute, api: API) -> None:
+        super().__init__(route, api)
         self.client = anthropic.AsyncAnthropic(
             api_key=route.api_key, base_url=route.base_url, max_retries=0, timeout=route.timeout_s,
         )
 
-    async def create(self, requests: dict[str, dict[str, Any]]) -> str:
+    async def _create(self, requests: dict[str, dict[str, Any]]) -> str:
         batch = await self.client.messages.batches.create(
             requests=[{"custom_id": custom_id, "params": body} for custom_id, body in requests.items()],
         )
         return batch.id
 
-    async def ended(self, batch_id: str) -> bool:
-        async for attempt in retrying(READS):
+    async def _ended(self, batch_id: str) -> bool:
+        async for attempt in retrying(READS, self.errors):
             with attempt:
                 batch = await self.client.messages.batches.retrieve(batch_id)
         return batch.processing_status == "ended"
 
-    async def results(self, batch_id: str) -> dict[str, BatchResult]:
-        async for attempt in retrying(READS):
+    async def _results(self, batch_id: str) -> dict[str, BatchResult]:
+        async for attempt in retrying(READS, self.errors):
             with attempt:
                 out: dict[str, BatchResult] = {}
                 async for line in await self.client.messages.batches.results(batch_id):

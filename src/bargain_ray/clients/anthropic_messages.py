@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anthropic
 from anthropic.types import Message
 from pydantic import ValidationError
 
 from bargain_ray.clients.http import HTTPClient, Sent
-from bargain_ray.clients.retry import MalformedReply, rate_headers
+from bargain_ray.clients.retry import MalformedReply, SDKErrors, rate_headers
 from bargain_ray.config import ModelConfig
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Usage
 
+if TYPE_CHECKING:
+    from bargain_ray.clients.registry import API
+
 SENT_AS_ARGS = ("model", "messages", "max_tokens")
+
+ERRORS = SDKErrors(status=(anthropic.APIStatusError,), connection=(anthropic.APIConnectionError,),
+                   timeout=(anthropic.APITimeoutError,))
+"""What the ``anthropic`` SDK raises, as retries and the summary read it (the Messages and Batches APIs alike)."""
 
 
 class AnthropicClient(HTTPClient):
-    batch_api = "anthropic"
-
-    def __init__(self, model: ModelConfig, provider: str, api_key: str, base_url: str | None) -> None:
-        super().__init__(model, provider, api_key, base_url)
+    def __init__(self, model: ModelConfig, provider: str, api_key: str, base_url: str | None, api: API) -> None:
+        super().__init__(model, provider, api_key, base_url, api)
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=model.retry.timeout_s,
         )

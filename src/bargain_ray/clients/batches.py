@@ -5,6 +5,10 @@ A ``BatchedClient`` is a ``ModelClient``: it builds the request exactly as the o
 ``execution``, so this package never imports Ray) and waits for its own result. A request its batch
 returns errored or expired is retried through the ordinary online path of the same client (ours: the
 game waits one online call instead of another batch round trip); a success costs the batch price.
+
+Text from outside is masked on its one way in: every ``BatchAPI`` method raises only ``BatchFailed`` (its text
+masked of the route's key, ``clients.retry.describe``) and returns results whose errors are masked, so what the
+batcher stores, prints or sends back across Ray can carry no key.
 """
 
 from __future__ import annotations
@@ -14,15 +18,19 @@ import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
 from bargain_ray.clients.http import HTTPClient, Sent, limiter_key
+from bargain_ray.clients.retry import describe, mask
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply
+
+if TYPE_CHECKING:
+    from bargain_ray.clients.registry import API
 
 
 class BatchRoute(BaseModel):
@@ -32,7 +40,8 @@ class BatchRoute(BaseModel):
     store, as the workers' keys do) and is never journaled, logged or shown (``repr=False``).
     """
 
-    api: Literal["anthropic", "openai"]
+    api: str
+    """The API whose batch API this is (``clients.registry``)."""
     provider: str
     base_url: str | None
     model: str
@@ -63,23 +72,52 @@ class BatchResult:
     error: str | None = None
 
 
+class BatchFailed(Exception):
+    """A batch API call failed (after its retries); the text is masked of the route's key."""
+
+
+T = TypeVar("T")
+
+
 class BatchAPI(ABC):
-    """One provider's batch API: create a batch, see whether it ended, read its results by custom id."""
+    """One provider's batch API: create a batch, see whether it ended, read its results by custom id.
 
-    def __init__(self, route: BatchRoute) -> None:
+    A provider module implements ``_create``, ``_ended`` and ``_results``; the public methods are the one way
+    their text comes in: a failure is raised as ``BatchFailed`` with masked text, each result's error is masked.
+    """
+
+    def __init__(self, route: BatchRoute, api: API) -> None:
         self.route = route
+        self.errors = api.sdk_errors()
 
-    @abstractmethod
     async def create(self, requests: dict[str, dict[str, Any]]) -> str:
         """Submit ``custom_id -> request body`` as one batch; its id."""
+        return await self._masked(self._create(requests))
 
-    @abstractmethod
     async def ended(self, batch_id: str) -> bool:
         """Whether every request of the batch has its result."""
+        return await self._masked(self._ended(batch_id))
+
+    async def results(self, batch_id: str) -> dict[str, BatchResult]:
+        """custom_id -> result of an ended batch, each error masked."""
+        results = await self._masked(self._results(batch_id))
+        key = self.route.api_key
+        return {c: replace(r, error=mask(r.error, key)) if r.error else r for c, r in results.items()}
+
+    async def _masked(self, call: Awaitable[T]) -> T:
+        try:
+            return await call
+        except Exception as exc:  # noqa: BLE001 - every failure leaves as masked text, its cause dropped
+            raise BatchFailed(describe(exc, self.route.api_key, self.errors.status_of(exc))) from None
 
     @abstractmethod
-    async def results(self, batch_id: str) -> dict[str, BatchResult]:
-        """custom_id -> result of an ended batch."""
+    async def _create(self, requests: dict[str, dict[str, Any]]) -> str: ...
+
+    @abstractmethod
+    async def _ended(self, batch_id: str) -> bool: ...
+
+    @abstractmethod
+    async def _results(self, batch_id: str) -> dict[str, BatchResult]: ...
 
     @abstractmethod
     async def close(self) -> None:
@@ -94,20 +132,19 @@ class BatchedClient:
     """Sends each request of ``inner`` through a batch; falls back to ``inner`` online when the batch fails it."""
 
     def __init__(self, inner: HTTPClient, submit: Submit) -> None:
-        if inner.batch_api is None:
-            raise ValueError(f"{inner.provider} {inner.model.name} has no batch API")
         self.inner = inner
         self.submit = submit
-        self.route = BatchRoute(api=inner.batch_api, provider=inner.provider, base_url=inner.base_url,
-                                model=inner.model.name, api_key=inner._secret, timeout_s=inner.model.retry.timeout_s)
+        self.route = inner.batch_route()
 
     async def complete(self, prompt: Prompt, call_id: str) -> Reply:
         body = self.inner.body(prompt)
         start = time.monotonic()
         try:
             result = await self.submit(self.route, body, call_id)
+        except TechnicalFailure:
+            raise  # the sweep's batcher is gone for good (``execution.batcher``): the run stops, nothing goes online
         except Exception as exc:  # noqa: BLE001 - a batch that cannot be created or read: the call goes online
-            result = BatchResult(batch_id="", error=f"{type(exc).__name__}: {str(exc)[:200]}")
+            result = BatchResult(batch_id="", error=describe(exc, self.route.api_key))
         if result.sent is not None:
             return self.inner.reply_of(body, result.sent, time.monotonic() - start, [], batched=True)
         note = f"batch {result.batch_id or '(none)'}: {result.error}"

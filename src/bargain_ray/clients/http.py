@@ -10,15 +10,20 @@ import hashlib
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bargain_ray.clients.headers import CALL_ID_HEADER
 from bargain_ray.clients.limiter import Feedback, Limiter
-from bargain_ray.clients.retry import describe, headers_of, retrying, status_of
-from bargain_ray.config import ModelConfig, Price
-from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.clients.retry import describe, retrying
+from bargain_ray.config import ModelConfig
+from bargain_ray.config.pricing import cost_usd, estimate_tokens
+from bargain_ray.core.errors import Failure, TechnicalFailure
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply, Usage
+
+if TYPE_CHECKING:
+    from bargain_ray.clients.batches import BatchRoute
+    from bargain_ray.clients.registry import API
 
 
 @dataclass
@@ -34,24 +39,10 @@ class Sent:
     served_by: str | None = None
 
 
-def cost_usd(usage: Usage, price: Price, input_includes_cache: bool) -> float:
-    """Dollars for one call from a per-million-token price table.
-
-    OpenAI counts cached prompt tokens inside ``prompt_tokens``; Anthropic reports them apart.
-    """
-    fresh = usage.input_tokens - (usage.cache_read_tokens if input_includes_cache else 0)
-    return (
-        fresh * price.input
-        + usage.output_tokens * price.output
-        + usage.cache_read_tokens * price.cache_read
-        + usage.cache_write_tokens * price.cache_write
-    ) / 1e6
-
-
-def estimate_tokens(body: dict[str, Any]) -> int:
-    """Input tokens before the call (four characters a token), for the limiter's reservation."""
-    chars = len(str(body.get("system", ""))) + sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
-    return max(1, chars // 4)
+def body_tokens(body: dict[str, Any]) -> int:
+    """Input tokens of a request body before the call (``estimate_tokens``), for the limiter's reservation."""
+    texts = [str(body.get("system", "")), *(str(m.get("content", "")) for m in body.get("messages", []))]
+    return estimate_tokens("".join(texts))
 
 
 def limiter_key(provider: str, base_url: str | None, api_key: str, model: str) -> str:
@@ -61,18 +52,37 @@ def limiter_key(provider: str, base_url: str | None, api_key: str, model: str) -
 
 
 class HTTPClient(ABC):
-    """Complete a prompt through one provider API; retries and limits are applied here, once."""
+    """Complete a prompt through one provider API; retries and limits are applied here, once.
+
+    ``api`` is the API's registry entry (``clients.registry``): how its errors are classified, how its headers
+    are read, whether it has a batch API. The key stays in this client (to mask it out of every error text) and
+    in its ``batch_route``, the one place a batcher gets it from.
+    """
 
     input_includes_cache = False
-    batch_api: str | None = None
-    """The batch API this client's requests can go through (``clients.batches``), None if none."""
 
-    def __init__(self, model: ModelConfig, provider: str, api_key: str, base_url: str | None) -> None:
+    def __init__(self, model: ModelConfig, provider: str, api_key: str, base_url: str | None, api: API) -> None:
         self.model = model
         self.provider = provider
         self.base_url = base_url
+        self.api = api
+        self.errors = api.sdk_errors()
         self._secret = api_key
         self.limiter = Limiter(limiter_key(provider, base_url, api_key, model.name), model.limits)
+
+    @property
+    def batch_api(self) -> str | None:
+        """The API whose batch API this client's requests can go through (``clients.batches``), None if none."""
+        return self.api.name if self.api.batches is not None else None
+
+    def batch_route(self) -> BatchRoute:
+        """Where this client's requests go when batched: its API, endpoint, model and key."""
+        from bargain_ray.clients.batches import BatchRoute
+
+        if self.batch_api is None:
+            raise ValueError(f"{self.provider} {self.model.name} has no batch API")
+        return BatchRoute(api=self.batch_api, provider=self.provider, base_url=self.base_url, model=self.model.name,
+                          api_key=self._secret, timeout_s=self.model.retry.timeout_s)
 
     @abstractmethod
     def body(self, prompt: Prompt) -> dict[str, Any]:
@@ -90,14 +100,15 @@ class HTTPClient(ABC):
         return Reply(provider=self.provider, model=body["model"], request=body, **fields)
 
     async def _attempt(self, body: dict[str, Any], errors: list[str], headers: dict[str, str]) -> tuple[Sent, float]:
-        ticket = await self.limiter.acquire(estimate_tokens(body), self.model.max_tokens)
+        ticket = await self.limiter.acquire(body_tokens(body), self.model.max_tokens)
         start = time.monotonic()
         try:
             sent = await self.send(body, headers)
         except BaseException as exc:  # cancellation too: the slot must come back
-            self.limiter.release(ticket, Feedback(status=status_of(exc), headers=headers_of(exc)))
+            status = self.errors.status_of(exc)
+            self.limiter.release(ticket, Feedback(status=status, headers=self.errors.headers_of(exc)))
             if isinstance(exc, Exception):
-                errors.append(describe(exc, self._secret))
+                errors.append(describe(exc, self._secret, status))
             raise
         latency = time.monotonic() - start
         self.limiter.release(ticket, Feedback(
@@ -111,13 +122,15 @@ class HTTPClient(ABC):
         errors: list[str] = []
         headers = {CALL_ID_HEADER: call_id} if self.provider == "sim" else {}  # its stochastic replies' seed
         try:
-            async for attempt in retrying(self.model.retry):
+            async for attempt in retrying(self.model.retry, self.errors, self.api.read_headers):
                 with attempt:
                     sent, latency = await self._attempt(body, errors, headers)
         except Exception as exc:  # noqa: BLE001 - after the retries any failure is technical, never a crash
-            message = f"{self.provider} {body['model']}: {describe(exc, self._secret)} (after {len(errors)} attempts)"
+            status = self.errors.status_of(exc)
+            message = f"{self.provider} {body['model']}: {describe(exc, self._secret, status)} (after {len(errors)} attempts)"
             reply = self._reply(body, text="", attempts=len(errors), attempt_errors=errors, stop_reason="error")
-            raise TechnicalFailure(message, reply) from None
+            failure = Failure(kind=self.errors.kind(exc), detail=message, http_status=status or None)
+            raise TechnicalFailure(failure, reply) from None
         return self.reply_of(body, sent, latency, errors)
 
     def reply_of(self, body: dict[str, Any], sent: Sent, latency: float, errors: list[str],

@@ -338,7 +338,7 @@ class Limiters:
     def __init__(self) -> None:
         self.keys: dict[str, KeyState] = {}
         self._told: dict[str, dict[str, Any]] = {}  # key -> the limits its last caller sent
-        self.tickets = itertools.count(1)
+        self.tickets = itertools.count(time.time_ns())  # a restarted actor's never meet its predecessor's
         self._reaper: asyncio.Task[None] | None = None
         self.epoch = uuid.uuid4().hex
         self.boxes: dict[tuple[str, str], Mailbox] = {}  # (requester, key) -> its calls handed out, not yet told
@@ -432,7 +432,7 @@ class Limiter:
     """
 
     _local: Limiters | None = None
-    _unsent: ClassVar[list[tuple[str, int, dict[str, Any]]]] = []
+    _unsent: ClassVar[dict[Any, list[tuple[str, int, dict[str, Any]]]]] = {}  # actor -> releases for it
     _flush_loop: ClassVar[asyncio.AbstractEventLoop | None] = None  # where the pending send is scheduled
     _waiting: ClassVar[dict[str, Waiting]] = {}
     _ids: ClassVar[Iterator[int]] = itertools.count(1)
@@ -473,8 +473,15 @@ class Limiter:
             needs = [(i, *need) for i, need in waiting.unsent.items()]
             waiting.sent.update(waiting.unsent)
             waiting.unsent.clear()
-            epoch, granted = await self._actor.grant.remote(
-                self.key, self.limits, self._job, self._requester, waiting.epoch, needs, self._take())
+            try:
+                epoch, granted = await self._actor.grant.remote(
+                    self.key, self.limits, self._job, self._requester, waiting.epoch, needs, self._take())
+            except ray.exceptions.ActorDiedError:  # killed for good (Ray restarts it otherwise): a new one, fresh
+                self._actor = _actor()
+                waiting.unsent.update(waiting.sent)
+                waiting.sent.clear()
+                waiting.epoch = None
+                continue
             if waiting.epoch not in (None, epoch):  # the actor restarted: what it had queued is gone
                 waiting.unsent.update(waiting.sent)
                 waiting.sent.clear()
@@ -493,25 +500,26 @@ class Limiter:
         if self._actor is None:
             Limiter._local.settle(self.key, ticket, data)
             return
-        Limiter._unsent.append((self.key, ticket, data))
+        # to the actor that handed it out: after one was killed for good, a stale handle's go nowhere
+        Limiter._unsent.setdefault(self._actor, []).append((self.key, ticket, data))
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no event loop (a caller outside async code): now
-            self._send()
+            Limiter._send()
             return
         if Limiter._flush_loop is not loop:  # none pending here (one scheduled on an ended loop never runs)
             Limiter._flush_loop = loop
-            loop.call_later(FLUSH_S, self._send)
+            loop.call_later(FLUSH_S, Limiter._send)
+
+    def _take(self) -> list[tuple[str, int, dict[str, Any]]]:
+        return Limiter._unsent.pop(self._actor, [])
 
     @staticmethod
-    def _take() -> list[tuple[str, int, dict[str, Any]]]:
-        settled, Limiter._unsent = Limiter._unsent, []
-        return settled
-
-    def _send(self) -> None:
+    def _send() -> None:
         Limiter._flush_loop = None
-        if settled := self._take():
-            self._actor.release.remote(settled)
+        unsent, Limiter._unsent = Limiter._unsent, {}
+        for actor, settled in unsent.items():
+            actor.release.remote(settled)
 
 
 def dead_jobs() -> set[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import openai
 from openai.types.chat import ChatCompletion
@@ -13,6 +13,9 @@ from bargain_ray.clients.openai_chat import sent_of
 from bargain_ray.clients.retry import retrying
 from bargain_ray.config import Retry
 
+if TYPE_CHECKING:
+    from bargain_ray.clients.registry import API
+
 ENDPOINT = "/v1/chat/completions"
 READS = Retry(max_attempts=8, initial_s=0.5, max_s=30.0)
 """Reading a batch is free and safe to repeat; creating one is not, so ``create`` is tried once."""
@@ -20,13 +23,13 @@ ENDED = ("completed", "failed", "expired", "cancelled")
 
 
 class OpenAIBatches(BatchAPI):
-    def __init__(self, route: BatchRoute) -> None:
-        super().__init__(route)
+    def __init__(self, route: BatchRoute, api: API) -> None:
+        super().__init__(route, api)
         self.client = openai.AsyncOpenAI(
             api_key=route.api_key, base_url=route.base_url, max_retries=0, timeout=route.timeout_s,
         )
 
-    async def create(self, requests: dict[str, dict[str, Any]]) -> str:
+    async def _create(self, requests: dict[str, dict[str, Any]]) -> str:
         lines = [{"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}
                  for custom_id, body in requests.items()]
         data = "".join(json.dumps(line) + "\n" for line in lines).encode()
@@ -34,15 +37,15 @@ class OpenAIBatches(BatchAPI):
         batch = await self.client.batches.create(input_file_id=file.id, endpoint=ENDPOINT, completion_window="24h")
         return batch.id
 
-    async def ended(self, batch_id: str) -> bool:
-        async for attempt in retrying(READS):
+    async def _ended(self, batch_id: str) -> bool:
+        async for attempt in retrying(READS, self.errors):
             with attempt:
                 batch = await self.client.batches.retrieve(batch_id)
         return batch.status in ENDED
 
-    async def results(self, batch_id: str) -> dict[str, BatchResult]:
+    async def _results(self, batch_id: str) -> dict[str, BatchResult]:
         """Successes from the output file, failures from the error file; a request in neither failed too."""
-        async for attempt in retrying(READS):
+        async for attempt in retrying(READS, self.errors):
             with attempt:
                 batch = await self.client.batches.retrieve(batch_id)
                 out: dict[str, BatchResult] = {}

@@ -2,30 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import openai
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from bargain_ray.clients.http import HTTPClient, Sent
-from bargain_ray.clients.retry import MalformedReply, rate_headers
+from bargain_ray.clients.retry import MalformedReply, SDKErrors, rate_headers
 from bargain_ray.config import ModelConfig
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Usage
 
+if TYPE_CHECKING:
+    from bargain_ray.clients.registry import API
+
+ERRORS = SDKErrors(status=(openai.APIStatusError,), connection=(openai.APIConnectionError,),
+                   timeout=(openai.APITimeoutError,))
+"""What the ``openai`` SDK raises, as retries and the summary read it (any server it talks to)."""
+
 
 class OpenAIClient(HTTPClient):
-    """``max_tokens_field``: OpenAI's own API wants ``max_completion_tokens``; compatible servers ``max_tokens``."""
+    """OpenAI's own Chat Completions API, which takes ``max_completion_tokens``."""
 
     input_includes_cache = True
+    max_tokens_field = "max_completion_tokens"
 
-    def __init__(
-        self, model: ModelConfig, provider: str, api_key: str, base_url: str | None, max_tokens_field: str,
-    ) -> None:
-        super().__init__(model, provider, api_key, base_url)
-        self.max_tokens_field = max_tokens_field
-        self.batch_api = "openai" if max_tokens_field == "max_completion_tokens" else None  # compatible servers: none
+    def __init__(self, model: ModelConfig, provider: str, api_key: str, base_url: str | None, api: API) -> None:
+        super().__init__(model, provider, api_key, base_url, api)
         self.client = openai.AsyncOpenAI(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=model.retry.timeout_s,
         )
@@ -56,6 +60,13 @@ class OpenAIClient(HTTPClient):
 
     async def close(self) -> None:
         await self.client.close()
+
+
+
+class CompatibleClient(OpenAIClient):
+    """A server that speaks Chat Completions by ``base_url`` (OpenRouter, llama.cpp, vLLM): ``max_tokens``."""
+
+    max_tokens_field = "max_tokens"
 
 
 def sent_of(completion: ChatCompletion, request_id: str | None, headers: dict[str, str]) -> Sent:

@@ -2,23 +2,23 @@
 
 SDK retries are off (``max_retries=0``); tenacity drives the attempts with
 jittered exponential backoff, never shorter than the wait the provider announced
-(``retry-after``, or a 429's resets: ``clients.headers``).
+(``retry-after``, or a 429's resets: ``clients.headers``). What an SDK raises is read through its API's
+``SDKErrors`` (``clients.registry``), so this module knows no SDK.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-import anthropic
-import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from bargain_ray.clients.headers import announced_wait_s
+from bargain_ray.clients.headers import Announced, read_headers
 from bargain_ray.config import Retry
+from bargain_ray.core.errors import FailureKind
 
-STATUS_ERRORS = (anthropic.APIStatusError, openai.APIStatusError)
-CONNECTION_ERRORS = (anthropic.APIConnectionError, openai.APIConnectionError)
 TRANSIENT_STATUS = frozenset({408, 409, 429})
 RATE_HEADERS = ("retry-after", "retry-after-ms", "anthropic-ratelimit-", "x-ratelimit-")
 
@@ -27,16 +27,52 @@ class MalformedReply(Exception):
     """The provider answered 200 with a body that is not the API's JSON (truncated, garbled)."""
 
 
-def status_of(exc: BaseException) -> int:
-    """The HTTP status of a failed attempt; 0 when no response came."""
-    return int(getattr(exc, "status_code", 0)) if isinstance(exc, STATUS_ERRORS) else 0
+@dataclass(frozen=True)
+class SDKErrors:
+    """What one SDK raises, as the runner reads it: an API's retry classification (``clients.registry``).
 
+    ``status``: errors that carry an HTTP response (``status_code``, ``response``); ``connection``: no response
+    came (``timeout`` among them, told apart as its own kind).
+    """
 
-def transient(exc: BaseException) -> bool:
-    """408/409/429/5xx (529 included), timeouts, dropped connections, unreadable bodies."""
-    if isinstance(exc, STATUS_ERRORS):
-        return exc.status_code in TRANSIENT_STATUS or exc.status_code >= 500
-    return isinstance(exc, (*CONNECTION_ERRORS, MalformedReply))
+    status: tuple[type[BaseException], ...]
+    connection: tuple[type[BaseException], ...]
+    timeout: tuple[type[BaseException], ...]
+
+    def status_of(self, exc: BaseException) -> int:
+        """The HTTP status of a failed attempt; 0 when no response came."""
+        return int(getattr(exc, "status_code", 0)) if isinstance(exc, self.status) else 0
+
+    def transient(self, exc: BaseException) -> bool:
+        """408/409/429/5xx (529 included), timeouts, dropped connections, unreadable bodies."""
+        if isinstance(exc, self.status):
+            status = self.status_of(exc)
+            return status in TRANSIENT_STATUS or status >= 500
+        return isinstance(exc, (*self.connection, *self.timeout, MalformedReply))
+
+    def kind(self, exc: BaseException) -> FailureKind:
+        """What a failed call's last error says about why, as the summary groups it."""
+        status = self.status_of(exc)
+        if status == 429:
+            return FailureKind.RATE_LIMITED
+        if status in (401, 403):
+            return FailureKind.AUTH
+        if status >= 500:
+            return FailureKind.SERVER_ERROR
+        if status >= 400:
+            return FailureKind.BAD_REQUEST
+        if isinstance(exc, (*self.timeout, TimeoutError)):
+            return FailureKind.TIMEOUT
+        if isinstance(exc, self.connection):
+            return FailureKind.CONNECTION
+        if isinstance(exc, MalformedReply):
+            return FailureKind.MALFORMED_REPLY
+        return FailureKind.OTHER
+
+    def headers_of(self, exc: BaseException) -> dict[str, str]:
+        """The rate-limit headers of a failed attempt's response (none without one)."""
+        response = getattr(exc, "response", None) if isinstance(exc, self.status) else None
+        return rate_headers(response.headers if response is not None else None)
 
 
 def rate_headers(headers: Any) -> dict[str, str]:
@@ -44,11 +80,6 @@ def rate_headers(headers: Any) -> dict[str, str]:
     if headers is None:
         return {}
     return {k.lower(): v for k, v in headers.items() if k.lower().startswith(RATE_HEADERS)}
-
-
-def headers_of(exc: BaseException) -> dict[str, str]:
-    response = getattr(exc, "response", None) if isinstance(exc, STATUS_ERRORS) else None
-    return rate_headers(response.headers if response is not None else None)
 
 
 FRAGMENT = 8
@@ -78,24 +109,25 @@ def mask(text: str, secret: str | None) -> str:
     return "".join("***" if masked else "".join(c for c, _ in run) for masked, run in runs)
 
 
-def describe(exc: BaseException, secret: str | None) -> str:
+def describe(exc: BaseException, secret: str | None, status: int = 0) -> str:
     """A short, key-free account of a failed attempt: masked (see ``mask``) before it is cut."""
-    status = status_of(exc)
     return f"{type(exc).__name__}" + (f" {status}" if status else "") + f": {mask(str(exc), secret)[:ERROR_CHARS]}"
 
 
-def retrying(policy: Retry) -> AsyncRetrying:
-    """Bounded attempts; waits jittered exponentially, at least the wait the provider announced."""
+def retrying(policy: Retry, errors: SDKErrors,
+             read: Callable[[dict[str, str]], Announced] = read_headers) -> AsyncRetrying:
+    """Bounded attempts of what ``errors`` call transient; waits jittered exponentially, at least the wait the
+    provider announced (its headers as ``read``, the API's header reader, understands them)."""
     backoff = wait_random_exponential(multiplier=policy.initial_s, max=policy.max_s)
 
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
-        told = announced_wait_s(status_of(exc), headers_of(exc)) if exc else None
+        told = read(errors.headers_of(exc)).wait_s(errors.status_of(exc)) if exc else None
         return max(backoff(state), told or 0.0)
 
     return AsyncRetrying(
         stop=stop_after_attempt(policy.max_attempts),
         wait=wait,
-        retry=retry_if_exception(transient),
+        retry=retry_if_exception(errors.transient),
         reraise=True,
     )

@@ -1,22 +1,39 @@
-"""Finding and composing the Hydra configs under ``conf/``."""
+"""Finding and composing the Hydra configs under ``conf/``.
+
+A ``conf/`` folder in the working directory extends the packaged one (its grids, games, models, ...) and, where a
+file has a packaged file's name, takes its place: it comes first on Hydra's search path (our choice, as Hydra users
+expect of their own config folder; refusing it would leave no way to edit a packaged brief without a copy under
+another name). Every file composed from it is named in the composed config (``local_conf``), so the manifest, the
+terminal and the summary can say which one was used.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from hydra import compose, initialize_config_dir
+from hydra.core.config_search_path import ConfigSearchPath, SearchPathQuery
+from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override, OverrideType
+from hydra.core.plugins import Plugins
 from hydra.errors import HydraException, MissingConfigException, OverrideParseException
+from hydra.plugins.search_path_plugin import SearchPathPlugin
+from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from bargain_ray.config.errors import ConfigError, nearest, schema_keys, unknown_key
-from bargain_ray.config.schema import SweepConfig
+from bargain_ray.config.schema import LocalFile, SweepConfig
 
 _ABSENT = object()
+LOCAL = Path("conf")
+"""The user's own config folder, relative to the working directory."""
 
 
 def conf_dir() -> Path:
@@ -25,42 +42,108 @@ def conf_dir() -> Path:
     return Path(env) if env else Path(__file__).resolve().parents[1] / "conf"
 
 
-def user_conf() -> list[str]:
-    """The override that lets a ``conf/`` folder in the working directory extend the packaged one
-    (its grids, games, models, ...), through Hydra's search path; none when there is no such folder."""
-    folder = Path("conf").resolve()
-    if not folder.is_dir() or folder == conf_dir().resolve():
+def local_dir() -> Path | None:
+    """``./conf`` when there is one that is not the packaged folder itself."""
+    folder = LOCAL.resolve()
+    return folder if folder.is_dir() and folder != conf_dir().resolve() else None
+
+
+class LocalConf(SearchPathPlugin):
+    """Puts ``./conf`` on Hydra's search path just before the packaged folder, so its files win."""
+
+    def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
+        folder = local_dir()
+        if folder is not None:
+            search_path.prepend("bargain_ray ./conf", f"file://{folder}", anchor=SearchPathQuery(provider="main"))
+
+
+def local_files(config_name: str, overrides: list[str]) -> list[LocalFile]:
+    """Every file of ``./conf`` the composition of ``config_name`` with ``overrides`` reads (inside its Hydra
+    context), each with its digest and whether a packaged file of its name was set aside for it."""
+    folder = local_dir()
+    if folder is None:
         return []
-    return [f"hydra.searchpath=[file://{folder}]"]
+    loader = GlobalHydra.instance().hydra.config_loader  # type: ignore[union-attr]
+    used = loader.compute_defaults_list(config_name, overrides, RunMode.RUN).defaults
+    out = []
+    for d in used:
+        path = folder / f"{d.config_path}.yaml"
+        if d.config_path and path.is_file():
+            out.append(LocalFile(path=str(LOCAL / f"{d.config_path}.yaml"),
+                                 sha256=hashlib.sha256(path.read_bytes()).hexdigest()[:16],
+                                 replaces=(conf_dir() / f"{d.config_path}.yaml").is_file()))
+    return list({f.path: f for f in out}.values())
+
+
+def local_conf_note(files: Sequence[LocalFile]) -> str | None:
+    """One line naming the ``./conf`` files a sweep was composed from, for the terminal and the summary."""
+    if not files:
+        return None
+    named = ", ".join(f"{f.path}{' (in place of the packaged one)' if f.replaces else ''}" for f in files)
+    return f"config from ./conf: {named}"
 
 
 def choices(group: str) -> list[str]:
     """The configs of one group (``grid``, ``game``, ...): the packaged ones and those of ``./conf/<group>``."""
-    folders = [conf_dir() / group, Path("conf") / group]
+    folders = [conf_dir() / group, LOCAL / group]
     return sorted({p.stem for folder in folders if folder.is_dir() for p in folder.glob("*.yaml")})
 
 
 def _is_group(override: Override) -> bool:
     """A config group choice (``+grid=demo``, ``provider=sim``, ``model@models.O=...``), not a value."""
     key = override.key_or_group
-    folders = [conf_dir(), Path("conf")]
+    folders = [conf_dir(), LOCAL]
     return override.package is not None or key.startswith("hydra") or any((f / key).is_dir() for f in folders)
 
 
-def _compose(overrides: list[str], config_name: str = "config") -> DictConfig:
-    """Hydra's composition, its errors as ConfigError (one readable line, no stack hints)."""
+def unreadable(folders: list[Path]) -> list[str]:
+    """One line per YAML file under ``folders`` that is not UTF-8, naming the file and the first bad byte."""
+    problems = []
+    for folder in folders:
+        for path in sorted(folder.rglob("*.yaml")) if folder.is_dir() else []:
+            try:
+                path.read_bytes().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(f"{path}: not UTF-8 (byte {exc.start} is 0x{exc.object[exc.start]:02x}); "
+                                "save the file as UTF-8")
+    return problems
+
+
+def _compose(overrides: list[str], config_name: str = "config",
+             hydra: bool = False) -> tuple[DictConfig, list[LocalFile]]:
+    """Hydra's composition (its own ``hydra`` node too, if asked) and the ``./conf`` files it read, its errors as
+    ConfigError (one readable line, no stack hints)."""
+    if problems := unreadable([conf_dir(), LOCAL]):
+        raise ConfigError(problems)
+    Plugins.instance().register(LocalConf)  # once per process: registering again changes nothing
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
-            return compose(config_name=config_name, overrides=[*user_conf(), *overrides])
+            cfg = compose(config_name=config_name, overrides=overrides, return_hydra_config=hydra)
+            return cfg, local_files(config_name, overrides)
     except MissingConfigException as exc:
-        group, _, name = (exc.missing_cfg_file or "").rpartition("/")
-        if not group or exc.options is None:
-            raise ConfigError([str(exc).splitlines()[0]]) from None
-        match = nearest(name, exc.options)
-        hint = f"did you mean {group}={match}?" if match else f"{group} choices: {', '.join(sorted(exc.options))}"
-        raise ConfigError([f"no {group} named {name!r}; {hint}"]) from None
+        raise ConfigError([_missing(exc, overrides)]) from None
     except (HydraException, OmegaConfBaseException) as exc:
         raise ConfigError([_first_line(exc)]) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"{mark.name}:{mark.line + 1}:{mark.column + 1}" if mark else "a config file"
+        raise ConfigError([f"{where}: not valid YAML ({exc.problem}); fix the file"]) from None
+
+
+def _missing(exc: MissingConfigException, overrides: list[str]) -> str:
+    """No config of that name in its group: the nearest one, as the override to type (``+grid=c3_full`` for a
+    mistyped ``+grid=c3_ful``, ``model@models.O=...`` for a model), else the group's choices."""
+    group, _, name = (exc.missing_cfg_file or "").rpartition("/")
+    if not group or exc.options is None:
+        return str(exc).splitlines()[0]
+    match = nearest(name, exc.options)
+    if match is None:
+        return f"no {group} named {name!r}; {group} choices: {', '.join(sorted(exc.options))}"
+    typed = [o for o in OverridesParser.create().parse_overrides(overrides)
+             if o.key_or_group == group and not isinstance(o.value(), list | dict) and str(o.value()) == name]
+    if typed:
+        return f"no {group} named {name!r}; did you mean {typed[-1].get_key_element()}={match}?"
+    return f"no {group} named {name!r} (named in a config file's defaults); did you mean {match}?"
 
 
 def _first_line(exc: Exception) -> str:
@@ -80,8 +163,34 @@ def _first_absent(cfg: DictConfig, parts: list[str]) -> int | None:
     return None
 
 
-def compose_command(overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    """The config ``python -m bargain_ray [overrides]`` runs, or ConfigError naming every mistake in one line each.
+KeysOf = Callable[[dict[str, Any], Sequence[str]], list[str] | None]
+"""(the config composed from the group choices, a dotted path) -> the keys the schema allows right below the path,
+None where it says nothing. The sweep's own schema knows its models; the resolver's (``design.resolved``) also
+knows each game's family schema and each provider's settings."""
+
+
+def sweep_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:
+    return schema_keys(SweepConfig, path)
+
+
+def compose_command(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sweep_keys) -> dict[str, Any]:
+    """The config ``python -m bargain_ray [overrides]`` runs, or ConfigError naming every mistake in one line each."""
+    return compose_dict("config", command_overrides(overrides, keys_of))
+
+
+def show_config(overrides: list[str] | tuple[str, ...], part: str, keys_of: KeysOf = sweep_keys) -> str:
+    """``--cfg job|hydra|all``, as Hydra prints it: the composed config (``job``), Hydra's own node (``hydra``), or
+    both, as YAML; interpolations left as written."""
+    cfg, _ = _compose(command_overrides(overrides, keys_of), hydra=part != "job")
+    if part == "hydra":
+        cfg = OmegaConf.create({"hydra": cfg.hydra})
+    elif part == "job":
+        cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+    return OmegaConf.to_yaml(cfg)
+
+
+def command_overrides(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sweep_keys) -> list[str]:
+    """The overrides as Hydra is handed them, or ConfigError naming every mistake in one line each.
 
     Hydra refuses a key its YAML leaves out and asks for ``+key``. Here a key the schema knows
     (``models.B.max_tokens`` of a model whose file omits it, ``grid.seeds``) is added as ``+key`` would;
@@ -91,34 +200,34 @@ def compose_command(overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
         parsed = OverridesParser.create().parse_overrides(list(overrides))
     except OverrideParseException as exc:
         raise ConfigError([f"cannot read override {exc.override!r}: write key=value (see --help)"]) from None
-    base = _compose([o.input_line for o in parsed if _is_group(o)])
+    base, _ = _compose([o.input_line for o in parsed if _is_group(o)])
+    plain = OmegaConf.to_container(base, resolve=False)
     lines, problems = [], []
     for o in parsed:
         parts = o.key_or_group.split(".")
         absent = None if _is_group(o) or o.type is not OverrideType.CHANGE else _first_absent(base, parts)
         if absent is None:
             lines.append(o.input_line)
-        elif all(parts[i] in (schema_keys(SweepConfig, parts[:i]) or []) for i in range(absent, len(parts))):
+        elif all(parts[i] in (keys_of(plain, parts[:i]) or []) for i in range(absent, len(parts))):
             lines.append(f"+{o.input_line}")
         else:
             level = OmegaConf.select(base, ".".join(parts[:absent])) if absent else base
             present = list(level.keys()) if isinstance(level, DictConfig) else []
-            problems.append(unknown_key(parts, absent, [*present, *(schema_keys(SweepConfig, parts[:absent]) or [])]))
+            problems.append(unknown_key(parts, absent, [*present, *(keys_of(plain, parts[:absent]) or [])]))
     if problems:
         raise ConfigError(problems)
-    return compose_dict("config", lines)
+    return lines
 
 
 def compose_dict(config_name: str, overrides: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
     """Compose one config with overrides, as a plain resolved dict (ConfigError when Hydra refuses them)."""
+    cfg, files = _compose(list(overrides), config_name)
     try:
-        data = OmegaConf.to_container(_compose(list(overrides), config_name), resolve=True)
+        data = OmegaConf.to_container(cfg, resolve=True)
     except OmegaConfBaseException as exc:
         raise ConfigError([_first_line(exc)]) from None
     data.pop("hydra", None)
+    if config_name == "config":
+        data["local_conf"] = [f.model_dump() for f in files]
     return data
 
-
-def load_config(grid: str, overrides: list[str] | tuple[str, ...] = ()) -> SweepConfig:
-    """The validated config of ``+grid=<grid>`` with Hydra ``overrides``, as the command line composes it."""
-    return SweepConfig.model_validate(compose_dict("config", [f"+grid={grid}", *overrides]))

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import types
 from collections.abc import Iterable, Sequence
 from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-Path = Sequence[str | int]
+KeyPath = Sequence[str | int]
+"""A dotted key as parts: ``("grid", "designs", 0)``."""
 
 BOUNDS = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
 """Pydantic's range error types, as the sign a user reads."""
@@ -29,12 +31,9 @@ class ConfigError(Exception):
         self.problems = problems
 
 
-def dotted(path: Path) -> str:
-    """``("grid", "designs", 0, "pairings")`` as ``grid.designs[0].pairings``."""
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
+def dotted(path: KeyPath) -> str:
+    """``("grid", "designs", 0, "pairings")`` as ``grid.designs.0.pairings``: the key as an override writes it."""
+    return ".".join(str(part) for part in path)
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -62,7 +61,7 @@ def _child(node: Any, part: str | int) -> Any:
     return None
 
 
-def schema_keys(model: type[BaseModel], path: Path) -> list[str] | None:
+def schema_keys(model: type[BaseModel], path: KeyPath) -> list[str] | None:
     """The keys ``model`` allows right below ``path``; None where any key is allowed or the schema is silent."""
     node: Any = model
     for part in path:
@@ -90,8 +89,25 @@ def unknown_key(path: Sequence[str | int], at: int, candidates: Iterable[str]) -
 
 def show(value: Any) -> str:
     """A value as a user would type it on the command line, cut short when long."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # inf, -inf, nan: as typed, not JSON's Infinity
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+FINITE = "should be a finite number"
+
+
+def non_finite(data: Any, path: KeyPath = ()) -> list[str]:
+    """One line per NaN or infinite float anywhere in composed config data (game configs and provider settings
+    included, whichever schema reads them later): no knob of any schema means anything by one."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return [f"{dotted(path)}={show(data)}: {FINITE}"]
+    if isinstance(data, dict):
+        return [line for k, v in data.items() for line in non_finite(v, (*path, str(k)))]
+    if isinstance(data, list):
+        return [line for i, v in enumerate(data) for line in non_finite(v, (*path, i))]
+    return []
 
 
 def _rule(error: dict[str, Any]) -> str:
@@ -105,7 +121,7 @@ def _rule(error: dict[str, Any]) -> str:
     return message[:1].lower() + message[1:]
 
 
-def validation_problems(exc: ValidationError, model: type[BaseModel] | None, prefix: Path = ()) -> list[str]:
+def validation_problems(exc: ValidationError, model: type[BaseModel] | None, prefix: KeyPath = ()) -> list[str]:
     """One line per error of ``exc``, raised validating ``model`` (its fields name the nearest key) at ``prefix``."""
     problems = []
     for error in exc.errors(include_url=False):

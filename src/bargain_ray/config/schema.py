@@ -2,31 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from bargain_ray.config.base import Strict
+from bargain_ray.config.pricing import Price
 
 # Every numeric knob carries its range here, so a bad value is refused when the config is read,
-# before Ray starts or the sweep folder is written (issue 10.9).
+# before Ray starts or the sweep folder is written (issue 10.9); no float is NaN or infinite (``Strict``).
 
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Price(Strict):
-    """US dollars per million tokens."""
-
-    input: float = Field(0.0, ge=0)
-    output: float = Field(0.0, ge=0)
-    cache_read: float = Field(0.0, ge=0)
-    cache_write: float = Field(0.0, ge=0)
-    batch_discount: float = Field(0.5, ge=0.0, le=1.0, description="share of the price a batch API call saves")
-
-    def charged(self, cost_usd: float, batched: bool) -> float:
-        """``cost_usd`` at this table's prices as billed: a call through a batch API saves ``batch_discount``
-        of it. The one place the discount is applied (a paid reply's cost and the dry run's estimate)."""
-        return cost_usd * (1.0 - self.batch_discount) if batched else cost_usd
+INT64 = 2**63
+"""Seeds are 64-bit signed integers in every table (parquet ``Int64``)."""
+MAX_BLOCKS = 100_000
+"""Replicate blocks a grid may have (ours): with the cells of a block, what one plan can hold (``design.resolved``)."""
+Seed = Annotated[int, Field(ge=-INT64, le=INT64 - 1)]
 
 
 class Rates(Strict):
@@ -52,15 +42,17 @@ class Retry(Strict):
     timeout_s: float = Field(600.0, gt=0)
 
 
-BATCH_PROVIDERS = ("anthropic", "openai", "sim")
-"""Providers with a batch API (the simulated provider serves both)."""
+STRATEGY = "strategy"
+"""The ``provider`` of a strategy agent: computed replies, no API."""
 
 
 class ModelConfig(Strict):
     """A model as configured in ``conf/model/*.yaml``; code never names a model."""
 
     name: str = Field(description="the model id the provider knows, or the strategy's name")
-    provider: Literal["anthropic", "openai", "openai_compatible", "strategy", "sim", "local"]
+    provider: str = Field(description=(
+        "the model API it is called through (a name of clients.registry, checked when the sweep is resolved), "
+        "or strategy for a strategy agent"))
     max_tokens: int = Field(4096, ge=1)
     params: dict[str, Any] = {}
     base_url: str | None = None
@@ -74,13 +66,7 @@ class ModelConfig(Strict):
 
     @property
     def is_llm(self) -> bool:
-        return self.provider != "strategy"
-
-    @model_validator(mode="after")
-    def _check_batch(self) -> ModelConfig:
-        if self.batch_api and self.provider not in BATCH_PROVIDERS:
-            raise ValueError(f"model {self.name}: batch_api needs provider anthropic or openai, not {self.provider}")
-        return self
+        return self.provider != STRATEGY
 
 
 RUNTIME_KEYS = ("limits", "retry", "batch_api", "price")
@@ -90,8 +76,9 @@ RUNTIME_KEYS = ("limits", "retry", "batch_api", "price")
 class ProviderConfig(Strict):
     """``provider=`` group: ``default`` keeps each model's own provider."""
 
-    name: Literal["default", "sim", "local"] = "default"
+    name: str = "default"
     settings: dict[str, Any] = {}
+    """As composed: read into the choice's own typed settings when the sweep is resolved (``providers.routing``)."""
 
 
 class Assignment(Strict):
@@ -149,9 +136,10 @@ class GridConfig(Strict):
     name: str
     experiment: str
     prefix: str = "negotiation"
-    seed: int = 0
-    blocks: int = Field(1, ge=1)
-    seeds: list[int] | None = None
+    seed: int = Field(0, ge=-INT64, le=INT64 - 1 - MAX_BLOCKS,
+                      description="block b plays seed + b, which must stay a 64-bit signed integer")
+    blocks: int = Field(1, ge=1, le=MAX_BLOCKS)
+    seeds: list[Seed] | None = None
     designs: list[Design] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -196,6 +184,17 @@ class RunConfig(Strict):
     batch: BatchRun = BatchRun()
     progress: bool = True
     report: bool = True
+    ray_timeout_s: float = Field(5.0, gt=0, le=600)
+    """How long the Ray cluster to join may take to answer, at start and while the run goes on."""
+
+
+class LocalFile(Strict):
+    """A config file composed from ``./conf`` (``config.compose``): a user's own, or one set in a packaged file's
+    place (``replaces``). Its digest says which version of it was read."""
+
+    path: str
+    sha256: str
+    replaces: bool
 
 
 class SweepConfig(Strict):
@@ -205,6 +204,8 @@ class SweepConfig(Strict):
     games: dict[str, dict[str, Any]]
     conditions: dict[str, Condition] = {}
     models: dict[str, ModelConfig]
+    local_conf: list[LocalFile] = []
+    """The ``./conf`` files the composition read (set by it, never by a config file or an override)."""
 
     @model_validator(mode="after")
     def _check(self) -> SweepConfig:
@@ -225,9 +226,3 @@ class SweepConfig(Strict):
                     raise ValueError(f"assignment {a.id}: unknown agents {sorted(bad)}; pairings name {sorted(agents)}")
         return self
 
-    def sends_batched(self, model: ModelConfig) -> bool:
-        """Whether ``model``, as this run calls it (``providers.effective_model``), goes through a batch API:
-        its own ``batch_api``, else ``run.batch_api``, where its provider has one. Asked by the batcher and
-        by the dry run's estimate alike."""
-        wanted = self.run.batch_api if model.batch_api is None else model.batch_api
-        return wanted and model.provider in BATCH_PROVIDERS

@@ -1,11 +1,101 @@
-"""Failures outside the protocol: never an economic result."""
+"""Failures outside the protocol: never an economic result.
+
+A technical failure is typed (``Failure``): its ``kind`` is what the budget, the summary, the report and
+the view group and act on; its ``detail`` is the text a person reads (masked before it gets here). No
+reader parses the detail back: what a reader needs is a field.
+"""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
     from bargain_ray.core.records import Reply
+
+
+class FailureKind(StrEnum):
+    """Why a game ended unknown (or a call failed), as one word a reader can act on."""
+
+    BUDGET = "budget"
+    """The budget (``run.max_cost_usd``) refused a call."""
+    TIMEOUT = "timeout"
+    CONNECTION = "connection"
+    """No response: the provider is unreachable, or the connection dropped."""
+    RATE_LIMITED = "rate_limited"
+    """429 after every retry."""
+    MISSING_KEY = "missing_key"
+    AUTH = "auth"
+    """401/403: the provider refused the key."""
+    BAD_REQUEST = "bad_request"
+    """Another 4xx: the provider refused the request as sent."""
+    SERVER_ERROR = "server_error"
+    """5xx (529 included) after every retry."""
+    MALFORMED_REPLY = "malformed_reply"
+    """The provider answered 200 with a body that is not the API's JSON."""
+    UNREADABLE_INSTRUMENT = "unreadable_instrument"
+    """An instrument of the game (the free-text observer) used up its repairs: the game cannot be judged."""
+    REPLAY_EXHAUSTED = "replay_exhausted"
+    """A re-scored transcript ran out of recorded replies before the game ended."""
+    UNFINISHED = "unfinished"
+    """The loop stopped with no end and no failure (a bug if ever seen)."""
+    LOST_JOURNAL = "lost_journal"
+    """The sweep's call journal actor died for good: the run stops (no call is paid that cannot be journaled)."""
+    LOST_BUDGET = "lost_budget"
+    """The sweep's budget actor died: the run stops (no call goes out without its reservation)."""
+    LOST_BATCHER = "lost_batcher"
+    """The sweep's batcher died for good: the run stops (no batched call goes online at full price)."""
+    LOST_WORKER = "lost_worker"
+    """A game runner died every time it played the same games: the run stops rather than replace it forever."""
+    OTHER = "other"
+
+
+FAILURE_LABELS: dict[FailureKind, str] = {
+    FailureKind.BUDGET: "refused by the budget",
+    FailureKind.TIMEOUT: "timeouts",
+    FailureKind.CONNECTION: "connection errors (provider unreachable?)",
+    FailureKind.RATE_LIMITED: "rate limited (429) after every retry",
+    FailureKind.MISSING_KEY: "missing API keys",
+    FailureKind.AUTH: "refused keys (401/403)",
+    FailureKind.BAD_REQUEST: "requests refused (4xx)",
+    FailureKind.SERVER_ERROR: "server errors (5xx)",
+    FailureKind.MALFORMED_REPLY: "unreadable replies",
+    FailureKind.UNREADABLE_INSTRUMENT: "observers that could not be read",
+    FailureKind.REPLAY_EXHAUSTED: "recorded replies ran out",
+    FailureKind.UNFINISHED: "unfinished",
+    FailureKind.LOST_JOURNAL: "stopped: the call journal's actor was lost",
+    FailureKind.LOST_BUDGET: "stopped: the budget's actor was lost",
+    FailureKind.LOST_BATCHER: "stopped: the batcher's actor was lost",
+    FailureKind.LOST_WORKER: "stopped: a game runner was lost again and again with the same games",
+    FailureKind.OTHER: "other technical errors",
+}
+"""How the summary, the report and the view name each kind, in the plural (ours)."""
+
+LOST_ACTOR = frozenset({FailureKind.LOST_JOURNAL, FailureKind.LOST_BUDGET, FailureKind.LOST_BATCHER,
+                        FailureKind.LOST_WORKER})
+"""The kinds that stop a whole run: one of the sweep's own actors is gone (``execution.driver``)."""
+
+
+class Failure(BaseModel):
+    """A technical failure as recorded: its kind, the text a person reads, and the facts a reader acts on."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: FailureKind
+    detail: str = ""
+    """Key-free (masked where it came from outside) and cut: for people, never parsed."""
+    http_status: int | None = None
+    cap_usd: float | None = None
+    """The cap of a budget refusal: an invocation whose cap is no higher starts closed."""
+
+    @property
+    def label(self) -> str:
+        return FAILURE_LABELS[self.kind]
+
+    def __str__(self) -> str:
+        return self.detail or self.kind.value
 
 
 class TechnicalFailure(Exception):
@@ -14,6 +104,7 @@ class TechnicalFailure(Exception):
     The game is unknown, not scored, and run again on resume.
     """
 
-    def __init__(self, message: str, reply: Reply | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, failure: Failure, reply: Reply | None = None) -> None:
+        super().__init__(str(failure))
+        self.failure = failure
         self.reply = reply

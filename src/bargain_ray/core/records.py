@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from bargain_ray.core.errors import Failure
 from bargain_ray.core.status import Status
 from bargain_ray.core.text import whole_characters
 from bargain_ray.core.unit import Unit
@@ -122,8 +123,8 @@ class Outcome(BaseModel):
     read by their own metrics, the tables and the report as JSON, and a model each would repeat every
     field list for no reader that needs it typed. On the wire (journal line, ``games.parquet``'s
     ``outcome``, the replay print) an outcome is one flat object in seed 001's order: calls, repairs,
-    invalid attempts, bounds (families that have them), status, known, reason, agreement, the family's
-    figures, technical_pass. Reading one back puts every key this model does not name into ``scored``.
+    invalid attempts, bounds (families that have them), status, known, reason, agreement, the failure (unknown
+    games only), the family's figures, technical_pass. Reading one back puts every key this model does not name into ``scored``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -137,6 +138,8 @@ class Outcome(BaseModel):
     known: bool
     reason: str
     agreement: bool
+    failure: Failure | None = None
+    """What made an unknown game unknown, typed (None for a known game; left off the wire then)."""
     scored: dict[str, Any] = {}
     """The family's figures of the game (empty for an unknown one)."""
     technical_pass: bool
@@ -156,8 +159,9 @@ class Outcome(BaseModel):
         data = handler(self)
         scored = data.pop("scored", {})
         tail = {"technical_pass": data.pop("technical_pass")} if "technical_pass" in data else {}
-        if "bounds" in data and data["bounds"] is None:
-            del data["bounds"]
+        for key in ("bounds", "failure"):
+            if key in data and data[key] is None:
+                del data[key]
         return data | scored | tail
 
 

@@ -6,6 +6,8 @@ from enum import IntEnum, StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from bargain_ray.core.errors import FailureKind
+
 
 class Status(StrEnum):
     """How a game ended. Only the first three are known results."""
@@ -29,6 +31,8 @@ class Ended(BaseModel):
 
     status: Status
     reason: str
+    failure: FailureKind | None = None
+    """For an engine that ends a game unknown (an instrument it cannot read): why, typed."""
 
 
 class ExitCode(IntEnum):
@@ -42,6 +46,9 @@ class ExitCode(IntEnum):
     """The run ended with unknown games (technical failures): running it again retries them."""
     BUDGET = 3
     """The budget (``run.max_cost_usd``) stopped the run: raise it and run again to go on."""
+    CLUSTER_UNAVAILABLE = 69
+    """Ray is unavailable (sysexits' EX_UNAVAILABLE): the cluster to join does not answer, a local instance could not
+    start, or the cluster was lost mid-run; every journaled result is kept: do what the line says, run again."""
     DISK_FULL = 74
     """The sweep folder's disk is full (sysexits' EX_IOERR): every journaled call is kept; free space, run again."""
     SIGINT = 130

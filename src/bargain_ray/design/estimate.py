@@ -5,59 +5,34 @@ linear strategy agents reading the real prompts (the record grows turn by
 turn, so later calls cost more); output tokens are a typical reply plus a
 thinking allowance when a model thinks. Prices come from each model's
 ``price`` table, at its batch price where the run sends that model through a
-batch API (``SweepConfig.sends_batched``, ``Price.charged``: the same two the
+batch API (``ResolvedSweep.sends_batched``, ``Price.charged``: the same two the
 paid calls go by). The result is an estimate, printed with its assumptions.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections import defaultdict
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from bargain_ray.config import ModelConfig, Price, SweepConfig
-from bargain_ray.core.prompt import Prompt
-from bargain_ray.core.records import Reply
+from bargain_ray.config import ModelConfig, Price
+from bargain_ray.config.pricing import CHARS_PER_TOKEN, cost_usd
+from bargain_ray.core.records import Usage
 from bargain_ray.core.unit import Unit
-from bargain_ray.design.merge import game_config
-from bargain_ray.games import family, load_game
-from bargain_ray.play.loop import play
-from bargain_ray.providers import effective_model
+from bargain_ray.games import Game
 
-CHARS_PER_TOKEN = 4
+if TYPE_CHECKING:
+    from bargain_ray.design.resolved import ResolvedSweep
+
 REPLY_TOKENS = 150
 """A typical visible reply: the JSON action and a message of up to 80 words."""
 THINKING_TOKENS = 600
 """Assumed thinking per call for a model configured with ``thinking`` (adaptive, low effort)."""
 
-
-@dataclass
-class ProbeAgent:
-    """Answers as a linear strategy and notes the size of every prompt its role is sent."""
-
-    role: str
-    respond: Any
-    sizes: dict[str, list[int]]
-
-    async def act(self, prompt: Prompt, call_id: str) -> Reply:
-        messages = [m.model_dump() for m in prompt.messages]
-        chars = len(prompt.system) + sum(len(m["content"]) for m in messages)
-        self.sizes[self.role].append(max(1, chars // CHARS_PER_TOKEN))
-        text = self.respond(prompt.system, messages, {"kind": "linear"})
-        return Reply(text=text, provider="probe", model="probe", request={})
-
-
-def typical_game(sweep: SweepConfig, unit: Unit) -> dict[str, list[int]]:
-    """Input tokens of each call, by role, in one offline game shaped like ``unit``."""
-    game = load_game(game_config(sweep, unit.game, unit.condition))
-    respond = family(unit.family).strategy.respond
-    sizes: dict[str, list[int]] = defaultdict(list)
-    agents = {role: ProbeAgent(role, respond, sizes) for role in game.roles}
-    asyncio.run(play(game, agents, unit))
-    return dict(sizes)
+Measure = Callable[[Game, Unit], dict[str, list[int]]]
+"""(game, unit) -> the input tokens of each call, by role, of one offline game shaped like the unit
+(``play.probe.typical_calls``: the caller hands it in, so the design plays no game itself)."""
 
 
 def output_tokens(model: ModelConfig) -> int:
@@ -118,16 +93,16 @@ class Estimate(BaseModel):
         return "\n".join(lines)
 
 
-def estimate_cost(sweep: SweepConfig, todo: list[Unit]) -> Estimate:
-    """Expected calls, tokens and cost per model of playing ``todo``."""
+def estimate_cost(sweep: ResolvedSweep, todo: list[Unit], measure: Measure) -> Estimate:
+    """Expected calls, tokens and cost per model of playing ``todo``, each kind of game measured once."""
     shapes: dict[tuple[Any, ...], dict[str, list[int]]] = {}
     per_model: dict[tuple[str, bool], ModelCost] = {}
     for unit in todo:
         shape = (unit.game, unit.condition, unit.first_speaker)
         if shape not in shapes:
-            shapes[shape] = typical_game(sweep, unit)
+            shapes[shape] = measure(sweep.game(unit.game, unit.condition), unit)
         for role, letter in unit.model_of_role.items():
-            model = effective_model(sweep, letter)
+            model = sweep.models[letter]
             if not model.is_llm:
                 continue
             calls = shapes[shape].get(role, [])
@@ -139,11 +114,11 @@ def estimate_cost(sweep: SweepConfig, todo: list[Unit]) -> Estimate:
             m.calls += len(calls)
             m.input_tokens += sum(calls)
             m.output_tokens += out
-            m.list_usd += (sum(calls) * model.price.input + out * model.price.output) / 1e6
+            m.list_usd += cost_usd(Usage(input_tokens=sum(calls), output_tokens=out), model.price)
     return Estimate(units=len(todo), models=[per_model[k] for k in sorted(per_model)],
                     max_cost_usd=sweep.run.max_cost_usd)
 
 
-def estimate(sweep: SweepConfig, todo: list[Unit]) -> str:
+def estimate(sweep: ResolvedSweep, todo: list[Unit], measure: Measure) -> str:
     """The dry-run plan as printed: units, expected calls, tokens and cost per model, and the assumptions."""
-    return estimate_cost(sweep, todo).text()
+    return estimate_cost(sweep, todo, measure).text()

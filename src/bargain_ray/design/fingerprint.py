@@ -9,29 +9,43 @@ changes nothing: no source code is hashed. Provenance tags are not part of it: t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from bargain_ray.config import RUNTIME_KEYS, SweepConfig
+from bargain_ray.config import RUNTIME_KEYS, ModelConfig
 from bargain_ray.core.hashing import digest
-from bargain_ray.design.merge import game_config
-from bargain_ray.games import load_game
-from bargain_ray.providers.routing import effective_model
-from bargain_ray.store.manifest import game_key
+from bargain_ray.games import Game
 
 
-def text_digests(config: dict[str, Any]) -> dict[str, str]:
-    """text name -> digest of the text, for one game config."""
-    return {name: digest(t.text) for name, t in sorted(load_game(config).texts().items())}
+def game_key(game: str, condition: str) -> str:
+    """The name of a game config's part in the fingerprint (and in ``manifest.json``'s ``components``)."""
+    return f"game {game} under condition {condition}"
 
 
-def components(sweep: SweepConfig) -> dict[str, Any]:
-    """What determines games, by name: compared on resume to name what changed."""
-    out: dict[str, Any] = {}
-    for d in sweep.grid.designs:
-        for c in d.conditions:
-            cfg = game_config(sweep, d.game, c)
-            out[game_key(d.game, c)] = {"config": cfg, "texts": text_digests(cfg)}
-    for letter in sorted(sweep.models):
-        m = effective_model(sweep, letter).model_dump(mode="json", exclude=set(RUNTIME_KEYS))
-        out[f"model {letter} ({m['name']})"] = m
-    return out
+def game_part(components: Mapping[str, Any], game: str, condition: str) -> dict[str, Any] | None:
+    """The fingerprint part of ``game`` under ``condition`` (``config``: the game config it was played
+    under, as written; ``texts``: the digest of each text a model reads), None when there is no such game."""
+    return components.get(game_key(game, condition))
+
+
+def text_digests(game: Game) -> dict[str, str]:
+    """text name -> digest of the text, for one game."""
+    return {name: digest(t.text) for name, t in sorted(game.texts().items())}
+
+
+def model_part(letter: str, model: ModelConfig) -> tuple[str, dict[str, Any]]:
+    """(name, part) of one model as this run calls it: every field but the runtime knobs."""
+    return f"model {letter} ({model.name})", model.model_dump(mode="json", exclude=set(RUNTIME_KEYS))
+
+
+def components(written: Mapping[str, dict[str, Any]], games: Mapping[str, Game],
+               models: Mapping[str, ModelConfig]) -> dict[str, Any]:
+    """What determines games, by name: compared on resume to name what changed.
+
+    ``written`` and ``games`` are keyed by ``game_key``: each game config as the sweep writes it (its YAML
+    merged with the condition's overrides, so a default the YAML leaves out is not part of it) and the game
+    bound to it; ``models`` are keyed by letter, each as this run calls it.
+    """
+    out: dict[str, Any] = {key: {"config": written[key], "texts": text_digests(games[key])} for key in written}
+    return out | dict(model_part(letter, models[letter]) for letter in sorted(models))
+

@@ -14,6 +14,6 @@ def deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def game_config(sweep: SweepConfig, game: str, condition: str) -> dict[str, Any]:
-    """The game config as a condition plays it."""
-    return deep_merge(sweep.games[game], sweep.conditions[condition].game)
+def game_config(config: SweepConfig, game: str, condition: str) -> dict[str, Any]:
+    """The game config as a condition plays it, as written: its YAML merged with the condition's overrides."""
+    return deep_merge(config.games[game], config.conditions[condition].game)

@@ -4,24 +4,25 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from bargain_ray.config import SweepConfig
 from bargain_ray.core.hashing import digest
 from bargain_ray.core.unit import Unit
-from bargain_ray.design.fingerprint import components
-from bargain_ray.providers.routing import effective_model
-from bargain_ray.store.manifest import game_key
+from bargain_ray.design.fingerprint import game_key, model_part
+
+if TYPE_CHECKING:
+    from bargain_ray.design.resolved import ResolvedSweep
 
 
-def units(sweep: SweepConfig, created: str) -> Iterator[Unit]:
+def units(sweep: ResolvedSweep, created: str) -> Iterator[Unit]:
     """Every unit of the grid, block by block, each block in a seeded shuffled order.
 
     A unit's hash covers what determines its game (game config and texts, each role's model, seed, first
     speaker) and the labels its result is tabled under (game, cell), so a result is never kept under another
     cell's labels, e.g. two assignments of one model pairing (``BB`` a1 and a2), which play alike."""
     grid = sweep.grid
-    parts = {name: digest(part) for name, part in components(sweep).items()}
-    model_parts = {letter: next(v for k, v in parts.items() if k.startswith(f"model {letter} ")) for letter in sweep.models}
+    parts = {name: digest(part) for name, part in sweep.components.items()}
+    model_parts = {letter: parts[model_part(letter, model)[0]] for letter, model in sweep.models.items()}
     for block in range(1, grid.blocks + 1):
         cells = []
         for d in grid.designs:
@@ -36,7 +37,7 @@ def units(sweep: SweepConfig, created: str) -> Iterator[Unit]:
         for position, (d, cond, key, pairing, a, speaker) in enumerate(cells, start=1):
             agent_of_role = dict(a.roles)
             letters = {role: pairing[ord(agent) - ord("A")] for role, agent in agent_of_role.items()}
-            models = {role: effective_model(sweep, letter).name for role, letter in letters.items()}
+            models = {role: sweep.models[letter].name for role, letter in letters.items()}
             suffix = f"-f{speaker}" if d.speaker_varied(a) and speaker else ""
             cell = d.cell(cond, pairing, a, speaker)
             unit_id = (
@@ -54,7 +55,7 @@ def units(sweep: SweepConfig, created: str) -> Iterator[Unit]:
                 unit_id=unit_id,
                 experiment=grid.experiment,
                 game=d.game,
-                family=sweep.games[d.game]["family"],
+                family=sweep.game_configs[key].family,
                 block=block,
                 position=position,
                 condition=cond,

@@ -6,9 +6,21 @@ once; ``driver`` is the loop that submits batches and journals results;
 ``calljournal`` journals and replays paid replies; ``budget`` caps what they cost;
 ``batcher`` gathers requests into provider batches (``run.batch_api``);
 ``signals`` turns SIGINT/SIGTERM into a stop the loop reads; ``progress`` keeps totals,
-the summary and the exit code.
+the summary and the exit code; ``cluster`` decides which Ray a run uses and watches it.
+
+``run_sweep`` and ``sweep_dir`` are imported on first use, so the CLI takes signals (``signals``) before
+Ray, polars or a client is imported.
 """
 
-from bargain_ray.execution.sweep import run_sweep, sweep_dir
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __all__ = ["run_sweep", "sweep_dir"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        return getattr(importlib.import_module("bargain_ray.execution.sweep"), name)
+    raise AttributeError(f"module 'bargain_ray.execution' has no attribute {name!r}")

@@ -8,8 +8,14 @@ provider accepted it, polls it, and hands each caller its own result. It is an a
 
 On resume a call whose id and request are in a journaled batch waits for that batch's results (the
 provider keeps them for days) instead of being sent again; replies already in the call journal never
-reach it. Errored or expired requests go back to the caller, which retries them online
+reach it. So does a call sent again in the same run (its game's runner was lost): it waits for the batch
+it is already in. Errored or expired requests go back to the caller, which retries them online
 (``clients.batches.BatchedClient``).
+
+Ray restarts the batcher when its process dies: its state is the batch journal, read again, and each
+request in flight to it is retried on the new one, which collects the batches already created. A batcher
+gone for good fails its callers' games (``lost_batcher``) and the run stops: its calls never go online
+at full price.
 """
 
 from __future__ import annotations
@@ -26,17 +32,18 @@ from tqdm import tqdm
 
 from bargain_ray.clients import BatchAPI, BatchedClient, BatchResult, BatchRoute, HTTPClient, ModelClient, batch_client
 from bargain_ray.clients.batches import custom_id
+from bargain_ray.clients.limiter import NAMESPACE
 from bargain_ray.config import BatchRun, ModelConfig, SweepConfig
+from bargain_ray.core.errors import FailureKind
 from bargain_ray.core.hashing import digest
-from bargain_ray.providers import effective_model
-from bargain_ray.store.batches import BatchJournal, JournaledBatch, batches_journal_path, read_batches
-
-NAMESPACE = "bargain_ray"
+from bargain_ray.execution.calljournal import RESTARTS, lost
+from bargain_ray.store.batches import JournaledBatch, batches_journal_path, read_batches
+from bargain_ray.store.jsonl import Appender
 
 
 def batching(sweep: SweepConfig) -> bool:
     """Whether any model of the sweep, as this run calls it, sends through a batch API."""
-    return any(sweep.sends_batched(effective_model(sweep, letter)) for letter in sweep.models)
+    return any(sweep.sends_batched(model) for model in sweep.models.values())
 
 
 def batcher_name() -> str:
@@ -51,14 +58,19 @@ class Batcher:
         path = Path(sweep_dir)
         self.settings = BatchRun.model_validate(settings)
         self.journaled: dict[str, JournaledBatch] = {}
+        """call_id -> the batch that holds its request: journaled before this batcher started, or sent by it."""
         for batch in read_batches(path):
-            for call_id in batch.calls:
-                self.journaled[call_id] = batch
-        self.journal = BatchJournal(str(batches_journal_path(path)))
+            self._holds(batch)
+        self.journal = Appender(batches_journal_path(path))
         self.apis: dict[str, BatchAPI] = {}
         self.waiting: dict[str, list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]] = {}
-        self.resumed: dict[str, asyncio.Task[dict[str, BatchResult]]] = {}
+        self.collecting: dict[str, asyncio.Task[dict[str, BatchResult]]] = {}
+        """batch_id -> its results once it ended: one poll per batch, whoever waits on it."""
         self.sent = 0
+
+    def _holds(self, batch: JournaledBatch) -> None:
+        for call_id in batch.calls:
+            self.journaled[call_id] = batch
 
     def _api(self, route: BatchRoute) -> BatchAPI:
         if route.key not in self.apis:
@@ -69,9 +81,7 @@ class Batcher:
         """This request's result once its batch ended (a journaled batch's, if it holds this very request)."""
         old = self.journaled.get(call_id)
         if old is not None and old.route == route.key and old.calls[call_id] == digest(body):
-            if old.batch_id not in self.resumed:
-                self.resumed[old.batch_id] = asyncio.create_task(self._collect(old.batch_id, self._api(route)))
-            results = await self.resumed[old.batch_id]
+            results = await self._results(old.batch_id, route)
             return results.get(custom_id(call_id)) or BatchResult(old.batch_id, error="not in the batch's results")
         future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
         queue = self.waiting.setdefault(route.key, [])
@@ -102,14 +112,19 @@ class Batcher:
             for _, _, future in items:
                 future.set_result(BatchResult("", error=f"batch not created: {type(exc).__name__}: {str(exc)[:200]}"))
             return
-        self.journal.append_batch(JournaledBatch(
-            batch_id=batch_id, api=route.api, route=route.key, created=time.time(),
-            calls={call_id: digest(body) for call_id, body in requests.items()},
-        ))
+        batch = JournaledBatch(batch_id=batch_id, api=route.api, route=route.key, created=time.time(),
+                               calls={call_id: digest(body) for call_id, body in requests.items()})
+        self.journal.append([batch])
+        self._holds(batch)
         self.sent += 1
-        results = await self._collect(batch_id, api)
+        results = await self._results(batch_id, route)
         for call_id, _, future in items:
             future.set_result(results.get(custom_id(call_id)) or BatchResult(batch_id, error="not in the batch's results"))
+
+    def _results(self, batch_id: str, route: BatchRoute) -> asyncio.Task[dict[str, BatchResult]]:
+        if batch_id not in self.collecting:
+            self.collecting[batch_id] = asyncio.create_task(self._collect(batch_id, self._api(route)))
+        return self.collecting[batch_id]
 
     async def _collect(self, batch_id: str, api: BatchAPI) -> dict[str, BatchResult]:
         """Poll until the batch ended, then read its results; a batch that cannot be read fails its requests."""
@@ -131,9 +146,10 @@ class Batcher:
 
 
 def start_batcher(sweep: SweepConfig, sweep_dir: Path) -> Any:
-    """The sweep's batcher, on this (the driver's) node, named for this job."""
+    """The sweep's batcher, on this (the driver's) node, named for this job; restarted there when its process dies
+    (``RESTARTS`` times), and every request in flight to it retried on the new one."""
     node = ray.get_runtime_context().get_node_id()
-    remote = ray.remote(num_cpus=0, max_concurrency=100_000)(Batcher).options(
+    remote = ray.remote(num_cpus=0, max_concurrency=100_000, max_restarts=RESTARTS, max_task_retries=-1)(Batcher).options(
         name=batcher_name(), namespace=NAMESPACE,
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
     )
@@ -147,9 +163,15 @@ def batched_clients(sweep: SweepConfig) -> Callable[[ModelConfig, ModelClient], 
     handle: list[Any] = []
 
     async def submit(route: BatchRoute, body: dict[str, Any], call_id: str) -> BatchResult:
-        if not handle:
-            handle.append(ray.get_actor(batcher_name(), namespace=NAMESPACE))
-        return await handle[0].submit.remote(route, body, call_id)
+        try:
+            if not handle:
+                handle.append(ray.get_actor(batcher_name(), namespace=NAMESPACE))
+        except ValueError:  # no actor of that name: gone for good
+            raise lost(FailureKind.LOST_BATCHER) from None
+        try:
+            return await handle[0].submit.remote(route, body, call_id)
+        except ray.exceptions.RayActorError:
+            raise lost(FailureKind.LOST_BATCHER) from None
 
     def wrap(model: ModelConfig, client: ModelClient) -> ModelClient:
         if sweep.sends_batched(model) and isinstance(client, HTTPClient) and client.batch_api:

@@ -18,7 +18,6 @@ pays nothing more while a higher cap goes on from the spend read back from the c
 from __future__ import annotations
 
 import asyncio
-import re
 from pathlib import Path
 from typing import Any
 
@@ -26,41 +25,18 @@ import ray
 from pydantic import BaseModel
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from bargain_ray.config import ModelConfig, SweepConfig
-from bargain_ray.core.prompt import Prompt
-from bargain_ray.providers import effective_model
+from bargain_ray.config.pricing import price_of, worst_case_usd
+from bargain_ray.core.errors import Failure, FailureKind
+from bargain_ray.design import ResolvedSweep
 from bargain_ray.store import read_heads
 
-BUDGET_FAILURE = "budget"
-"""How a game refused a call by the budget starts its failure reason (grouped in the summary)."""
-MESSAGE_TOKENS = 16
-"""Tokens a provider may add per message (role markers, separators) beyond its text: ours, generous."""
+# what each call reserves (``JournaledAgent`` imports it from here); the arithmetic lives in config.pricing
+__all__ = ["Budget", "BudgetState", "margin_usd", "refusal", "start_budget", "stopped_at", "worst_case_usd"]
 
 
-def price_of(model: ModelConfig) -> tuple[float, float]:
-    """(USD per input token at its dearest, USD per output token) as this run pays them.
-
-    The local model is free (``providers.clients`` serves it at no price); the simulated
-    provider keeps the configured price, so a rehearsal shows what the real run would cost.
-    """
-    if model.provider in ("local", "strategy"):
-        return 0.0, 0.0
-    p = model.price
-    return max(p.input, p.cache_write, p.cache_read) / 1e6, p.output / 1e6
-
-
-def worst_case_usd(model: ModelConfig, prompt: Prompt) -> float:
-    """The most one call can cost: every UTF-8 byte of the request as an input token (a byte-level
-    tokenizer never makes more tokens than bytes), plus ``max_tokens`` of output."""
-    per_in, per_out = price_of(model)
-    tokens_in = len(prompt.model_dump_json().encode()) + MESSAGE_TOKENS * (len(prompt.messages) + 1)
-    return tokens_in * per_in + model.max_tokens * per_out
-
-
-def margin_usd(sweep: SweepConfig) -> float:
+def margin_usd(sweep: ResolvedSweep) -> float:
     """What the costliest model's longest reply costs: below this much left, the budget closes."""
-    costs = [effective_model(sweep, letter) for letter in sweep.models]
-    return max((m.max_tokens * price_of(m)[1] for m in costs if m.is_llm), default=0.0)
+    return max((m.max_tokens * price_of(m)[1] for m in sweep.models.values() if m.is_llm), default=0.0)
 
 
 class BudgetState(BaseModel):
@@ -94,9 +70,9 @@ class Budget:
     def _left(self) -> float:
         return self.cap - self.before - self.now
 
-    async def reserve(self, call_id: str, holder: str, worst: float, label: str) -> str | None:
+    async def reserve(self, call_id: str, holder: str, worst: float, label: str) -> Failure | None:
         """Hold ``worst`` for ``call_id`` (a call of model ``label``); wait while replies in flight may free
-        room; None once held, else the refusal (the failure reason of its game)."""
+        room; None once held, else the refusal (the failure of its game)."""
         async with self._changed:
             while True:
                 if self.closed or worst > self._left():
@@ -141,32 +117,35 @@ WAITERS = 1 << 16
 """Concurrent calls the actor serves: every game in flight may be waiting for room at once."""
 
 
-def start_budget(sweep: SweepConfig, path: Path, spent_before_usd: float) -> Any:
-    """The budget actor of this invocation, on this (the driver's) node; None when there is no cap."""
+def start_budget(sweep: ResolvedSweep, path: Path, spent_before_usd: float) -> Any:
+    """The budget actor of this invocation, on this (the driver's) node; None when there is no cap.
+
+    Never restarted (``max_restarts=0``): its reservations in flight live only in its memory, so a new one could
+    not know what the calls already sent may still cost, and the cap could be crossed. When it dies, every later
+    reservation fails and the run stops (``lost_budget``); the calls already sent settle nowhere, but each is
+    journaled, so the next invocation's budget reads what they cost."""
     cap = sweep.run.max_cost_usd
     if cap is None:
         return None
     stopped = stopped_at(path)
     node = ray.get_runtime_context().get_node_id()
-    remote = ray.remote(num_cpus=0, max_concurrency=WAITERS)(Budget).options(
+    remote = ray.remote(num_cpus=0, max_concurrency=WAITERS, max_restarts=0)(Budget).options(
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False)
     )
     return remote.remote(cap, spent_before_usd, margin_usd(sweep), stopped is not None and cap <= stopped)
 
 
-def refusal(cap_usd: float, label: str, worst: float) -> str:
-    """The failure reason of a call the budget refused: starts with ``BUDGET_FAILURE`` and the cap."""
-    return (f"{BUDGET_FAILURE}: run.max_cost_usd={cap_usd!r} reached; a call of {label} could cost up to "
-            f"${worst:.4f} and the cap leaves less")
-
-
-_STOPPED = re.compile(rf"^{BUDGET_FAILURE}: run\.max_cost_usd=([0-9.e+-]+) ")
+def refusal(cap_usd: float, label: str, worst: float) -> Failure:
+    """The failure of a call the budget refused, carrying the cap it was refused at."""
+    return Failure(kind=FailureKind.BUDGET, cap_usd=cap_usd,
+                   detail=f"budget: run.max_cost_usd={cap_usd!r} reached; a call of {label} could cost up to "
+                          f"${worst:.4f} and the cap leaves less")
 
 
 def stopped_at(path: Path) -> float | None:
     """The highest cap at which the budget stopped a game of the folder ``path`` that is still unfinished."""
-    latest: dict[str, str] = {}
+    latest: dict[str, float | None] = {}
     for head in read_heads(path):
-        latest[head.unit.unit_id] = "" if head.outcome.known else head.outcome.reason
-    caps = [float(m.group(1)) for reason in latest.values() if (m := _STOPPED.match(reason))]
-    return max(caps, default=None)
+        failure = head.outcome.failure
+        latest[head.unit.unit_id] = failure.cap_usd if failure is not None and not head.outcome.known else None
+    return max((cap for cap in latest.values() if cap is not None), default=None)

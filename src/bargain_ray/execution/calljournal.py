@@ -4,10 +4,17 @@ A game interrupted at turn 7 is replayed from its journaled replies on resume
 and pays only for the calls it had not made yet. The journal file lives in the
 sweep folder and is written (by the store's ``CallJournal``) in one actor
 pinned to the driver's node, so workers on other nodes never need a shared disk.
+
+The journal actor restarts when its process dies (its state is the file): a call whose append was in
+flight reaches the new one again and is written once (the restarted journal indexes the lines already
+there). If it cannot restart, the worker keeps what it could not journal, its game ends unknown
+(``lost_journal``), and the driver stops the run and writes those entries itself.
 """
 
 from __future__ import annotations
 
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +22,14 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from bargain_ray.agents.base import Agent
+from bargain_ray.clients.limiter import NAMESPACE
 from bargain_ray.config import ModelConfig
-from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.errors import Failure, FailureKind, TechnicalFailure
 from bargain_ray.core.hashing import digest
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import GameRecord, Reply
 from bargain_ray.execution.budget import worst_case_usd
-from bargain_ray.store.calls import CallJournal, calls_journal_path
+from bargain_ray.store.calls import CallEntry, CallJournal, Entry, SpendEntry, VoidEntry, calls_journal_path
 
 
 def prompt_key(prompt: Prompt) -> str:
@@ -29,57 +37,140 @@ def prompt_key(prompt: Prompt) -> str:
     return digest(prompt.model_dump(mode="json"))
 
 
+RESTARTS = 3
+"""Times Ray restarts a sweep actor whose process died (the call journal, the batcher) before it is gone for good
+and the run stops (ours: a process that keeps dying must not keep the run waiting on it forever)."""
+
+
+def journal_name() -> str:
+    """A name for this run's call journal (so an operator, or a test, can find it): its job's, and its own."""
+    return f"bargain_ray_journal_{ray.get_runtime_context().get_job_id()}_{uuid.uuid4().hex[:8]}"
+
+
+class JournalActor(CallJournal):
+    """The call journal as a Ray actor: a restarted one (its process died) indexes what is on disk first."""
+
+    def __init__(self, file: str) -> None:
+        super().__init__(file, indexed=ray.get_runtime_context().was_current_actor_reconstructed)
+
+
 def start_journal(sweep_dir: Path) -> Any:
-    """The journal actor, on this (the driver's) node."""
+    """The journal actor, on this (the driver's) node; restarted there when its process dies (``RESTARTS`` times),
+    and every call in flight to it retried on the new one."""
     node = ray.get_runtime_context().get_node_id()
-    remote = ray.remote(num_cpus=0)(CallJournal).options(
-        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False)
+    remote = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=-1)(JournalActor).options(
+        name=journal_name(), namespace=NAMESPACE,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
     )
     return remote.remote(str(calls_journal_path(sweep_dir).resolve()))
 
 
+GONE = {
+    FailureKind.LOST_JOURNAL: "the call journal's actor was lost (its process died and could not be restarted)",
+    FailureKind.LOST_BUDGET: "the budget's actor was lost (its process died; it is never restarted, since the "
+                             "reservations of the calls in flight died with it)",
+    FailureKind.LOST_BATCHER: "the batcher's actor was lost (its process died and could not be restarted)",
+}
+
+
+def lost(kind: FailureKind) -> TechnicalFailure:
+    """The failure of a call that met a sweep actor gone for good: its game ends unknown and the run stops."""
+    return TechnicalFailure(Failure(kind=kind, detail=GONE[kind]))
+
+
+@dataclass
+class Ledger:
+    """What every agent of one game runner records and budgets its calls through: the sweep's call journal and
+    budget (actor handles, None when not used), the name the runner's reservations are held under, whether the
+    run has stopped after losing an actor, and the entries the journal could not take."""
+
+    journal: Any = None
+    budget: Any = None
+    holder: str = ""
+    halted: Failure | None = None
+    """Set when the run stops after losing one of its actors: no call starts after that."""
+    unjournaled: list[Entry] = field(default_factory=list)
+    """Entries written while the journal was gone for good; the driver journals them itself."""
+
+    def check(self) -> None:
+        if self.halted is not None:
+            raise TechnicalFailure(self.halted)
+
+    async def reserve(self, call_id: str, worst: float, label: str) -> None:
+        """Hold ``worst`` for the call; raises its game's failure when refused, or when the budget is gone."""
+        try:
+            refused = await self.budget.reserve.remote(call_id, self.holder, worst, label)
+        except ray.exceptions.RayActorError:
+            raise lost(FailureKind.LOST_BUDGET) from None
+        if refused:
+            raise TechnicalFailure(refused)
+
+    async def settle(self, call_id: str, cost_usd: float) -> None:
+        """The call's real cost; a budget gone meanwhile is left to the next reservation to report."""
+        try:
+            await self.budget.settle.remote(call_id, cost_usd)
+        except ray.exceptions.RayActorError:
+            pass
+
+    async def record(self, *entries: Entry) -> None:
+        """Journal ``entries`` (one write); kept here for the driver if the journal is gone for good."""
+        try:
+            await self.journal.append.remote(*entries)
+        except ray.exceptions.RayActorError:
+            self.unjournaled.extend(entries)
+            raise lost(FailureKind.LOST_JOURNAL) from None
+
+
 class JournaledAgent:
     """Where replay or pay is decided: a journaled reply is replayed for free; a new call reserves its worst
-    case from the budget before it is sent, is journaled the moment it returns, and then settles its cost."""
+    case from the budget before it is sent, is journaled the moment it returns (its reply when ``replies``,
+    else only its cost: every paid call has its line, which the budget of a later invocation reads), and
+    then settles its cost. A call whose outcome is unknown (it raised anything but a provider's failure)
+    settles at its worst case, so the cap never misses a call that may have been paid."""
 
-    def __init__(self, inner: Agent, model: ModelConfig, unit_id: str, recorded: dict[str, dict[str, Any]],
-                 journal: Any, budget: Any, holder: str, resumed: set[str]) -> None:
+    def __init__(self, inner: Agent, model: ModelConfig, unit_id: str, recorded: dict[str, CallEntry],
+                 replies: bool, ledger: Ledger, resumed: set[str]) -> None:
         self.inner = inner
         self.model = model
         self.unit_id = unit_id
         self.recorded = recorded
-        self.journal = journal
-        self.budget = budget
-        self.holder = holder
+        self.replies = replies
+        self.ledger = ledger
+        self.budgeted = ledger.budget is not None and model.is_llm
         self.resumed = resumed
 
     async def act(self, prompt: Prompt, call_id: str) -> Reply:
         key = prompt_key(prompt)
         entry = self.recorded.get(call_id)
-        if entry is not None and entry["prompt"] == key:
+        if entry is not None and entry.prompt == key:
             self.resumed.add(call_id)
-            return Reply.model_validate(entry["reply"])
-        if self.budget is None:
-            return await self._pay(prompt, call_id, key)
+            return entry.reply
+        self.ledger.check()
+        if not self.budgeted:
+            return await self._journaled(await self.inner.act(prompt, call_id), call_id, key)
         worst = worst_case_usd(self.model, prompt)
-        refused = await self.budget.reserve.remote(call_id, self.holder, worst,
-                                                   f"{self.model.provider} {self.model.name}")
-        if refused:
-            raise TechnicalFailure(refused)
+        await self.ledger.reserve(call_id, worst, f"{self.model.provider} {self.model.name}")
         cost = 0.0
         try:
-            reply = await self._pay(prompt, call_id, key)
+            self.ledger.check()  # the run may have stopped while the call waited for room
+            cost = worst  # from here the call may be paid: until its reply says what it cost, its worst case
+            try:
+                reply = await self.inner.act(prompt, call_id)
+            except TechnicalFailure:
+                cost = 0.0  # the provider failed it after its retries: nothing is billed
+                raise
             cost = reply.cost_usd
-            return reply
-        finally:  # a failed or cancelled call paid nothing we know of; its reservation comes back
-            await self.budget.settle.remote(call_id, cost)
+            return await self._journaled(reply, call_id, key)
+        finally:
+            await self.ledger.settle(call_id, cost)
 
-    async def _pay(self, prompt: Prompt, call_id: str, key: str) -> Reply:
-        reply = await self.inner.act(prompt, call_id)
-        if self.journal is not None:
-            await self.journal.append.remote(
-                {"unit_id": self.unit_id, "call_id": call_id, "prompt": key, "reply": reply.model_dump(mode="json")}
-            )
+    async def _journaled(self, reply: Reply, call_id: str, key: str) -> Reply:
+        if self.ledger.journal is not None:
+            await self.ledger.record(
+                CallEntry(unit_id=self.unit_id, call_id=call_id, prompt=key, reply=reply) if self.replies
+                else SpendEntry(unit_id=self.unit_id, call_id=call_id, cost_usd=reply.cost_usd,
+                                model=f"{reply.provider}:{reply.model}", input_tokens=reply.usage.input_tokens,
+                                output_tokens=reply.usage.output_tokens))
         return reply
 
 
@@ -99,9 +190,12 @@ def failed_calls(record: GameRecord) -> list[str]:
     return list(last.call_ids)
 
 
-async def void_failed_calls(journal: Any, record: GameRecord) -> None:
+async def void_failed_calls(ledger: Ledger, record: GameRecord) -> None:
     """Journal that the calls whose failure made ``record`` unknown are asked again on resume (before the
     game's record reaches the driver, so a stop in between leaves them asked again too)."""
-    if journal is not None and (calls := failed_calls(record)):
-        unit_id = record.unit.unit_id
-        await journal.void.remote(unit_id, calls, f"{record.outcome.reason}: asked again on resume")
+    if ledger.journal is not None and (calls := failed_calls(record)):
+        why = f"{record.outcome.reason}: asked again on resume"
+        try:
+            await ledger.record(*(VoidEntry(unit_id=record.unit.unit_id, call_id=c, void=why) for c in calls))
+        except TechnicalFailure:
+            pass  # kept for the driver to journal; the game is unknown already

@@ -1,91 +1,179 @@
-"""The driver loop: schedules units on the worker pool and journals results as they arrive; knows no game rules."""
+"""The driver loop: schedules units on the worker pool and journals results as they arrive; knows no game rules.
+
+Every actor of the sweep may die. The call journal, the batcher and the cluster's limiter are restarted by Ray
+(their state is a file or relearned) and the run goes on; a game runner is replaced by the pool and its games
+sent again. The budget is never restarted, and a journal or batcher that cannot restart is gone for good: the
+games that meet the loss end unknown with its failure (``core.errors.LOST_ACTOR``), the run stops (no call
+starts, the calls already sent come back and are journaled, for at most ``DRAIN_S``), tables are written, and
+the exit code is 2 with the loss named on the last line.
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import ray
 from tqdm import tqdm
 
-from bargain_ray.config import SweepConfig
+from bargain_ray.core.errors import LOST_ACTOR
 from bargain_ray.core.unit import Unit
+from bargain_ray.design import ResolvedSweep
 from bargain_ray.execution.batcher import batching, start_batcher
 from bargain_ray.execution.budget import start_budget
 from bargain_ray.execution.calljournal import start_journal
-from bargain_ray.execution.cluster import ensure_ray
-from bargain_ray.execution.pool import WorkerPool, batches
-from bargain_ray.execution.progress import LimiterWatch, RunResult, SweepBar, Tally
+from bargain_ray.execution.pool import ASK_S, WorkerPool, batches
+from bargain_ray.execution.progress import LiveCalls, RunResult, StartupClock, SweepBar, Tally
 from bargain_ray.execution.signals import Stop
-from bargain_ray.providers import key_env_vars, key_names
-from bargain_ray.store import GameJournal, paid_calls, read_calls
+from bargain_ray.execution.worker import Job
+from bargain_ray.providers import key_env_vars
+from bargain_ray.store import GameJournal, read_call_lines
+from bargain_ray.store.calls import CallJournal, calls_journal_path, read_calls, replayable, spent
+
+DRAIN_S = 60.0
+"""After the run lost one of its actors, how long it waits for the calls already sent to come back (and be
+journaled) before it stops the games still in flight (ours: a long reply takes tens of seconds, and one cut
+off is paid for nothing; a request waiting in an open batch is journaled there and collected on resume)."""
 
 
-def run_units(sweep: SweepConfig, units: Iterator[Unit], total: int, journal_file: GameJournal, path: Path,
-              finished: set[str], stop: Stop) -> RunResult:
-    """Play ``units``, journaling each result as it arrives, until they are done, the budget stops them,
-    or SIGINT/SIGTERM asks to stop (then games in flight are stopped; their paid replies replay on resume).
+def answer(ref: ray.ObjectRef, default: Any = None) -> Any:
+    """An actor's answer, or ``default`` when the actor is gone (or does not answer within ``ASK_S``)."""
+    try:
+        return ray.get(ref, timeout=ASK_S)
+    except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+        return default
+
+
+def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_file: GameJournal, path: Path,
+              finished: set[str], stop: Stop, clock: StartupClock | None = None) -> RunResult:
+    """Play ``units``, journaling each result as it arrives, until they are done, the budget stops them, an actor
+    of the sweep is lost for good, or SIGINT/SIGTERM asks to stop (then games in flight are stopped; their paid
+    replies replay on resume).
 
     ``finished`` are the units already done, whose journaled calls are not read back.
     """
-    ensure_ray(key_names(sweep))
-    stop.install()  # again: ray.init puts its own SIGTERM handler in place
+    stop.install()  # again, in case a caller's ray.init replaced its SIGTERM handler
     run = sweep.run
     llm = any(m.is_llm for m in sweep.models.values())
     size = run.batch_size or (1 if llm else 32)
-    journaling = run.journal_calls is not False and (run.journal_calls or llm)
-    paid_before = paid_calls(path)
+    replies = run.journal_calls is not False  # run.journal_calls=false journals each paid call's cost only
+    calls = list(read_call_lines(path))  # before Ray: the plan has read it whole already
+    paid_before = spent(calls)
+    recorded = replayable(calls, skip=finished) if replies else {}
+    del calls
     budget = start_budget(sweep, path, sum(cost for _, cost in paid_before))
-    journal = start_journal(path) if journaling else None
-    recorded = read_calls(path, skip=finished) if journaling else {}
+    journal = start_journal(path) if llm or run.journal_calls else None
     batcher = start_batcher(sweep, path) if batching(sweep) else None
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), run.workers,
-                      max(run.max_in_flight, 16), budget)
-    source = batches(units, size, recorded)
-    tally = Tally()
-    known = set(finished)
-    exhausted = False
-    bar = SweepBar(total, run.progress)
-    watch = LimiterWatch(path, {m.name for m in sweep.models.values()})
+                      max(run.max_in_flight, 16), budget, refresh=lambda jobs: journaled_since(jobs, path, journal))
+    loop = Loop(pool, batches(units, size, recorded), size, max(run.max_in_flight, size), journal_file,
+                SweepBar(total, run.progress, LiveCalls(path, {m.name for m in sweep.models.values()}, journal is not None, clock)),
+                stop, known=set(finished))
     try:
-        while not stop.requested:
-            while (not exhausted and not tally.budget_refused
-                   and pool.games_in_flight() + size <= max(run.max_in_flight, size)):
-                batch = next(source, None)
-                if batch is None:
-                    exhausted = True
-                    break
-                pool.submit(batch)
-            if not pool.pending:
-                break
-            for records in pool.finished():
-                journal_file.append_many(records)
-                for record in records:
-                    tally.add(record)
-                    if record.outcome.known:
-                        known.add(record.unit.unit_id)
-                bar.show(records, tally)
-            watch.tick()
+        loop.run()
     except KeyboardInterrupt:
         pass  # a second signal while stopping: stop now, the cleanup below still runs
     finally:
-        bar.close()
+        loop.bar.close()
         if stop.requested:
-            tqdm.write(f"{stop.name}: stopping; games in flight are stopped, their paid replies replay on resume")
+            tqdm.write(f"{stop.name}: stopping; games in flight are stopped, their paid replies "
+                       + ("replay on resume" if replies else "are paid again on resume (run.journal_calls=false)"))
             if budget is not None:
                 budget.close.remote()  # no call starts while the workers go
         journal_file.close()
+        orphans = pool.unjournaled() if pool.halted is not None else []  # the journal may be the actor lost
         pool.close(clean=not stop.requested)
-        if journal is not None:
-            ray.get(journal.close.remote())
-            ray.kill(journal)
+        close_journal(journal, path, orphans)
         if batcher is not None:
-            tally.batches = ray.get(batcher.batches_sent.remote())
-            ray.get(batcher.close.remote())
+            loop.tally.batches = answer(batcher.batches_sent.remote(), 0)
+            answer(batcher.close.remote())
             ray.kill(batcher)
-        state = ray.get(budget.state.remote()) if budget is not None else None
+        state = answer(budget.state.remote()) if budget is not None else None
         if budget is not None:
             ray.kill(budget)
-    paid_now = paid_calls(path)[len(paid_before):] if journaling else tally.paid
-    return RunResult(tally=tally, to_run=total, paid_before=paid_before, paid_now=paid_now, finished_units=known,
-                     signal=stop.name, signal_code=stop.exit_code if stop.requested else 0, budget=state)
+    return RunResult(tally=loop.tally, to_run=total, live=loop.bar.live, finished_units=loop.known,
+                     signal=stop.name, signal_code=stop.exit_code if stop.requested else 0, budget=state,
+                     replies_journaled=replies)
+
+
+@dataclass
+class Loop:
+    """Keeps the pool fed and journals each batch of results the moment it returns."""
+
+    pool: WorkerPool
+    source: Iterator[list[Job]]
+    size: int
+    window: int
+    """Games in flight at most."""
+    journal_file: GameJournal
+    bar: SweepBar
+    stop: Stop
+    known: set[str]
+    tally: Tally = field(default_factory=Tally)
+    exhausted: bool = False
+    drain_until: float | None = None
+
+    def run(self) -> None:
+        """Until every unit came back, a signal asked to stop, or the run has drained after losing an actor."""
+        while not self.stop.requested:
+            self._feed()
+            if not self.pool.pending:
+                return
+            for records in self.pool.finished():
+                self.journal_file.append_many(records)
+                for record in records:
+                    self.tally.add(record)
+                    if record.outcome.known:
+                        self.known.add(record.unit.unit_id)
+                    elif record.outcome.failure is not None and record.outcome.failure.kind in LOST_ACTOR:
+                        self.pool.halt(record.outcome.failure)
+                self.bar.show(records, self.tally)
+            if self._drained():
+                return
+            self.bar.tick(self.tally)
+
+    def _feed(self) -> None:
+        while (not self.exhausted and self.pool.halted is None and not self.tally.budget_refused
+               and self.pool.games_in_flight() + self.size <= self.window):
+            batch = next(self.source, None)
+            if batch is None:
+                self.exhausted = True
+                return
+            self.pool.submit(batch)
+
+    def _drained(self) -> bool:
+        """Once halted: say why (once), then give the calls in flight ``DRAIN_S`` to come back."""
+        if self.pool.halted is None:
+            return False
+        if self.drain_until is None:
+            tqdm.write(f"stopping: {self.pool.halted.detail}; no call starts, the games in flight end unknown "
+                       "and their paid calls are journaled; run the same command again to resume")
+            self.drain_until = time.monotonic() + DRAIN_S
+        return time.monotonic() > self.drain_until
+
+
+def journaled_since(jobs: list[Job], path: Path, journal: Any) -> list[Job]:
+    """``jobs`` of a lost runner with the replies journaled since they were first sent, so a game sent again
+    replays them instead of paying again (only its calls in flight at the loss are paid twice). The journal
+    answers a barrier first: the appends the lost runner had already sent are on disk by then."""
+    if journal is None:
+        return jobs
+    answer(journal.__ray_ready__.remote())
+    again = read_calls(path, skip=set(), only={job.unit.unit_id for job in jobs})
+    return [Job(job.unit, again.get(job.unit.unit_id, job.recorded_calls)) for job in jobs]
+
+
+def close_journal(journal: Any, path: Path, orphans: list[Any]) -> None:
+    """Close the call journal actor; then write what the runners paid while it was gone for good (each entry once:
+    an append the lost actor finished before dying is on disk already)."""
+    if journal is not None:
+        answer(journal.close.remote())
+        ray.kill(journal)
+    if orphans:
+        fallback = CallJournal(str(calls_journal_path(path)), indexed=True)
+        fallback.append(*orphans)
+        fallback.close()
+        tqdm.write(f"the driver journaled the {len(orphans)} calls paid while the call journal was gone")

@@ -3,36 +3,51 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import ray
 from tqdm import tqdm
 
+from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
 from bargain_ray.execution.worker import Job, RemoteGameRunner
+from bargain_ray.store.calls import CallEntry, Entry
+
+MAX_LOSSES = 3
+"""Times the same games may lose their runner before the run stops instead of replacing it once more (ours: a
+game that kills its process every time would otherwise loop for as long as the driver runs)."""
+
+ASK_S = 30.0
+"""How long the driver waits on a runner's answer when stopping (a runner that does not answer is being lost)."""
 
 
-def batches(units: Iterator[Unit], size: int, recorded: dict[str, list[dict[str, Any]]]) -> Iterator[list[Job]]:
+def batches(units: Iterator[Unit], size: int, recorded: dict[str, list[CallEntry]]) -> Iterator[list[Job]]:
     """Units as actor arguments, each with the replies it already paid for."""
     while chunk := list(itertools.islice(units, size)):
         yield [Job(u, recorded.get(u.unit_id, [])) for u in chunk]
 
 
 class WorkerPool:
-    """GameRunner actors and the batches in flight on each; a batch lost with its actor is sent again."""
+    """GameRunner actors and the batches in flight on each; a batch lost with its actor is sent again, with the
+    replies its games journaled since it was first sent (``refresh``), so only calls in flight are paid twice."""
 
     def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int, concurrency: int,
-                 budget: Any = None) -> None:
+                 budget: Any = None, refresh: Callable[[list[Job]], list[Job]] | None = None) -> None:
         self._args = (spec, journal, keys, budget)
         self.budget = budget
+        self.refresh = refresh or (lambda jobs: jobs)
         self._options = {"max_concurrency": concurrency, "scheduling_strategy": "SPREAD"}
         self._names = itertools.count()
         self.holders = [f"worker-{next(self._names)}" for _ in range(count)]
         self.workers = [self._start(h) for h in self.holders]
         self.pending: dict[ray.ObjectRef, tuple[int, str, list[Job]]] = {}
         self._turn = itertools.count()
+        self.losses: Counter[tuple[str, ...]] = Counter()
+        self.halted: Failure | None = None
+        """Set once the run stops after losing an actor: lost batches are not sent again."""
 
     def _start(self, holder: str) -> Any:
         return RemoteGameRunner.options(**self._options).remote(*self._args, holder)
@@ -54,13 +69,51 @@ class WorkerPool:
             try:
                 yield ray.get(ref)
             except ray.exceptions.RayActorError:
-                tqdm.write(f"a worker was lost with {len(batch)} games in flight; they run again on a new one")
-                if self.holders[index] == holder:  # the first of its batches to report the loss replaces it
-                    if self.budget is not None:  # its calls in flight went with it: their reservations come back
-                        self.budget.release.remote(holder)
-                    self.holders[index] = f"worker-{next(self._names)}"
-                    self.workers[index] = self._start(self.holders[index])
-                self.submit(batch, index)
+                self._lost(index, holder, batch)
+
+    def _lost(self, index: int, holder: str, batch: list[Job]) -> None:
+        """A runner died with ``batch`` in flight: replace it (once per runner) and send the batch again, unless
+        the run is stopping or these games lost their runner ``MAX_LOSSES`` times (then the run stops)."""
+        if self.holders[index] == holder:  # the first of its batches to report the loss replaces it
+            if self.budget is not None:  # its calls in flight went with it: their reservations come back
+                self.budget.release.remote(holder)
+            self.holders[index] = f"worker-{next(self._names)}"
+            self.workers[index] = self._start(self.holders[index])
+            if self.halted is not None:
+                self.workers[index].halt.remote(self.halted)
+        games = tuple(job.unit.unit_id for job in batch)
+        self.losses[games] += 1
+        if self.halted is not None:
+            return
+        if self.losses[games] >= MAX_LOSSES:
+            detail = (f"a game runner was lost {MAX_LOSSES} times while playing {', '.join(games)} (a game that ends "
+                      "its runner's process each time would otherwise be sent again forever)")
+            self.halt(Failure(kind=FailureKind.LOST_WORKER, detail=detail))
+            return
+        tqdm.write(f"a worker was lost with {len(batch)} games in flight; they run again on a new one")
+        self.submit(self.refresh(batch), index)
+
+    def halt(self, failure: Failure) -> None:
+        """No call starts on any runner from now on; the games in flight end unknown with ``failure``."""
+        if self.halted is None:
+            self.halted = failure
+            self._ask([w.halt.remote(failure) for w in self.workers])
+
+    def unjournaled(self) -> list[Entry]:
+        """What the runners paid (or voided) while the call journal was gone for good."""
+        return [entry for entries in self._ask([w.unjournaled.remote() for w in self.workers]) for entry in entries]
+
+    @staticmethod
+    def _ask(refs: list[ray.ObjectRef]) -> list[Any]:
+        """The answers of the runners that answer within ``ASK_S`` (a lost one's never comes)."""
+        done, _ = ray.wait(refs, num_returns=len(refs), timeout=ASK_S)
+        answers = []
+        for ref in done:
+            try:
+                answers.append(ray.get(ref))
+            except ray.exceptions.RayActorError:
+                pass
+        return answers
 
     def close(self, clean: bool) -> None:
         if clean:

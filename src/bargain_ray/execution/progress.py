@@ -1,44 +1,88 @@
-"""Running totals of a sweep, what the terminal and the live view show while it runs, the end summary,
-and the exit code that says how it ended.
+"""Running totals of a sweep, what the terminal shows while it runs, the end summary, and the exit code that says
+how it ended.
 
-What was paid is read back from the call journal (one line per paid reply), not summed from
-finished games: a stop leaves games in flight whose replies were paid and journaled, and the
-summary's paid figure must be the journal's. Replayed calls are free and counted apart.
+What was paid is read from the call journal (one line per paid reply), tailed by the driver as it grows, not
+summed from finished games: a game in flight has paid calls long before it ends (the bar shows them from the
+first reply), and a stop leaves games whose replies were paid and journaled. The summary's per-model lines and
+its totals are sums over the same journal lines, so they cannot disagree. Replayed calls are free and counted
+apart; calls that failed after their retries were never answered, so never paid. A run that journals no calls
+(``run.journal_calls=false``) counts from its finished games instead, both per model and in total.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import ray
 from tqdm import tqdm
 
 from bargain_ray.clients.limiter import ACTOR_NAME, NAMESPACE
-from bargain_ray.core.records import GameRecord
+from bargain_ray.core.errors import Failure, FailureKind
+from bargain_ray.core.records import CallRecord, GameRecord
 from bargain_ray.core.status import ExitCode
-from bargain_ray.execution.budget import BUDGET_FAILURE, BudgetState
-from bargain_ray.store.status import is_429, key_limits, write_limiter
+from bargain_ray.execution.budget import BudgetState
+from bargain_ray.store import CALLS_JOURNAL
+from bargain_ray.store.jsonl import complete_size
+from bargain_ray.store.status import PaidCall, is_429, key_limits, paid_call, tail_lines, write_limiter
 
 LIMITER_EVERY_S = 2.0
 
-REASONS = (
-    (BUDGET_FAILURE, "refused by the budget"),
-    ("Timeout", "timeouts"),
-    ("APIConnectionError", "connection errors (provider unreachable?)"),
-    ("RateLimitError", "rate limited (429) after every retry"),
-    ("is not set", "missing API keys"),
-    ("MalformedReply", "unreadable replies"),
-    ("Error 5", "server errors (5xx)"),
-)
-"""(what a failure reason contains, how the summary groups it), first match wins; ours."""
+
+def failure_label(failure: Failure | None) -> str:
+    """The summary's name for why a game is unknown (its failure's kind, in ``core.errors.FAILURE_LABELS``)."""
+    return (failure or Failure(kind=FailureKind.OTHER)).label
 
 
-def reason_group(reason: str) -> str:
-    """The summary's name for why a game is unknown."""
-    return next((label for needle, label in REASONS if needle in reason), "other technical errors")
+@dataclass
+class ModelCalls:
+    """One model's calls in this invocation: its line in the summary, its part of the bar."""
+
+    paid: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    rate_limited: int = 0
+    """429s met on the way (failed attempts of calls answered later, and of calls that failed)."""
+    failed: int = 0
+    """Calls that failed after their retries (never answered, so never paid)."""
+    replayed: int = 0
+    in_flight: int = 0
+    """As the limiter last reported it (shared by every sweep of the key on a cluster)."""
+
+    @property
+    def sent(self) -> int:
+        return self.paid + self.failed + self.in_flight
+
+
+@dataclass
+class Paid:
+    """The paid calls of one invocation from one source: per model, and each call's (unit_id, cost_usd)."""
+
+    models: dict[str, ModelCalls] = field(default_factory=dict)
+    calls: list[tuple[str, float]] = field(default_factory=list)
+
+    def add(self, call: PaidCall) -> None:
+        m = self.models.setdefault(call.model, ModelCalls())
+        m.paid += 1
+        m.input_tokens += call.input_tokens
+        m.output_tokens += call.output_tokens
+        m.cost_usd += call.cost_usd
+        m.rate_limited += call.rate_limited
+        self.calls.append((call.unit_id, call.cost_usd))
+
+    @property
+    def usd(self) -> float:
+        return sum(cost for _, cost in self.calls)
+
+
+def _paid(call: CallRecord) -> PaidCall:
+    return PaidCall(unit_id=call.unit_id, model=f"{call.provider}:{call.model}", input_tokens=call.usage.input_tokens,
+                    output_tokens=call.usage.output_tokens, cost_usd=call.cost_usd, latency_s=call.latency_s,
+                    rate_limited=sum(map(is_429, call.attempt_errors)))
 
 
 @dataclass
@@ -47,12 +91,12 @@ class Tally:
 
     games: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
-    cost_usd: float = 0.0
-    per_model: dict[str, dict[str, float]] = field(default_factory=dict)
     known: int = 0
     unknown_reasons: Counter[str] = field(default_factory=Counter)
-    paid: list[tuple[str, float]] = field(default_factory=list)
-    """(unit_id, cost_usd) of each model call these games paid now (not replayed)."""
+    paid: Paid = field(default_factory=Paid)
+    """The model calls these games paid now (not replayed): the source when calls are not journaled."""
+    unpaid: dict[str, ModelCalls] = field(default_factory=dict)
+    """Per model: calls replayed free, and calls that failed (with their 429s), which no journal line holds."""
     replayed: int = 0
     batches: int = 0
 
@@ -63,73 +107,108 @@ class Tally:
         if outcome.known:
             self.known += 1
         else:
-            self.unknown_reasons[reason_group(outcome.reason)] += 1
+            self.unknown_reasons[failure_label(outcome.failure)] += 1
         for call in record.calls:
             if call.provider == "strategy":
                 continue
-            m = self.per_model.setdefault(
-                f"{call.provider}:{call.model}",
-                {"paid": 0, "replayed": 0, "input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0},
-            )
+            m = self.unpaid.setdefault(f"{call.provider}:{call.model}", ModelCalls())
             if call.resumed:
-                m["replayed"] += 1
+                m.replayed += 1
                 self.replayed += 1
-                continue
-            m["paid"] += 1
-            m["input_tokens"] += call.usage.input_tokens
-            m["output_tokens"] += call.usage.output_tokens
-            m["cost_usd"] += call.cost_usd
-            self.cost_usd += call.cost_usd
-            self.paid.append((call.unit_id, call.cost_usd))
+            elif call.status == "ok":
+                self.paid.add(_paid(call))
+            else:
+                m.failed += 1
+                m.rate_limited += sum(map(is_429, call.attempt_errors))
 
     @property
     def budget_refused(self) -> bool:
-        return self.unknown_reasons[reason_group(BUDGET_FAILURE)] > 0
+        return self.unknown_reasons[Failure(kind=FailureKind.BUDGET).label] > 0
 
 
-def bar_postfix(tally: Tally, rate_limited: int) -> str:
-    """Calls paid, 429s met, spend by model: what the terminal bar shows beside the count."""
-    calls = sum(int(m["paid"]) for m in tally.per_model.values())
-    spend = " ".join(f"{k.split(':', 1)[-1]} ${m['cost_usd']:.2f}" for k, m in sorted(tally.per_model.items()))
-    return f"agree={tally.statuses.get('AGREEMENT', 0)} unknown={tally.games - tally.known} calls={calls} " \
-           f"429s={rate_limited} {spend}".rstrip()
+class StartupClock:
+    """Seconds from the command to the plan line, to Ray ready, to the first request sent and to the first game
+    finished: the summary's start-up line."""
+
+    LABELS = {"plan": "plan", "ray": "ray", "request": "first request", "game": "first game"}
+
+    def __init__(self, started: float | None = None) -> None:
+        self.started = time.monotonic() if started is None else started
+        self.marks: dict[str, float] = {}
+
+    def mark(self, name: str, at: float | None = None) -> None:
+        """The first time ``name`` happened (monotonic ``at``, else now); later ones change nothing."""
+        at = time.monotonic() if at is None else at
+        self.marks[name] = min(self.marks.get(name, at - self.started), at - self.started)
+
+    def line(self) -> str:
+        """E.g. ``start-up: plan 0.6 s, ray 4.1 s, first request 6.0 s, first game 9.2 s`` (what happened)."""
+        return "start-up: " + ", ".join(f"{label} {self.marks[k]:.1f} s" for k, label in self.LABELS.items()
+                                        if k in self.marks)
 
 
-class SweepBar:
-    """The terminal bar (tqdm): games of this invocation done, with ``bar_postfix`` beside the count.
-    The ETA's clock starts at the first finished game, so Ray's warm-up does not skew the rate."""
+def process_started() -> float:
+    """When this process started, on the monotonic clock (Linux: ``/proc/self/stat``), so the start-up line counts
+    the interpreter and the imports too; else now."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return time.monotonic()
+    return time.monotonic() - max(0.0, age)
 
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.bar = tqdm(total=total, unit="game", disable=not enabled, dynamic_ncols=True, smoothing=0.1)
-        self.rate_limited = 0
-        self.started = False
 
-    def show(self, records: list[GameRecord], tally: Tally) -> None:
-        """Advance by ``records`` (already added to ``tally``)."""
-        self.rate_limited += sum(is_429(str(e)) for r in records for c in r.calls for e in c.attempt_errors)
-        if self.started:
-            self.bar.update(len(records))
-        else:  # count them without a rate: the rate is measured from here on
-            self.started = True
-            self.bar.reset()
-            self.bar.n = self.bar.last_print_n = self.bar.initial = len(records)
-        self.bar.set_postfix_str(bar_postfix(tally, self.rate_limited), refresh=False)
+class CallTail:
+    """The call journal followed from where this invocation started: each paid reply read once, as it is written."""
 
-    def close(self) -> None:
-        self.bar.close()
+    def __init__(self, path: Path) -> None:
+        self.file = path / CALLS_JOURNAL
+        self.start = self.offset = complete_size(self.file)
+        self.paid = Paid()
+        self.first_sent: float | None = None
+        """When the first reply seen was sent (seen, less its latency)."""
+
+    def read(self) -> bool:
+        """Take the lines written since the last read; whether there were any."""
+        if not self.file.exists() or self.file.stat().st_size <= self.offset:
+            return False
+        entries, self.offset = tail_lines(self.file, self.offset)
+        now = time.monotonic()
+        for call in filter(None, map(paid_call, entries)):
+            self.paid.add(call)
+            self.first_sent = min(self.first_sent or now, now - call.latency_s)
+        return bool(entries)
+
+    def before(self) -> Paid:
+        """The paid calls journaled before this invocation."""
+        entries, _ = tail_lines(self.file, 0, self.start)
+        paid = Paid()
+        for call in filter(None, map(paid_call, entries)):
+            paid.add(call)
+        return paid
 
 
 class LimiterWatch:
     """The cluster limiter's state written to ``limiter.json`` every ``LIMITER_EVERY_S`` for the live view
-    (another process, outside the cluster); the loop never waits on the actor, and a failed write is skipped."""
+    (another process, outside the cluster), and each model's calls in flight for the bar; the loop never waits on
+    the actor, and a failed write is skipped."""
 
     def __init__(self, path: Path, models: set[str]) -> None:
         self.path, self.models, self.ref, self.last = path, models, None, 0.0
+        self.in_flight: dict[str, int] = {}
+        self.first_in_flight: float | None = None
 
-    def tick(self) -> None:
+    def tick(self) -> bool:
+        """Whether a new snapshot came in."""
+        came = False
         if self.ref is not None and ray.wait([self.ref], timeout=0)[0]:
             try:
-                write_limiter(self.path, key_limits(ray.get(self.ref), self.models, time.monotonic()))
+                keys = key_limits(ray.get(self.ref), self.models, time.monotonic())
+                self.in_flight = {k.key: k.in_flight for k in keys}
+                if self.first_in_flight is None and any(self.in_flight.values()):
+                    self.first_in_flight = time.monotonic()  # a call was on its way by now
+                came = True
+                write_limiter(self.path, keys)
             except (ray.exceptions.RayError, OSError):
                 pass  # the view shows the last snapshot; the journals report a full disk
             self.ref = None
@@ -139,6 +218,96 @@ class LimiterWatch:
                 self.ref = ray.get_actor(ACTOR_NAME, namespace=NAMESPACE).snapshot.remote()
             except ValueError:
                 pass  # no model call yet: the actor starts with the first
+        return came
+
+
+class LiveCalls:
+    """Each model's calls while the sweep runs, read with no Ray traffic of its own: the call journal tailed
+    (answered, spend, 429s) and the limiter snapshot the driver polls anyway (in flight, every 2 s: between two
+    snapshots a call answered leaves the in-flight count, so calls sent never go down)."""
+
+    def __init__(self, path: Path, models: set[str], journaling: bool, clock: StartupClock | None = None) -> None:
+        self.tail = CallTail(path)
+        self.limiter = LimiterWatch(path, models)
+        self.journaling = journaling
+        self.clock = clock or StartupClock()
+        self.sent: dict[str, int] = {}
+        """Per model: calls sent as of the last snapshot (answered or failed then, plus in flight then)."""
+
+    def tick(self, tally: Tally) -> bool:
+        """Read what is new; whether anything was."""
+        new = self.tail.read()
+        if self.limiter.tick():
+            new = True
+            done = self._done(tally)
+            self.sent = {k: done.get(k, 0) + n for k, n in self.limiter.in_flight.items()}
+        for first in (self.tail.first_sent, self.limiter.first_in_flight):
+            if first is not None:
+                self.clock.mark("request", first)
+        return new
+
+    def _done(self, tally: Tally) -> Counter[str]:
+        """Per model: calls answered or failed so far."""
+        done = Counter({k: m.paid for k, m in self.paid(tally).models.items()})
+        done.update({k: m.failed for k, m in tally.unpaid.items()})
+        return done
+
+    def paid(self, tally: Tally) -> Paid:
+        """This invocation's paid calls: the call journal's when calls are journaled, else the finished games'."""
+        return self.tail.paid if self.journaling else tally.paid
+
+    def models(self, tally: Tally) -> dict[str, ModelCalls]:
+        """Per model (``provider:model``): paid from ``paid``, failed and replayed from the games, in flight from the
+        limiter's last snapshot less what was answered since."""
+        out = {k: replace(m) for k, m in self.paid(tally).models.items()}
+        for k, m in tally.unpaid.items():
+            o = out.setdefault(k, ModelCalls())
+            o.failed, o.replayed, o.rate_limited = m.failed, m.replayed, o.rate_limited + m.rate_limited
+        for k, sent in self.sent.items():
+            o = out.setdefault(k, ModelCalls())
+            o.in_flight = max(0, sent - o.paid - o.failed)
+        return out
+
+
+def bar_postfix(tally: Tally, models: dict[str, ModelCalls]) -> str:
+    """Agreements and unknown games, then each model's calls sent, in flight and answered, its spend and its 429s."""
+    parts = [f"agree={tally.statuses.get('AGREEMENT', 0)} unknown={tally.games - tally.known}"]
+    parts += [f"{k.split(':', 1)[-1]}: {m.sent} sent, {m.in_flight} in flight, {m.paid} answered, ${m.cost_usd:.2f}, "
+              f"{m.rate_limited} 429s" for k, m in sorted(models.items())]
+    return " | ".join(parts)
+
+
+class SweepBar:
+    """The terminal bar (tqdm): games of this invocation done, with ``bar_postfix`` beside the count, refreshed as
+    calls come back (before the first game ends too). The ETA's clock starts at the first finished game, so Ray's
+    warm-up does not skew the rate."""
+
+    def __init__(self, total: int, enabled: bool, live: LiveCalls) -> None:
+        self.bar = tqdm(total=total, unit="game", disable=not enabled, dynamic_ncols=True, smoothing=0.1)
+        self.live = live
+        self.started = False
+
+    def show(self, records: list[GameRecord], tally: Tally) -> None:
+        """Advance by ``records`` (already added to ``tally``); the count and the figures beside it change together."""
+        self.live.clock.mark("game")
+        self.live.tick(tally)
+        postfix = bar_postfix(tally, self.live.models(tally))
+        if self.started:
+            self.bar.set_postfix_str(postfix, refresh=False)
+            self.bar.update(len(records))
+        else:  # count them without a rate: the rate is measured from here on
+            self.started = True
+            self.bar.reset()
+            self.bar.n = self.bar.last_print_n = self.bar.initial = len(records)
+            self.bar.set_postfix_str(postfix)
+
+    def tick(self, tally: Tally) -> None:
+        """Between finished games: show the calls as they are answered."""
+        if self.live.tick(tally):
+            self.bar.set_postfix_str(bar_postfix(tally, self.live.models(tally)))
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 @dataclass
@@ -148,15 +317,14 @@ class RunResult:
     tally: Tally
     to_run: int
     """Units this invocation set out to play."""
-    paid_before: list[tuple[str, float]]
-    """(unit_id, cost_usd) of every reply the folder had paid before this invocation."""
-    paid_now: list[tuple[str, float]]
-    """The same for the replies paid in this invocation (from the call journal when calls are journaled)."""
+    live: LiveCalls
     finished_units: set[str] = field(default_factory=set)
     """Units with a known result after this invocation (earlier ones included)."""
     signal: str = ""
     signal_code: int = 0
     budget: BudgetState | None = None
+    replies_journaled: bool = True
+    """False under ``run.journal_calls=false``: a paid call's cost is journaled, its reply is not (never replayed)."""
 
     @property
     def unknown(self) -> int:
@@ -175,21 +343,20 @@ class RunResult:
         return ExitCode.UNKNOWN_GAMES if self.unknown else ExitCode.OK
 
 
-def _usd(entries: list[tuple[str, float]]) -> float:
-    return sum(cost for _, cost in entries)
-
-
-def spend_lines(result: RunResult) -> list[str]:
-    """Paid now, replayed free, paid before, and what is held by games still unfinished."""
-    now, before = result.paid_now, result.paid_before
-    open_calls = [e for e in now if e[0] not in result.finished_units]
+def spend_lines(result: RunResult, now: Paid) -> list[str]:
+    """Paid now (``now``: the figures the per-model lines sum), replayed free, paid before, and what is held by
+    games still unfinished."""
+    before = result.live.tail.before()
+    open_calls = [e for e in now.calls if e[0] not in result.finished_units]
+    open_usd = sum(cost for _, cost in open_calls)
     lines = [
-        f"paid now: {len(now)} calls, ${_usd(now):.4f}"
-        + (f" (of them {len(open_calls)} calls, ${_usd(open_calls):.4f}, in games still unfinished: "
-           "replayed free when they run again)" if open_calls else ""),
+        f"paid now: {len(now.calls)} calls, ${now.usd:.4f}"
+        + (f" (of them {len(open_calls)} calls, ${open_usd:.4f}, in games still unfinished: "
+           + ("replayed free when they run again)" if result.replies_journaled else
+              "paid again when they run again: run.journal_calls=false journals no reply)") if open_calls else ""),
         f"replayed free: {result.tally.replayed} calls",
-        f"paid in earlier invocations: {len(before)} calls, ${_usd(before):.4f}; "
-        f"folder total ${_usd(before) + _usd(now):.4f}",
+        f"paid in earlier invocations: {len(before.calls)} calls, ${before.usd:.4f}; "
+        f"folder total ${before.usd + now.usd:.4f}",
     ]
     if result.budget is not None:
         b = result.budget
@@ -218,24 +385,29 @@ def unknown_line(result: RunResult) -> str:
     return f"{result.unknown} games unknown: {groups}; {todo}"
 
 
+def model_line(model: str, m: ModelCalls) -> str:
+    failed = f", {m.failed} failed after their retries" if m.failed else ""
+    return (f"  {model}: {m.paid} calls paid, {m.replayed} replayed free{failed}; paid {m.input_tokens} input / "
+            f"{m.output_tokens} output tokens, ${m.cost_usd:.4f}")
+
+
 def summary(result: RunResult, path: Path, finished_before: int, counts: dict[str, int]) -> str:
-    tally = result.tally
+    tally, live = result.tally, result.live
+    live.tail.read()  # every line the run journaled (its journal is closed by now)
     lines = [
         f"sweep folder: {path}",
         f"games played now: {tally.games}  (finished before: {finished_before})",
         "statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(tally.statuses.items())),
     ]
-    for model, m in sorted(tally.per_model.items()):
-        lines.append(
-            f"  {model}: {int(m['paid'])} calls paid, {int(m['replayed'])} replayed free; "
-            f"paid {int(m['input_tokens'])} input / {int(m['output_tokens'])} output tokens, ${m['cost_usd']:.4f}"
-        )
-    lines += spend_lines(result)
+    lines += [model_line(k, m) for k, m in sorted(live.models(tally).items()) if m.paid or m.failed or m.replayed]
+    lines += spend_lines(result, live.paid(tally))
     if tally.batches:
         lines.append(f"batches sent through batch APIs: {tally.batches}")
     lines.append(f"tables: {', '.join(f'{k}.parquet {v} rows' for k, v in counts.items())}")
+    lines.append(live.clock.line())
     if result.signal:
         lines.append(f"stopped by {result.signal}: no new games; games in flight stopped, their paid replies "
-                     "are journaled and replay free on resume")
+                     + ("are journaled and replay free on resume" if result.replies_journaled else
+                        "are paid again on resume (run.journal_calls=false journals their cost, not their reply)"))
     lines.append(unknown_line(result))
     return "\n".join(lines)

@@ -8,12 +8,14 @@ from pathlib import Path
 from bargain_ray.analysis.report import build_report
 from bargain_ray.config import SweepConfig
 from bargain_ray.core.status import ExitCode
-from bargain_ray.design import estimate
+from bargain_ray.design import ResolvedSweep, estimate, resolve
+from bargain_ray.execution.cluster import ClusterUnavailable, RayChoice, choose_ray, start_ray, watch_cluster
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
-from bargain_ray.execution.progress import summary
+from bargain_ray.execution.progress import StartupClock, summary
 from bargain_ray.execution.signals import stop_on_signals
-from bargain_ray.providers import missing_keys, provider_service
+from bargain_ray.play.probe import typical_calls
+from bargain_ray.providers import key_names, missing_keys, provider_service
 from bargain_ray.store import (
     CorruptJournal,
     DiskFull,
@@ -47,20 +49,28 @@ def check_keys(sweep: SweepConfig) -> None:
         )
 
 
-def run_sweep(sweep: SweepConfig) -> int:
-    """Run (or resume) a sweep holding its folder's lock; returns a process exit code.
+def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None) -> int:
+    """Run (or resume) a sweep holding its folder's lock; returns a process exit code. ``started`` is when the
+    command started (monotonic; default now), the origin of the summary's start-up line.
+
+    ``sweep`` is resolved first (``design.resolve``: a ``SweepConfig`` is checked as the command line checks it).
 
     A dry run takes the lock too: it may write the manifest, and every writer of the folder holds it.
     A full disk ends the run with no tables attempted; the journals keep every line already written.
+    A Ray that does not answer ends it before anything is started (exit 69).
     """
+    sweep = resolve(sweep)
     if not sweep.run.dry_run:
         check_keys(sweep)
     path = sweep_dir(sweep)
     try:
         with hold_lock(path):
-            return _run_locked(sweep, path)
+            return _run_locked(sweep, path, StartupClock(started))
     except (FolderLocked, CorruptJournal) as exc:
         raise SystemExit(f"error: {exc}") from None
+    except ClusterUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return ExitCode.CLUSTER_UNAVAILABLE
     except Exception as exc:
         if not is_disk_full(exc):
             raise
@@ -68,21 +78,34 @@ def run_sweep(sweep: SweepConfig) -> int:
         return ExitCode.DISK_FULL
 
 
-def _run_locked(sweep: SweepConfig, path: Path) -> int:
-    todo, count, done = plan(sweep, path)
-    finished = len(done)
-    print(f"grid {sweep.grid.name}: {count + finished} units, {finished} finished, {count} to run")
-    if sweep.run.dry_run:
-        print(estimate(sweep, list(todo())))
-        return 0
-    write_status(path, "running", count + finished)
-    with stop_on_signals() as stop:  # SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
-        with provider_service(sweep) as served:
-            result = run_units(served, todo(), count, GameJournal(path), path, done, stop)
-        counts = write_tables(path)
-        write_status(path, "interrupted" if stop.requested else "ended", count + finished)
-        if sweep.run.report and not stop.requested:
-            print(f"report: {build_report(path)}")
-    print(summary(result, path, finished, counts))  # last: its last line says what is unknown and why
-    return stop.exit_code if stop.requested else result.exit_code
+def _ray_for(sweep: SweepConfig, plan_line: str, clock: StartupClock) -> RayChoice:
+    """Which Ray the run uses, said in the plan line, then joined or started."""
+    choice = choose_ray(sweep.run.ray_timeout_s)
+    print(f"{plan_line}; ray: {choice.describe()}", flush=True)
+    clock.mark("plan")
+    start_ray(choice, key_names(sweep))
+    clock.mark("ray")
+    return choice
 
+
+def _run_locked(sweep: SweepConfig, path: Path, clock: StartupClock) -> int:
+    with stop_on_signals(running=False) as stop:  # until the games start, a signal ends the command at once
+        todo, count, done = plan(sweep, path)
+        finished = len(done)
+        line = f"grid {sweep.grid.name}: {count + finished} units, {finished} finished, {count} to run"
+        if sweep.run.dry_run:
+            print(line)
+            print(estimate(sweep, list(todo()), typical_calls))
+            return 0
+        choice = _ray_for(sweep, line, clock)
+        with watch_cluster(choice, sweep.run.ray_timeout_s):
+            write_status(path, "running", count + finished)
+            stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
+            with provider_service(sweep) as served:
+                result = run_units(served, todo(), count, GameJournal(path), path, done, stop, clock)
+            counts = write_tables(path)
+            write_status(path, "interrupted" if stop.requested else "ended", count + finished)
+            if sweep.run.report and not stop.requested:
+                print(f"report: {build_report(path)}")
+        print(summary(result, path, finished, counts))  # last: its last line says what is unknown and why
+        return stop.exit_code if stop.requested else result.exit_code

@@ -9,22 +9,23 @@ import ray
 
 from bargain_ray.agents import make_agent
 from bargain_ray.agents.base import Agent
-from bargain_ray.config import SweepConfig
+from bargain_ray.core.errors import Failure
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
-from bargain_ray.design import game_config
+from bargain_ray.design import ResolvedSweep
 from bargain_ray.execution.batcher import batched_clients
-from bargain_ray.execution.calljournal import JournaledAgent, void_failed_calls
-from bargain_ray.games import Game, load_game
+from bargain_ray.execution.calljournal import JournaledAgent, Ledger, void_failed_calls
+from bargain_ray.games import Game
 from bargain_ray.play.loop import play
-from bargain_ray.providers import ClientPool, effective_model
+from bargain_ray.providers import ClientPool
+from bargain_ray.store.calls import CallEntry, Entry
 
 
 class Job(NamedTuple):
     """One game to play: its unit and the replies it already paid for (``GameRunner.play``'s arguments)."""
 
     unit: Unit
-    recorded_calls: list[dict[str, Any]]
+    recorded_calls: list[CallEntry]
 
 
 class GameRunner:
@@ -32,43 +33,42 @@ class GameRunner:
 
     def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,
                  budget: Any = None, holder: str = "") -> None:
-        self.sweep = SweepConfig.model_validate(sweep)
+        self.sweep = ResolvedSweep.model_validate(sweep)
         self.clients = ClientPool(self.sweep.provider, keys, batched_clients(self.sweep))
-        self.journal = journal
-        self.budget = budget
-        self.holder = holder  # the name this worker's budget reservations are held under
+        self.ledger = Ledger(journal, budget, holder)  # holder: the name this worker's reservations are held under
         self._games: dict[tuple[str, str], Game] = {}
 
     def _game(self, name: str, condition: str) -> Game:
         key = (name, condition)
         if key not in self._games:
-            self._games[key] = load_game(game_config(self.sweep, name, condition))
+            self._games[key] = self.sweep.game(name, condition)
         return self._games[key]
 
-    def _journaled(self, letter: str) -> bool:
+    def _replies_journaled(self, letter: str) -> bool:
+        """Whether a model's replies are journaled (and replay on resume): ``run.journal_calls``, else model calls."""
         wanted = self.sweep.run.journal_calls
-        return self.journal is not None and (wanted or (wanted is None and self.sweep.models[letter].is_llm))
+        return bool(wanted or (wanted is None and self.sweep.models[letter].is_llm))
 
     def _wrapped(self, letter: str) -> bool:
-        """Journaled calls, and every paid one (a model's calls are budgeted even when not journaled)."""
-        return self._journaled(letter) or (self.budget is not None and self.sweep.models[letter].is_llm)
+        """Calls whose replies are journaled, and every paid one (journaled as its cost, and budgeted)."""
+        return self.ledger.journal is not None and (self._replies_journaled(letter) or self.sweep.models[letter].is_llm)
 
-    async def play(self, unit: Unit, recorded_calls: list[dict[str, Any]] | None = None) -> GameRecord:
+    async def play(self, unit: Unit, recorded_calls: list[CallEntry] | None = None) -> GameRecord:
         """One game; ``recorded_calls`` are its replies already paid for (call journal entries), replayed free."""
-        recorded = {e["call_id"]: e for e in recorded_calls or []}
+        recorded = {e.call_id: e for e in recorded_calls or []}
         resumed: set[str] = set()
         game = self._game(unit.game, unit.condition)
         agents: dict[str, Agent] = {}
         for role, letter in unit.model_of_role.items():
-            model = effective_model(self.sweep, letter)
+            model = self.sweep.models[letter]
             agent = make_agent(model, self.clients, unit.family)
             if self._wrapped(letter):
-                journal = self.journal if self._journaled(letter) else None
-                budget = self.budget if model.is_llm else None
-                agent = JournaledAgent(agent, model, unit.unit_id, recorded, journal, budget, self.holder, resumed)
+                replies = self._replies_journaled(letter)
+                agent = JournaledAgent(agent, model, unit.unit_id, recorded if replies else {}, replies, self.ledger,
+                                       resumed)
             agents[role] = agent
         record = await play(game, agents, unit)
-        await void_failed_calls(self.journal, record)
+        await void_failed_calls(self.ledger, record)
         for call in record.calls:
             call.resumed = call.call_id in resumed
         return record
@@ -77,10 +77,20 @@ class GameRunner:
         """The games of ``jobs``, as models: Ray pickles them to the driver, whose store serializes them once."""
         return list(await asyncio.gather(*(self.play(*j) for j in jobs)))
 
+    async def halt(self, failure: Failure) -> None:
+        """The run stops after losing one of its actors: no call starts from now on (each game in flight ends
+        unknown at its next call with ``failure``); calls already sent finish and are journaled."""
+        self.ledger.halted = failure
+
+    async def unjournaled(self) -> list[Entry]:
+        """What this worker paid (or voided) while the call journal was gone for good, for the driver to write."""
+        entries, self.ledger.unjournaled = self.ledger.unjournaled, []
+        return entries
+
     async def close(self) -> None:
         await self.clients.close()
 
 
-# Stateless between games: the driver's WorkerPool replaces a lost actor and re-sends its batches,
-# so Ray itself neither restarts it nor retries its calls.
+# Stateless between games: the driver's WorkerPool replaces a lost actor and re-sends its batches (with the
+# replies journaled since they were first sent), so Ray itself neither restarts it nor retries its calls.
 RemoteGameRunner = ray.remote(num_cpus=0)(GameRunner)

@@ -1,9 +1,9 @@
 """Game families, found by the ``family`` key of a game config.
 
 Each subpackage is one family, named as its ``family`` key: it exposes
-``GAME`` (the family class, with a ``Config`` pydantic model) and modules
-``engine``, ``prompts``, ``metrics`` and ``strategy``. Adding a family adds a
-subpackage and nothing else here.
+``GAME``, a ``games.base.Game`` subclass naming its ``Config`` pydantic model and its
+``engine``, ``prompts``, ``metrics`` and ``strategy`` modules (checked against the game
+contract's protocols as the family loads). Adding a family adds a subpackage and nothing else here.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ def strategy_reply(system: str, messages: list[dict[str, str]], params: dict[str
     """Answer a request as the strategy in ``params``, whichever family's prompt it is (the simulated
     provider answers HTTP requests with this, reading only the request's own text)."""
     for package in families().values():
-        if package.strategy.recognizes(system):
-            return package.strategy.respond(system, messages, params)
+        strategy = package.GAME.strategy
+        if strategy.recognizes(system):
+            return strategy.respond(system, messages, params)
     raise ValueError("no strategy recognizes this prompt")

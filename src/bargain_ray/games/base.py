@@ -1,20 +1,38 @@
-"""What every game family provides to the shared game loop.
+"""What every game family provides to the shared game loop: the contract, as protocols and one base class.
 
-A family is an engine (pure rules), a prompt module (wording), and a metrics
-module (the outcome record). The loop, the agents, the runner and the store
-only ever see this interface, so a new family never changes them.
+A family is an engine (pure rules), a prompt module (wording), a metrics module (the outcome record
+and the figures of a finished game) and a strategy module (the offline agent), each a module that
+satisfies one runtime-checkable protocol below. ``Game`` binds a family's modules to one config;
+subclassing it checks the modules once, when the family loads, and names any missing function. The
+loop, the agents, the runner, the store and analysis only ever see this interface, so a new family
+never changes them.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.prompt import Prompt
-from bargain_ray.core.records import Scalar
+from bargain_ray.core.records import GameRecord, Scalar
 from bargain_ray.core.status import Ended
+from bargain_ray.games.kit.results import Results
+from bargain_ray.games.provenance import Declared, Metric, Provenance, Text
+
+
+class GameState(BaseModel):
+    """What the loop reads of every family's state: how it ended, and which role broke the format."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ended: Ended | None = None
+    failed_role: str | None = None
+
+
+C = TypeVar("C", bound=BaseModel)
+S = TypeVar("S", bound=GameState)
+A = TypeVar("A")
 
 
 class UtilitySpace(BaseModel):
@@ -28,11 +46,6 @@ class UtilitySpace(BaseModel):
     nash: tuple[float, float] | None
     max_welfare: list[tuple[float, float]]
     ranges: tuple[tuple[float, float], tuple[float, float]]
-
-
-DEFAULT_HEADLINE = ("efficiency", "efficiency_all_assigned", "joint_gain", "rounds_to_agreement", "dist_pareto",
-                    "dist_nash")
-"""Headline metrics of a family that names none of its own (those it has are shown)."""
 
 
 class RuleError(ValueError):
@@ -60,43 +73,137 @@ class RuleError(ValueError):
         return self.sentence if self.sentence is not None else f"{self.template} {self.facts}"
 
 
-class Game:
+@runtime_checkable
+class Engine(Protocol[C, S, A]):
+    """The pure rules: state in, action in, state out. ``PROTOCOL`` declares every rule with its provenance."""
+
+    PROTOCOL: tuple[Declared, ...]
+
+    def start(self, config: C, seed: int, first_speaker: str | None) -> S: ...
+    def to_move(self, config: C, state: S) -> str | None: ...
+    def parse(self, config: C, state: S, role: str, reply: str) -> A: ...
+    def apply(self, config: C, state: S, role: str, action: A) -> S: ...
+    def exhausted(self, config: C, state: S, role: str) -> S: ...
+    def turn_fields(self, config: C, state: S, role: str, action: A) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Prompts(Protocol[C, S]):
+    """Every word a model reads: the request of a turn, each rule's sentence, the repair, every text."""
+
+    def prompt(self, config: C, state: S, role: str) -> Prompt: ...
+    def rule_sentence(self, config: C, error: RuleError) -> str: ...
+    def repair_message(self, config: C, state: S, role: str, error: RuleError) -> str: ...
+    def texts(self, config: C) -> dict[str, Text]: ...
+
+
+@runtime_checkable
+class Metrics(Protocol[C, S]):
+    """The scored outcome of an ended state, and the figures of a finished game read from its typed record
+    (as journaled, so an archived sweep re-scores alike): per turn, and per game (given the per-turn rows when
+    they are at hand, else computing them). ``METRICS`` declares every figure's meaning and source."""
+
+    METRICS: dict[str, Metric]
+
+    def outcome(self, config: C, state: S) -> dict[str, Any]: ...
+    def per_game(self, config: C, record: GameRecord,
+                 turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]: ...
+    def per_turn(self, config: C, record: GameRecord) -> list[dict[str, Scalar]]: ...
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """The offline agent of a family: it reads only the prompt text a model would read."""
+
+    def recognizes(self, system: str) -> bool: ...
+    def respond(self, system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str: ...
+
+
+CONTRACT: dict[str, type] = {"engine": Engine, "prompts": Prompts, "metrics": Metrics, "strategy": Strategy}
+"""Each module a family provides and the protocol it satisfies."""
+
+
+def members(protocol: type) -> list[str]:
+    """The functions and attributes a protocol asks for, in declaration order."""
+    names = [n for n, v in vars(protocol).items() if callable(v) and not n.startswith("_")]
+    return [*getattr(protocol, "__annotations__", {}), *names]
+
+
+class IncompleteFamily(TypeError):
+    """A family module lacks what the game contract asks of it."""
+
+
+def check_family(name: str, modules: dict[str, object]) -> None:
+    """Every module of a family satisfies its protocol; else one error naming each missing function."""
+    missing = [f"{kind}.{member}" for kind, protocol in CONTRACT.items()
+               for member in members(protocol) if not hasattr(modules[kind], member)]
+    bad = [kind for kind, protocol in CONTRACT.items() if not isinstance(modules[kind], protocol)]
+    if missing or bad:
+        contract = ", ".join(f"{kind} ({protocol.__name__})" for kind, protocol in CONTRACT.items())
+        raise IncompleteFamily(f"game family {name} does not satisfy the game contract (games/base.py: {contract}): "
+                               f"missing {', '.join(missing or bad)}")
+
+
+class Game(Generic[C, S, A]):
     """A game family bound to one config; every method is pure. The loop knows games only by this.
 
-    It delegates to the family's modules by one convention:
-
-    ``engine``: ``start(config, seed, first_speaker)``, ``to_move(config, state)``,
-    ``parse(config, state, role, reply)``, ``apply(config, state, role, action)``,
-    ``exhausted(config, state, role)``; ``prompts``: ``prompt(config, state, role)``,
-    ``rule_sentence(config, error)``, ``repair_message(config, state, role, error)``,
-    ``texts(config)``; ``metrics``: ``outcome(config, state)``, ``per_game(record)`` and, for a family
-    with per-turn figures, ``per_turn(record)``. States carry ``ended``. A family adds only
-    ``turn_fields``; it is named once, by its config's ``family`` key.
+    A family subclasses it (``class BargainingGame(Game[BargainingConfig, State, Reply])``) naming its
+    ``Config`` and its four modules; the subclass is checked against the contract as it is defined.
+    What analysis reads of a family is declared here as typed class attributes, so a family overrides
+    them and analysis never looks a hook up by name.
     """
 
+    family: ClassVar[str]
     Config: ClassVar[type[BaseModel]]
-    engine: ClassVar[ModuleType]
-    prompts: ClassVar[ModuleType]
-    metrics: ClassVar[ModuleType]
+    engine: ClassVar[Engine[Any, Any, Any]]
+    prompts: ClassVar[Prompts[Any, Any]]
+    metrics: ClassVar[Metrics[Any, Any]]
+    strategy: ClassVar[Strategy]
 
-    def __init__(self, config: Any) -> None:
+    results: ClassVar[Results | None] = None
+    """What the report shows of this family's games (its metrics module's ``RESULTS``); None: the shared figures."""
+    private_fields: ClassVar[tuple[str, ...]] = ()
+    """Turn fields private to the speaker beyond those named private/scratchpad/reasoning (e.g. a true valuation)."""
+    cell_metrics: ClassVar[tuple[str, ...]] = ()
+    """The metrics the export's ``metrics_by_cell`` holds for this family, in order (none: the export picks)."""
+    illegal_rules: ClassVar[frozenset[str]] = frozenset()
+    """Rule codes an invalid reply breaks by proposing a move the protocol forbids (``n_illegal``); the rest are
+    format errors."""
+    ground_truth: ClassVar[tuple[str, ...]] = ()
+    """Outcome fields that are private truths of the game, copied to the raw log's header."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_family(cls.__name__, {kind: getattr(cls, kind, None) for kind in CONTRACT})
+
+    def __init__(self, config: C) -> None:
         self.config = config
-        self.roles = tuple(config.roles)
-        self.max_repairs = config.max_repairs
+        self.roles: tuple[str, ...] = tuple(config.roles)  # type: ignore[attr-defined]
+        self.max_repairs: int = config.max_repairs  # type: ignore[attr-defined]
 
-    def start(self, seed: int, first_speaker: str | None) -> Any:
+    @classmethod
+    def metric_fields(cls) -> dict[str, str]:
+        """What each of the family's metric columns means, for the dataset card."""
+        return {name: m.meaning for name, m in cls.metrics.METRICS.items()}
+
+    @classmethod
+    def rules(cls) -> tuple[Declared, ...]:
+        """Every rule of the family's protocol, with its provenance."""
+        return cls.engine.PROTOCOL
+
+    def start(self, seed: int, first_speaker: str | None) -> S:
         """The initial state; all randomness comes from ``seed``."""
         return self.engine.start(self.config, seed, first_speaker)
 
-    def to_move(self, state: Any) -> str | None:
+    def to_move(self, state: S) -> str | None:
         """The role asked next, or None once the game has ended."""
         return self.engine.to_move(self.config, state)
 
-    def prompt(self, state: Any, role: str) -> Prompt:
+    def prompt(self, state: S, role: str) -> Prompt:
         """The request for ``role``, rendered from that role's view only."""
         return self.prompts.prompt(self.config, state, role)
 
-    def parse(self, state: Any, role: str, reply: str) -> Any:
+    def parse(self, state: S, role: str, reply: str) -> A:
         """The action in ``reply``; raises RuleError naming the broken rule, its sentence rendered by prompts."""
         try:
             return self.engine.parse(self.config, state, role, reply)
@@ -104,53 +211,49 @@ class Game:
             error.sentence = self.prompts.rule_sentence(self.config, error)
             raise
 
-    def repair_message(self, state: Any, role: str, error: RuleError) -> str:
+    def repair_message(self, state: S, role: str, error: RuleError) -> str:
         """The user message that answers an invalid reply."""
         return self.prompts.repair_message(self.config, state, role, error)
 
-    def texts(self) -> dict[str, Any]:
-        """Every text a model can read under this config, rendered, by name (``kit.wording.Text``:
-        the text and its provenance). The resume fingerprint digests these, not source code."""
+    def texts(self) -> dict[str, Text]:
+        """Every text a model can read under this config, rendered, by name (``Text``: the text and its
+        provenance). The resume fingerprint digests these, not source code."""
         return self.prompts.texts(self.config)
 
-    def apply(self, state: Any, role: str, action: Any) -> Any:
+    def apply(self, state: S, role: str, action: A) -> S:
         """The state after ``role`` plays a legal ``action``."""
         return self.engine.apply(self.config, state, role, action)
 
-    def exhausted(self, state: Any, role: str) -> Any:
+    def exhausted(self, state: S, role: str) -> S:
         """The state after ``role`` used up its repairs."""
         return self.engine.exhausted(self.config, state, role)
 
-    def ended(self, state: Any) -> Ended | None:
+    def ended(self, state: S) -> Ended | None:
         """How the game ended, once it has."""
         return state.ended
 
-    def outcome(self, state: Any) -> dict[str, Any]:
+    def outcome(self, state: S) -> dict[str, Any]:
         """The family's scored figures for an ended game."""
         return self.metrics.outcome(self.config, state)
 
-    def turn_fields(self, state: Any, role: str, action: Any) -> dict[str, Any]:
+    def turn_fields(self, state: S, role: str, action: A) -> dict[str, Any]:
         """Family columns of the turn record for a legal action."""
-        raise NotImplementedError
+        return self.engine.turn_fields(self.config, state, role, action)
 
-    # --- what analysis reads: declared here, so a family overrides them and analysis never looks one up by name
+    def game_metrics(self, record: GameRecord, turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]:
+        """The family's figures of one finished, known game, computed from its record as it ends (and by
+        ``rescore`` from the journal, with the config the game was played under); ``turns``: its per-turn
+        figures, when already computed."""
+        return self.metrics.per_game(self.config, record, turns)
 
-    headline: ClassVar[tuple[str, ...]] = DEFAULT_HEADLINE
-    """Metrics the report shows by cell (deal rate and format failures are always shown)."""
-    private_fields: ClassVar[tuple[str, ...]] = ()
-    """Turn fields private to the speaker beyond those named private/scratchpad/reasoning (e.g. a true valuation)."""
-    fields: ClassVar[dict[str, str]] = {}
-    """What each of the family's metric columns means, for the dataset card."""
-
-    def game_metrics(self, record: dict[str, Any]) -> dict[str, Scalar]:
-        """The family's figures of one finished, known game (its journaled record), computed once as it ends."""
-        return self.metrics.per_game(record)
-
-    def turn_metrics(self, record: dict[str, Any]) -> list[dict[str, Scalar]]:
-        """The family's per-turn figures of a finished game; each row names its ``turn`` (none without ``per_turn``)."""
-        per_turn = getattr(self.metrics, "per_turn", None)
-        return per_turn(record) if per_turn is not None else []
+    def turn_metrics(self, record: GameRecord) -> list[dict[str, Scalar]]:
+        """The family's per-turn figures of a finished game; each row names its ``turn``."""
+        return self.metrics.per_turn(self.config, record)
 
     def utility_space(self) -> UtilitySpace | None:
         """The exact agreement space a plot draws deals against, for families that have one."""
         return None
+
+
+__all__ = ["Declared", "Engine", "Game", "GameState", "IncompleteFamily", "Metric", "Metrics",
+           "Prompts", "Provenance", "RuleError", "Scalar", "Strategy", "UtilitySpace"]

@@ -3,14 +3,30 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from bargain_ray.agents.base import Agent
-from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.core.errors import Failure, FailureKind, TechnicalFailure
 from bargain_ray.core.records import CallRecord, GameRecord, InvalidAttempt, Outcome, Reply, TurnRecord
 from bargain_ray.core.status import Status
 from bargain_ray.core.unit import Unit
-from bargain_ray.games.base import Game, RuleError
+from bargain_ray.games.base import Game, GameState, RuleError
+from bargain_ray.games.provenance import Declared, ours, rule, seed
+
+PROTOCOL: tuple[Declared, ...] = (
+    rule("technical_failure", "a game a technical failure ends (an API error after retries, an interruption) is "
+         "unknown and unscored, never a disagreement",
+         seed("000", "The outcome is unknown and is not scored.")),
+    rule("rerun_unknown", "an unknown game is played again on resume; the replies it paid for are replayed",
+         ours("seed 000 records an unknown game; playing it again on resume, paid replies replayed, is ours")),
+    rule("call_ids", "each call is named <unit id>-k<nn>, repairs included",
+         seed("001", "negotiation-c3rep40-20261027-b04-p04-oo-a3-k01")),
+    rule("repair", "an invalid reply is answered in the same request: the reply and the repair message appended",
+         ours("no seed shows a repaired request: appending the reply and our repair message is ours")),
+)
+"""The rules the loop applies to every family, with their sources."""
+
+S = TypeVar("S", bound=GameState)
 
 
 @dataclass
@@ -34,7 +50,7 @@ class _Log:
         ))
 
 
-async def _turn(game: Game, agent: Agent, state: Any, role: str, turn: int, log: _Log) -> Any:
+async def _turn(game: Game[Any, S, Any], agent: Agent, state: S, role: str, turn: int, log: _Log) -> S:
     """One turn: ask, and on a broken rule ask again with the error, up to ``max_repairs`` times."""
     prompt = game.prompt(state, role)
     call_ids: list[str] = []
@@ -73,28 +89,37 @@ async def play(game: Game, agents: dict[str, Agent], unit: Unit) -> GameRecord:
     """Run one game to its end; a technical failure ends it unknown, never raises."""
     log = _Log(unit.unit_id)
     state = game.start(unit.seed, unit.first_speaker)
-    failure: str | None = None
+    failure: Failure | None = None
     turn = 0
     try:
         while (role := game.to_move(state)) is not None:
             turn += 1
             state = await _turn(game, agents[role], state, role, turn, log)
     except TechnicalFailure as exc:
-        failure = str(exc)
+        failure = exc.failure
     ended = game.ended(state)
     if failure is not None or ended is None:
-        status, reason, scored = Status.TECHNICAL_ERROR, failure or "unfinished", {}
+        failure = failure or Failure(kind=FailureKind.UNFINISHED, detail="unfinished")
+        status, reason, scored = Status.TECHNICAL_ERROR, str(failure), {}
     else:
         status, reason, scored = ended.status, ended.reason, game.outcome(state)
+        if ended.failure is not None:
+            failure = Failure(kind=ended.failure, detail=ended.reason)
     outcome = Outcome(
         calls_attempted=len(log.calls), repairs_used=log.repairs, invalid_attempts=log.invalid,
         bounds=scored.pop("bounds", None), status=status, known=status.known, reason=reason,
-        agreement=status == Status.AGREEMENT, scored=scored,
+        agreement=status == Status.AGREEMENT, failure=failure, scored=scored,
         technical_pass=status in (Status.AGREEMENT, Status.NO_AGREEMENT),
     )
     record = GameRecord(unit=unit, outcome=outcome, turns=log.turns, calls=log.calls)
-    if status.known:  # the family's figures read the record as journaled, so an archived sweep re-scores alike
-        journaled = record.model_dump(mode="json")
-        record.metrics = game.game_metrics(journaled)
-        record.turn_metrics = game.turn_metrics(journaled)
-    return record
+    return with_figures(game, record)
+
+
+def with_figures(game: Game, record: GameRecord) -> GameRecord:
+    """``record`` with the family's per-game and per-turn figures, computed by this code from the typed
+    record alone (as it ends, and again by ``rescore`` from the journal); a game without a known result
+    has none."""
+    if not record.outcome.known:
+        return record.model_copy(update={"metrics": {}, "turn_metrics": []})
+    turns = game.turn_metrics(record)
+    return record.model_copy(update={"metrics": game.game_metrics(record, turns), "turn_metrics": turns})

@@ -13,6 +13,7 @@ from bargain_ray.config import compose_dict
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
 from bargain_ray.games import load_game
+from bargain_ray.games.provenance import Declared, ours, rule, seed
 from bargain_ray.play.loop import play
 
 SEED_IDENTITY = (
@@ -20,6 +21,14 @@ SEED_IDENTITY = (
     "models_by_role", "agent_of_role", "first_speaker",
 )
 """The unit fields seed 001's recorded outcome opens with, in its order."""
+PROTOCOL: tuple[Declared, ...] = (
+    rule("replay_record", "a replay prints the unit's identity, then the outcome, in seed 001's key order",
+         seed("001", '"unit_id": "negotiation-c3rep40-20261027-b04-p04-oo-a3", "block": 4, "position": 4,')),
+    rule("replay_identity", "the identity a replay prints comes from its file (tests/data/seed001_replay.json "
+         "copies seed 001's), never from a design",
+         ours("seed 001's block shuffle is not recoverable: our design puts HO-a3, not OO-a3, at b04-p04")),
+)
+"""What a replay prints, with its sources."""
 
 
 class ReplayFile(BaseModel):
@@ -55,7 +64,7 @@ def _replay(spec: ReplayFile) -> tuple[GameRecord, int]:
     return record, len(queue)
 
 
-def rescore(spec: ReplayFile) -> GameRecord:
+def replay_transcript(spec: ReplayFile) -> GameRecord:
     """Play the recorded replies through the game's engine."""
     return _replay(spec)[0]
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
 
-from bargain_ray.clients import ModelClient, http_client
-from bargain_ray.config import Limits, ModelConfig, ProviderConfig, Rates
-from bargain_ray.core.errors import TechnicalFailure
+from bargain_ray.clients import ModelClient, registry
+from bargain_ray.config import Limits, ModelConfig, Rates
+from bargain_ray.core.errors import Failure, FailureKind, TechnicalFailure
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply
-from bargain_ray.providers.routing import key_env
+from bargain_ray.providers.routing import LOCAL_API, LocalProvider, Provider, SimProvider, key_env
 
 NO_KEY = "no-key"
 """The only credential the simulated provider and the local model ever receive: they are not the real
@@ -26,40 +25,42 @@ class MissingKey:
         self.env = env
 
     async def complete(self, prompt: Prompt, call_id: str) -> Reply:
-        raise TechnicalFailure(f"{self.env or 'an API key'} is not set in this worker's environment "
-                               f"({self.model.provider} {self.model.name})")
+        raise TechnicalFailure(Failure(
+            kind=FailureKind.MISSING_KEY,
+            detail=f"{self.env or 'an API key'} is not set in this worker's environment "
+                   f"({self.model.provider} {self.model.name})"))
 
     async def close(self) -> None:
         return None
 
 
-def make_client(model: ModelConfig, provider: ProviderConfig, keys: Mapping[str, str] | None = None) -> ModelClient:
+def make_client(model: ModelConfig, provider: Provider, keys: Mapping[str, str] | None = None) -> ModelClient:
     """The client for one model as this run calls it (``provider`` holds the sim's or local model's address).
 
     ``keys`` are the key variables the driver handed this worker; by default this process's environment.
     """
-    settings: dict[str, Any] = provider.settings
     keys = os.environ if keys is None else keys
-    if model.provider == "sim":
-        api = settings.get("apis", {}).get(model.name, "anthropic")
-        base = settings["base_url"]
+    if model.provider == "sim" and isinstance(provider, SimProvider):
+        api = registry.get(provider.api_of(model))
+        if api.sim_path is None:
+            raise ValueError(f"the simulated provider does not serve the {api.name} API")
         # the sim is the provider here: its limits are the ones to pace by, not the real provider's
-        served = {k: v for k, v in settings.get("limits", {}).items() if k in Rates.model_fields}
+        served = provider.settings.limits.model_dump(include=set(Rates.model_fields))
         model = model.model_copy(update={"limits": Limits(**served, max_in_flight=model.limits.max_in_flight)})
-        return http_client(model, "sim", api, NO_KEY, base if api == "anthropic" else f"{base}/v1")
-    if model.provider == "local":  # already the bundled model (providers.routing.effective_model)
-        return http_client(model, "local", "openai_compatible", NO_KEY, settings["base_url"])
+        return api.make_client(model, "sim", NO_KEY, f"{provider.settings.base_url}{api.sim_path}")
+    if model.provider == "local" and isinstance(provider, LocalProvider):  # already the bundled model (effective_model)
+        return registry.get(LOCAL_API).make_client(model, "local", NO_KEY, provider.settings.base_url)
     env = key_env(model, model.provider)
     key = keys.get(env or "")
     if not key:
         return MissingKey(model, env)
-    return http_client(model, model.provider, model.provider, key, model.base_url)
+    return registry.get(model.provider).make_client(model, model.provider, key, model.base_url)
 
 
 class ClientPool:
     """Creates each model's client once per worker process; ``wrap`` may put it behind another (the batcher)."""
 
-    def __init__(self, provider: ProviderConfig, keys: Mapping[str, str] | None = None,
+    def __init__(self, provider: Provider, keys: Mapping[str, str] | None = None,
                  wrap: Callable[[ModelConfig, ModelClient], ModelClient] | None = None) -> None:
         self.provider = provider
         self.keys = keys

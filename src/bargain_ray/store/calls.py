@@ -1,57 +1,152 @@
-"""``calls.journal.jsonl``: every paid model reply, written the moment it returns (turn-level resume).
+"""``calls.journal.jsonl``: every paid model call, written the moment its reply returns (turn-level resume).
 
-Two kinds of line: a reply (``unit_id``, ``call_id``, ``prompt``, ``reply``) and a void
-(``unit_id``, ``call_id``, ``void``: why), which takes the replies journaled before it under that
-call id out of replay: they stay paid (the budget counts them) but are asked again. Replies journaled
-after a void replay as usual, so a void never reaches a later invocation's reply.
+Three kinds of line. A ``CallEntry`` is a paid reply, replayed free on resume. A ``VoidEntry`` takes the
+replies journaled before it under its call id out of replay: they stay paid (the budget counts them) but
+are asked again; replies journaled after a void replay as usual, so a void never reaches a later
+invocation's reply. A ``SpendEntry`` is a paid call whose reply is not journaled (``run.journal_calls=false``):
+only its cost, so the budget still counts it in every later invocation, and nothing replays it.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from bargain_ray.store.jsonl import Appender, read_lines
+from pydantic import ConfigDict, Discriminator, Tag, TypeAdapter
+
+from bargain_ray.core.records import Reply
+from bargain_ray.store.jsonl import Appender, JournalLine, encode_line, read_lines
 from bargain_ray.store.paths import CALLS_JOURNAL
+
+
+class CallEntry(JournalLine):
+    """A paid reply: the unit and call it belongs to, the digest of the prompt it answered, the reply."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    unit_id: str
+    call_id: str
+    prompt: str
+    """Digest of the prompt as sent: a reply replays only for the very same prompt."""
+    reply: Reply
+
+
+class VoidEntry(JournalLine):
+    """The replies journaled so far under ``call_id`` are asked again on resume (``void`` says why)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    unit_id: str
+    call_id: str
+    void: str
+
+
+class SpendEntry(JournalLine):
+    """A paid call whose reply is not journaled: what it cost and what it used, for the budget and the summary of
+    every later invocation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    unit_id: str
+    call_id: str
+    cost_usd: float
+    model: str = ""
+    """``provider:model``, as the summary names a model."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+Entry = CallEntry | VoidEntry | SpendEntry
+"""A line of the call journal."""
+
+
+def _kind(line: Any) -> str | None:
+    """Which entry a line is, by the field only it has (lines carry no tag: version 1 had none)."""
+    return next((key for key in ("reply", "void", "cost_usd") if key in line), None) if isinstance(line, dict) else None
+
+
+CallLine = Annotated[
+    Annotated[CallEntry, Tag("reply")] | Annotated[VoidEntry, Tag("void")] | Annotated[SpendEntry, Tag("cost_usd")],
+    Discriminator(_kind, custom_error_type="call_entry",
+                  custom_error_message="not an object with a reply, a void or a cost_usd"),
+]
+_CALL_LINE: TypeAdapter[Entry] = TypeAdapter(CallLine)
 
 
 def calls_journal_path(path: Path) -> Path:
     return path / CALLS_JOURNAL
 
 
+def parse_call_line(line: bytes) -> Entry:
+    return _CALL_LINE.validate_json(line)
+
+
+def read_call_line(line: dict[str, Any]) -> Entry:
+    """A call-journal line already decoded (``store.status.tail_lines``) as its entry."""
+    return _CALL_LINE.validate_python(line)
+
+
+def read_call_lines(path: Path) -> Iterator[Entry]:
+    """Every entry of the sweep folder ``path``'s call journal, oldest first (torn tail skipped, corrupt refused)."""
+    return read_lines(calls_journal_path(path), parse_call_line)
+
+
+def line_key(line: bytes) -> bytes:
+    """What identifies a written line: a restarted journal writes an entry only if no line has these bytes."""
+    return hashlib.blake2b(line, digest_size=16).digest()
+
+
 class CallJournal:
-    """Appends one line per reply, fsynced before the caller goes on (run inside a Ray actor)."""
+    """Appends one line per paid call (or void), fsynced before the caller goes on (run inside a Ray actor).
 
-    def __init__(self, file: str) -> None:
-        self._appender = Appender(Path(file))
+    ``indexed``: first read the key of every line already written, and write an entry only if it is not
+    there yet. A journal restarted after its process died is indexed: a call whose append was in flight then
+    reaches it again (Ray retries it), and may already be on disk.
+    """
 
-    def append(self, entry: dict[str, Any]) -> None:
-        self._appender.append([entry])
+    def __init__(self, file: str, indexed: bool = False) -> None:
+        path = Path(file)
+        self._written = {line_key(b) for b in read_lines(path, bytes)} if indexed else set()
+        self._appender = Appender(path)
 
-    def void(self, unit_id: str, call_ids: list[str], why: str) -> None:
-        """Take these calls' journaled replies out of replay, in one write."""
-        self._appender.append([{"unit_id": unit_id, "call_id": c, "void": why} for c in call_ids])
+    def append(self, *entries: Entry) -> None:
+        """``entries`` in one write (a game's voids go together)."""
+        lines = [line for line in map(encode_line, entries) if line_key(line) not in self._written]
+        self._appender.write(b"".join(lines))
 
     def close(self) -> None:
         self._appender.close()
 
 
-def read_calls(path: Path, skip: set[str]) -> dict[str, list[dict[str, Any]]]:
-    """Journaled replies of every unit of the sweep folder ``path`` not in ``skip`` (the finished ones), oldest
-    first, without the ones a later void line took out of replay."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    for entry in read_lines(calls_journal_path(path)):
-        unit = entry["unit_id"]
-        if unit in skip:
+def replayable(entries: Iterable[Entry], skip: set[str],
+               only: set[str] | None = None) -> dict[str, list[CallEntry]]:
+    """unit_id -> its journaled replies, oldest first, for every unit not in ``skip`` (the finished ones; of those
+    in ``only``), without the ones a later void took out of replay."""
+    out: dict[str, list[CallEntry]] = {}
+    for entry in entries:
+        unit = entry.unit_id
+        if unit in skip or (only is not None and unit not in only):
             continue
-        if "void" in entry:
-            out[unit] = [e for e in out.get(unit, []) if e["call_id"] != entry["call_id"]]
-        else:
+        if isinstance(entry, VoidEntry):
+            out[unit] = [e for e in out.get(unit, []) if e.call_id != entry.call_id]
+        elif isinstance(entry, CallEntry):
             out.setdefault(unit, []).append(entry)
     return out
 
 
+def spent(entries: Iterable[Entry]) -> list[tuple[str, float]]:
+    """(unit_id, cost_usd) of every paid call among ``entries``, oldest first."""
+    return [(e.unit_id, e.reply.cost_usd if isinstance(e, CallEntry) else e.cost_usd)
+            for e in entries if not isinstance(e, VoidEntry)]
+
+
+def read_calls(path: Path, skip: set[str], only: set[str] | None = None) -> dict[str, list[CallEntry]]:
+    """``replayable`` over the call journal of the sweep folder ``path``."""
+    return replayable(read_call_lines(path), skip, only)
+
+
 def paid_calls(path: Path) -> list[tuple[str, float]]:
-    """(unit_id, cost_usd) of every reply journaled in the sweep folder ``path``, oldest first: what it has paid."""
-    return [(e["unit_id"], float(e["reply"].get("cost_usd", 0.0)))
-            for e in read_lines(calls_journal_path(path)) if "reply" in e]
+    """(unit_id, cost_usd) of every call the sweep folder ``path`` has paid, oldest first (``spent``)."""
+    return spent(read_call_lines(path))

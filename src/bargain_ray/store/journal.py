@@ -6,17 +6,38 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
+from bargain_ray.core.errors import Failure
 from bargain_ray.core.records import GameRecord
-from bargain_ray.store.jsonl import Appender, CorruptJournal, corrupt, read_lines
+from bargain_ray.store.jsonl import Appender, CorruptJournal, JournalLine, corrupt, read_lines
 from bargain_ray.store.paths import JOURNAL
 
 
+class JournaledRecord(GameRecord, JournalLine):
+    """A game as its journal line holds it: the record and the line's format version."""
+
+    model_config = ConfigDict(title="GameRecord")
+
+
+_RECORD_FIELDS = tuple(GameRecord.model_fields)
+
+
 def parse_record(line: bytes) -> GameRecord:
-    """One journal line as the model the driver wrote (pydantic parses the bytes: no dict in between)."""
-    return GameRecord.model_validate_json(line)
+    """One journal line as the model the driver wrote (pydantic parses the bytes: no dict in between); its
+    version checked, then left behind: the record read back is a ``GameRecord`` like the one written."""
+    return _record(JournaledRecord.model_validate_json(line))
+
+
+def record_of(line: dict[str, Any]) -> GameRecord:
+    """``parse_record`` of a line already decoded (the live view follows the journal as JSON)."""
+    return _record(JournaledRecord.model_validate(line))
+
+
+def _record(read: JournaledRecord) -> GameRecord:
+    return GameRecord.model_construct(**{name: getattr(read, name) for name in _RECORD_FIELDS})
 
 
 def read_records(path: Path) -> Iterator[GameRecord]:
@@ -33,12 +54,13 @@ class UnitHead(BaseModel):
 class OutcomeHead(BaseModel):
     known: bool
     reason: str
+    failure: Failure | None = None
 
 
-class RecordHead(BaseModel):
+class RecordHead(JournalLine):
     """What a resume, the budget and the progress read of a journaled game: its unit's id and hash,
-    whether its result is known and why it ended. The rest of the line is skipped, not validated
-    (a resume of a large sweep reads every line)."""
+    whether its result is known and why it ended, and the line's version (a newer one is refused). The
+    rest of the line is skipped, not validated (a resume of a large sweep reads every line)."""
 
     unit: UnitHead
     outcome: OutcomeHead
@@ -111,22 +133,34 @@ def read_latest(path: Path, only: set[str] | None = None) -> Iterator[GameRecord
     return read_at(path, offsets)
 
 
-def finished_units(path: Path) -> dict[str, str]:
-    """unit_id -> unit hash of every game with a known result (skipped on resume)."""
+class JournaledUnits(NamedTuple):
+    """The units of a game journal as a resume reads them."""
+
+    finished: dict[str, str]
+    """unit_id -> unit hash of every game whose latest record has a known result (skipped on resume)."""
+    lines: dict[str, int]
+    """unit_id -> the first line holding a record of it (known or not), to name a record the design lacks."""
+
+
+def journaled_units(path: Path) -> JournaledUnits:
+    """The units of the sweep folder ``path``'s game journal, in one pass over the lines' heads."""
     done: dict[str, str] = {}
-    for head in read_heads(path):
+    lines: dict[str, int] = {}
+    for number, head in enumerate(read_heads(path), 1):  # read_lines yields one head per complete line
+        lines.setdefault(head.unit.unit_id, number)
         if head.outcome.known:
             done[head.unit.unit_id] = head.unit.hash
         else:
             done.pop(head.unit.unit_id, None)
-    return done
+    return JournaledUnits(done, lines)
 
 
 class GameJournal:
     """The driver's appender: games that finished together go in one write and one fsync.
 
     Records are serialized here, once, as their JSON dump in ``store.jsonl``'s line format
-    (``{"unit": {"unit_id": ...`` at the head, as the index reads it): the workers hand over models.
+    (``{"unit": {"unit_id": ...`` at the head, as the index reads it; ``version`` last): the workers hand
+    over models.
     """
 
     def __init__(self, path: Path) -> None:
@@ -134,7 +168,7 @@ class GameJournal:
         self._appender = Appender(path / JOURNAL)
 
     def append_many(self, records: Iterable[GameRecord]) -> None:
-        self._appender.append(r.model_dump(mode="json") for r in records)
+        self._appender.append(records)
 
     def close(self) -> None:
         self._appender.close()

@@ -1,9 +1,11 @@
-"""The one durable JSONL format of the sweep folder, shared by the game journal and the call journal.
+"""The one durable JSONL format of the sweep folder, shared by the game, call and batch journals.
 
 A line is complete only when it ends in a newline: a kill (or a full disk) mid-write leaves a torn
 tail, which readers ignore and the first append of a process cuts, so a new line never joins onto
-it. A complete line that is not JSON was not written by us (an edit, a disk fault): it is refused
-with its file and line, never skipped, because the game or paid call it held would be lost.
+it. A complete line that is not JSON, or JSON that is not the journal's record, was not written by us
+(an edit, a disk fault): it is refused with its file and line, never skipped, because the game or paid
+call it held would be lost. Every line is a model's JSON stamped with the format's ``version``
+(``JOURNAL_VERSION``); a line without one was written before versions existed and reads as version 1.
 """
 
 from __future__ import annotations
@@ -13,11 +15,26 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 T = TypeVar("T")
+
+JOURNAL_VERSION = 2
+"""The line format this code writes: 1 had no ``version`` field; 2 stamps it on every line (and adds the
+call journal's spend entries). A reader takes every version up to this one and refuses a newer line."""
+
+VERSION = {"version": JOURNAL_VERSION}
+
+
+class JournalLine(BaseModel):
+    """What every journal line carries: the version of the format it was written in.
+
+    Left out of the model's own dumps (a record read back and exported is the record); ``encode`` stamps
+    the current version on every line it writes."""
+
+    version: int = Field(1, ge=1, le=JOURNAL_VERSION, exclude=True)
 
 
 class CorruptJournal(ValueError):
@@ -29,6 +46,15 @@ class CorruptJournal(ValueError):
             f"bargain_ray: restore it from a backup, or delete line {line} (the game or call it held runs "
             "again on resume, and a deleted call is paid again)."
         )
+
+
+class NewerJournal(CorruptJournal):
+    """A line written in a newer format than this code reads: nothing is wrong with the folder."""
+
+    def __init__(self, path: Path, line: int, version: object) -> None:
+        ValueError.__init__(
+            self, f"{path}:{line}: written in journal format {version}, and this bargain_ray reads formats up to "
+            f"{JOURNAL_VERSION}; nothing was run. Resume the folder with the bargain_ray that wrote it (or newer).")
 
 
 class DiskFull(OSError):
@@ -57,9 +83,9 @@ def is_disk_full(exc: BaseException | None) -> bool:
     return False
 
 
-def read_lines(path: Path, parse: Callable[[bytes], T] = json.loads) -> Iterator[T]:
-    """Every complete line of ``path`` as ``parse`` reads its bytes (plain JSON, or a model's
-    ``model_validate_json``), oldest first; a torn last line is not yet a line."""
+def read_lines(path: Path, parse: Callable[[bytes], T]) -> Iterator[T]:
+    """Every complete line of ``path`` as ``parse`` reads its bytes (a model's ``model_validate_json``, or
+    the bytes themselves), oldest first; a torn last line is not yet a line."""
     if not path.exists():
         return
     with path.open("rb") as f:
@@ -79,6 +105,8 @@ def corrupt(path: Path, number: int, exc: ValueError) -> CorruptJournal:
     first = exc.errors(include_url=False)[0]
     if first["type"] == "json_invalid":
         return CorruptJournal(path, number, first["msg"])
+    if first["loc"][-1:] == ("version",) and first["type"] == "less_than_equal":
+        return NewerJournal(path, number, first["input"])
     where = ".".join([exc.title, *(str(part) for part in first["loc"])])
     return CorruptJournal(path, number, f"{where}: {first['msg']}", what="a record as this version writes it")
 
@@ -102,9 +130,14 @@ def complete_size(path: Path) -> int:
     return 0
 
 
-def encode(entries: Iterable[Any]) -> bytes:
-    """Lines as written: plain JSON (non-ASCII escaped, so any text a Python str holds encodes)."""
-    return b"".join(json.dumps(e, default=str).encode() + b"\n" for e in entries)
+def encode_line(line: BaseModel) -> bytes:
+    """One line as written: the model's JSON dump stamped with ``version`` (last, so a game line still starts
+    with its unit id), non-ASCII escaped so any text a Python str holds encodes."""
+    return json.dumps(line.model_dump(mode="json") | VERSION).encode() + b"\n"
+
+
+def encode(lines: Iterable[BaseModel]) -> bytes:
+    return b"".join(encode_line(line) for line in lines)
 
 
 class Appender:
@@ -118,8 +151,11 @@ class Appender:
         self.path = Path(path)
         self._fd: int | None = None
 
-    def append(self, entries: Iterable[Any]) -> None:
-        data = encode(entries)
+    def append(self, lines: Iterable[BaseModel]) -> None:
+        self.write(encode(lines))
+
+    def write(self, data: bytes) -> None:
+        """Append lines already encoded (``encode``), in one write and one fsync."""
         if not data:
             return
         if self._fd is None:

@@ -9,10 +9,12 @@ driver leaves its record behind with the flock free, which is how a reader tells
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
 import socket
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -47,6 +49,33 @@ class FolderLocked(RuntimeError):
         )
 
 
+class FolderUnwritable(FolderLocked):
+    """The sweep folder cannot be written here (a read-only filesystem, no permission): no driver can hold it."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        RuntimeError.__init__(
+            self, f"{path} cannot be written ({reason}); nothing was run. Make it writable, or choose another "
+                  f"folder with run.dir=<path>.")
+
+
+UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def _writable(path: Path) -> None:
+    """Create ``path`` if absent and prove a file can be made in it (as the journals will), else FolderUnwritable.
+
+    Checked by writing, not by ``os.access``: root passes every permission check, and a read-only mount refuses
+    root too."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        if exc.errno not in UNWRITABLE:
+            raise
+        raise FolderUnwritable(path, exc.strerror or type(exc).__name__) from None
+
+
 def _read_holder(fd: int) -> Holder | None:
     os.lseek(fd, 0, os.SEEK_SET)
     data = os.read(fd, 4096)
@@ -59,9 +88,15 @@ def _read_holder(fd: int) -> Holder | None:
 @contextmanager
 def hold_lock(path: Path) -> Iterator[Holder]:
     """Hold the sweep folder ``path`` (created if absent) until the block ends; refuses at once
-    with ``FolderLocked`` naming the holder if another process holds it."""
-    path.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    with ``FolderLocked`` naming the holder if another process holds it, or ``FolderUnwritable`` if it cannot be
+    written here."""
+    _writable(path)
+    try:
+        fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        if exc.errno not in UNWRITABLE:
+            raise
+        raise FolderUnwritable(path, exc.strerror or type(exc).__name__) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

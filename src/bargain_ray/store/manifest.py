@@ -10,7 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_serializer
 
-from bargain_ray.config import RUNTIME_KEYS, Condition, GridConfig, ModelConfig
+from bargain_ray.config import RUNTIME_KEYS, Condition, GridConfig, LocalFile, ModelConfig
+from bargain_ray.core.provenance import CodeVersion
 from bargain_ray.store.paths import CALLS_JOURNAL, JOURNAL, MANIFEST
 
 SHOWN = 3
@@ -48,6 +49,20 @@ class Determinants(BaseModel):
         return {k: m.model_dump(mode="json", exclude=set(RUNTIME_KEYS)) for k, m in models.items()}
 
 
+class Refigured(BaseModel):
+    """Which code computed the figures of the table generation ``python -m bargain_ray.rescore`` published."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    generation: str
+    """The table generation whose figures this code computed; once another generation is published (a resumed
+    sweep writes its tables from the journal), the figures are the journal's again."""
+    code: CodeVersion | None
+    """The commit (and local changes) of the code that recomputed them; None when it was not a git checkout."""
+    at: str
+    """When, UTC."""
+
+
 class Manifest(BaseModel):
     """The sweep's creation date (part of every unit id), what determines its units, and provenance."""
 
@@ -59,15 +74,19 @@ class Manifest(BaseModel):
     """YYYYMMDD of the first run: unit ids carry it, so it is kept for the life of the folder."""
     config: Determinants
     components: dict[str, Any]
-    """The fingerprint of every game and model (``design.fingerprint.components``): opaque JSON,
-    compared as a backstop for what the config fields cannot show (the text a model reads)."""
+    """The fingerprint of every game and model (``design.fingerprint``, which names its parts: ``game_part``
+    reads one): opaque JSON here, compared as a backstop for what the config fields cannot show (the text a
+    model reads)."""
     git_commit: str | None = None
     """Provenance only, never compared: a code change that matters shows in ``components`` or the unit hashes."""
-
-    def game_part(self, game: str, condition: str) -> dict[str, Any] | None:
-        """The fingerprint part of ``game`` under ``condition`` (``config``: the game config it was played
-        under; ``texts``: the digest of each text a model reads), None when the sweep has no such game."""
-        return self.components.get(game_key(game, condition))
+    refigured: Refigured | None = None
+    """Set by ``rescore``: the code that recomputed every per-game and per-turn figure of its table generation
+    (None: each game's figures are those its journal line holds, computed as it ended). Never compared."""
+    local_conf: list[LocalFile] = []
+    """The ``./conf`` files the folder's first run was composed from (path, digest, whether each took a packaged
+    file's place). Provenance, never compared: what such a file changes that determines games (a config value, a
+    word of a brief) is compared where it lands, in ``config`` and the text digests of ``components``, while one
+    that changes only runtime knobs (a price, a limit) must not refuse a resume."""
 
     def game_conditions(self) -> list[tuple[str, str]]:
         """(game, condition) of every game config of the sweep, in the grid's order, each once."""
@@ -76,11 +95,6 @@ class Manifest(BaseModel):
     def key_names(self) -> list[str]:
         """The key variables the sweep's models were configured to read (each model's ``api_key_env``)."""
         return sorted({m.api_key_env for m in self.config.models.values() if m.api_key_env})
-
-
-def game_key(game: str, condition: str) -> str:
-    """The name of a game config's part in ``components`` (``design.fingerprint`` names its parts so)."""
-    return f"game {game} under condition {condition}"
 
 
 class UnreadableManifest(ValueError):

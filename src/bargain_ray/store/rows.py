@@ -1,10 +1,17 @@
 """A journaled game as table rows: the one flattening of records, used by the tables and by analysis.
 
-A figure has one column name everywhere: ``games.parquet`` holds every per-game figure (the shared
-columns below, the family's metrics computed when the game ended, its scalar outcome fields) beside
-the full outcome object (``outcome``, JSON, for replay). Nothing a researcher needs is a JSON string:
-who played which role is ``model_<role>`` / ``agent_<role>``, a deal's terms are ``deal_<term>``
-numbers, a turn's action fields each have a column in ``turns.parquet``.
+A concept has one column name in every table and in the dataset (seed 002's card names win where the
+card has one): who played a role is ``<role>_model`` / ``<role>_agent``, a side's tokens
+``<role>_prompt_tokens`` / ``<role>_completion_tokens``, the result ``outcome`` (``deal``, ``no_deal``,
+``format_failure``, ``technical_failure``), repairs ``total_retries``, a turn's replies asked ``n_attempts``.
+``games.parquet`` holds every per-game figure (the shared columns below, the family's metrics computed
+when the game ended, its scalar outcome fields) beside the full outcome object (``outcome_json``, for
+replay). Nothing a researcher needs is a JSON string: a deal's terms are ``deal_<term>`` numbers and a
+turn's action fields each have a typed column in ``turns.parquet`` (a dict of scalars, e.g. an offer's
+terms, as ``<field>_<key>``; decimal strings as numbers). A column exists where a value can: a family's
+outcome and turn fields that are empty in a game add nothing to its row (so no column is null in every
+row because its values are nested elsewhere), the family's declared figures and the shared columns are
+always there.
 """
 
 from __future__ import annotations
@@ -24,15 +31,26 @@ IDENTITY = (
     "seed", "block", "position", "first_speaker",
 )
 SHARED_SCHEMA = {c: pl.Int64 if c in ("assignment", "seed", "block", "position") else pl.String for c in IDENTITY} | {
-    "status": pl.String, "known": pl.Boolean, "reason": pl.String, "agreement": pl.Boolean,
+    "status": pl.String, "outcome": pl.String, "known": pl.Boolean, "reason": pl.String, "agreement": pl.Boolean,
     "format_failure": pl.Boolean, "technical_failure": pl.Boolean, "technical_pass": pl.Boolean,
-    "rounds": pl.Int64, "rounds_to_agreement": pl.Int64, "calls_attempted": pl.Int64, "repairs_used": pl.Int64,
+    "failed_role": pl.String,
+    "rounds": pl.Int64, "rounds_to_agreement": pl.Int64, "calls_attempted": pl.Int64, "total_retries": pl.Int64,
     "invalid_attempts": pl.Int64, "input_tokens": pl.Int64, "output_tokens": pl.Int64, "cost_usd": pl.Float64,
 }
 """The columns every game has, with their types (a sweep without games still has them)."""
-GAME_SCHEMA = SHARED_SCHEMA | {"unit_hash": pl.String, "outcome": pl.String}
+GAME_SCHEMA = SHARED_SCHEMA | {"unit_hash": pl.String, "outcome_json": pl.String}
+OUTCOMES = {Status.AGREEMENT: "deal", Status.NO_AGREEMENT: "no_deal", Status.FORMAT_FAILURE: "format_failure",
+            Status.TECHNICAL_ERROR: "technical_failure", Status.INTERRUPTED: "technical_failure"}
+"""Seed 002's ``outcome`` values; ``technical_failure`` is ours (an unknown game, re-run on resume)."""
 
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
+
+
+def failed_role(rec: GameRecord) -> str | None:
+    """The role whose repairs ran out: a game that ended on an invalid turn (a format failure, or an observer
+    that could not be read) names its role; any other game none."""
+    last = rec.turns[-1] if rec.turns else None
+    return last.role if last is not None and not last.valid else None
 
 
 def shared_columns(rec: GameRecord) -> dict[str, Any]:
@@ -41,13 +59,14 @@ def shared_columns(rec: GameRecord) -> dict[str, Any]:
     known = out.known
     rounds = len(rec.turns)
     return {k: getattr(unit, k) for k in IDENTITY} | {
-        "status": out.status.value, "known": known, "reason": out.reason,
+        "status": out.status.value, "outcome": OUTCOMES.get(out.status), "known": known, "reason": out.reason,
         "agreement": out.agreement if known else None,
         "format_failure": out.status == Status.FORMAT_FAILURE if known else None,
         "technical_failure": not known,
         "technical_pass": out.technical_pass,
+        "failed_role": failed_role(rec),
         "rounds": rounds, "rounds_to_agreement": rounds if out.agreement else None,
-        "calls_attempted": out.calls_attempted, "repairs_used": out.repairs_used,
+        "calls_attempted": out.calls_attempted, "total_retries": out.repairs_used,
         "invalid_attempts": len(out.invalid_attempts),
         "input_tokens": sum(c.usage.input_tokens for c in rec.calls),
         "output_tokens": sum(c.usage.output_tokens for c in rec.calls),
@@ -56,34 +75,47 @@ def shared_columns(rec: GameRecord) -> dict[str, Any]:
 
 
 def _cell(v: Any) -> Any:
-    """A scalar as a typed cell; a figure as its number; anything nested is left to the JSON beside it."""
+    """A scalar as a typed cell; a figure as its number; anything nested (or empty) is left out."""
     if is_figure(v):
         return value_of(v)
-    return v if isinstance(v, bool | int | float | str) or v is None else _SKIP
+    return v if isinstance(v, bool | int | float | str) else _SKIP
 
 
 _SKIP = object()
+
+
+def side_tokens(rec: GameRecord) -> dict[str, int]:
+    """Each side's tokens (seed 002's ``<role>_prompt_tokens``, ``<role>_completion_tokens``): every role that
+    played, then any other role that was asked."""
+    roles = dict.fromkeys([*rec.unit.models_by_role, *(c.role for c in rec.calls)])
+    out: dict[str, int] = {}
+    for role in roles:
+        usage = [c.usage for c in rec.calls if c.role == role]
+        out |= {f"{role}_prompt_tokens": sum(u.input_tokens for u in usage),
+                f"{role}_completion_tokens": sum(u.output_tokens for u in usage)}
+    return out
 
 
 def game_row(rec: GameRecord) -> dict[str, Any]:
     """One row of games.parquet: identity, who played, status, every figure, and the outcome object."""
     unit = rec.unit
     row = shared_columns(rec)
-    row |= {f"model_{role}": name for role, name in unit.models_by_role.items()}
-    row |= {f"agent_{role}": agent for role, agent in unit.agent_of_role.items()}
+    row |= {f"{role}_model": name for role, name in unit.models_by_role.items()}
+    row |= {f"{role}_agent": agent for role, agent in unit.agent_of_role.items()}
+    row |= side_tokens(rec)
     row["unit_hash"] = unit.hash
     for key, value in rec.outcome.scored.items():  # the named fields are the shared columns already
         if key not in row and (cell := _cell(value)) is not _SKIP:
             row[key] = cell
     row |= rec.metrics  # the family's figures win: they name each figure once
-    row["outcome"] = json.dumps(rec.outcome.model_dump(mode="json"), default=str)  # as the journal line holds it
+    row["outcome_json"] = json.dumps(rec.outcome.model_dump(mode="json"), default=str)  # as the journal line holds it
     return row
 
 
 TURN_SCHEMA = {
-    "unit_id": pl.String, "turn": pl.Int64, "role": pl.String, "call_ids": pl.List(pl.String),
-    "attempts": pl.Int64, "valid": pl.Boolean, "action": pl.String, "message": pl.String,
-    "turn_scored": pl.Boolean, "fields": pl.String, "served_by": pl.String,
+    "unit_id": pl.String, "turn": pl.Int64, "role": pl.String, "model": pl.String, "call_ids": pl.List(pl.String),
+    "n_attempts": pl.Int64, "n_errors": pl.Int64, "valid": pl.Boolean, "action": pl.String, "message": pl.String,
+    "turn_scored": pl.Boolean, "served_by": pl.String,
 }
 """The columns every turn has; a family's action fields and per-turn metrics add their own."""
 
@@ -93,28 +125,37 @@ def _number(v: Any) -> Any:
     return float(v) if isinstance(v, str) and _NUMBER.fullmatch(v) else v
 
 
+def action_columns(fields: dict[str, Any]) -> dict[str, Any]:
+    """A turn's family fields as typed cells: scalars as they are, a dict of scalars as ``<field>_<key>`` (its
+    decimal strings, e.g. an offer's terms as the record writes them, as numbers); empty fields and nested
+    lists add nothing."""
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        if isinstance(value, dict):
+            out |= {f"{key}_{k}": cell for k, v in value.items() if (cell := _cell(_number(v))) is not _SKIP}
+        elif (cell := _cell(value)) is not _SKIP:
+            out[key] = cell
+    return out
+
+
 def turn_rows(rec: GameRecord) -> list[dict[str, Any]]:
-    """The rows of turns.parquet for one game: each action field in its own column (a dict of scalars,
-    e.g. an offer's terms, as ``<field>_<key>``), the family's per-turn metrics of that turn beside them
-    (``turn_scored`` marks the turns that have them), and the fields as JSON."""
+    """The rows of turns.parquet for one game: the turn, the model that answered, its replies asked and the
+    invalid ones, each action field in its own typed column, the family's per-turn metrics of that turn
+    beside them (``turn_scored`` marks the turns that have them)."""
     scored = {m["turn"]: m for m in rec.turn_metrics if "turn" in m}
-    served = {c.call_id: c.served_by for c in rec.calls}
+    calls = {c.call_id: c for c in rec.calls}
+    models = rec.unit.models_by_role
     rows = []
     for t in rec.turns:
-        f = t.fields
-        row = {"unit_id": t.unit_id, "turn": t.turn, "role": t.role, "call_ids": t.call_ids,
-               "attempts": t.attempts, "valid": t.valid, "action": f.get("action"), "message": f.get("message")}
-        for key, value in f.items():
-            if isinstance(value, dict):
-                row |= {f"{key}_{k}": _number(v) for k, v in value.items()
-                        if f"{key}_{k}" not in row and _cell(v) is not _SKIP}
-            elif key not in row and (cell := _cell(value)) is not _SKIP:
-                row[key] = cell
+        asked = [calls[i] for i in t.call_ids if i in calls]
+        row = {"unit_id": t.unit_id, "turn": t.turn, "role": t.role, "model": models.get(t.role),
+               "call_ids": t.call_ids, "n_attempts": t.attempts, "n_errors": sum(c.valid is False for c in asked),
+               "valid": t.valid, "action": t.fields.get("action"), "message": t.fields.get("message")}
+        row |= {k: v for k, v in action_columns(t.fields).items() if k not in row}
         metrics = scored.get(t.turn)
         row |= {k: v for k, v in (metrics or {}).items() if k not in row}
         row["turn_scored"] = metrics is not None
-        row["served_by"] = served.get(t.call_ids[-1]) if t.call_ids else None  # who answered the last ask
-        row["fields"] = json.dumps(f, default=str)
+        row["served_by"] = calls[t.call_ids[-1]].served_by if t.call_ids and t.call_ids[-1] in calls else None
         rows.append(row)
     return rows
 

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from bargain_ray.store.calls import CallEntry, SpendEntry, read_call_line
 from bargain_ray.store.journal import read_heads
 from bargain_ray.store.lock import Holder, lock_holder
 from bargain_ray.store.paths import STATUS
@@ -165,6 +166,36 @@ def tail_lines(file: Path, offset: int, limit: int = 1 << 24) -> tuple[list[dict
             out.append(json.loads(line))
             offset += len(line)
     return out, offset
+
+
+class PaidCall(BaseModel):
+    """One paid model reply of the call journal, as the bar and the summary count it."""
+
+    unit_id: str
+    model: str
+    """``provider:model``, the key the summary, the bar and the limiter name a model by."""
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    latency_s: float
+    rate_limited: int
+    """429s met by its failed attempts before it was answered."""
+
+
+def paid_call(line: dict[str, Any]) -> PaidCall | None:
+    """A call-journal line as a paid call: a reply (``CallEntry``) or the cost of one whose reply is not journaled
+    (``SpendEntry``); None for a void line and for a strategy agent's reply (journaled for replay with
+    ``run.journal_calls=true``, never paid)."""
+    entry = read_call_line(line)
+    if isinstance(entry, SpendEntry):
+        return PaidCall(unit_id=entry.unit_id, model=entry.model, input_tokens=entry.input_tokens,
+                        output_tokens=entry.output_tokens, cost_usd=entry.cost_usd, latency_s=0.0, rate_limited=0)
+    if not isinstance(entry, CallEntry) or entry.reply.provider == "strategy":
+        return None
+    reply = entry.reply
+    return PaidCall(unit_id=entry.unit_id, model=f"{reply.provider}:{reply.model}",
+                    input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
+                    cost_usd=reply.cost_usd, latency_s=reply.latency_s, rate_limited=sum(map(is_429, reply.attempt_errors)))
 
 
 def is_429(error: str) -> bool:

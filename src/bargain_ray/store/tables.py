@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,23 +46,34 @@ def add_rows(rows: dict[str, list[dict[str, Any]]], rec: GameRecord) -> None:
         rows[name].extend(more)
 
 
-def write_tables(path: Path, chunk: int = 2000) -> dict[str, int]:
-    """games/turns/calls parquet from the journal, the latest record of each unit.
+Refigure = Callable[[GameRecord], GameRecord]
+"""A journaled record with its figures recomputed (``rescore``): the journal keeps the record as it was."""
+
+
+def write_tables(path: Path, chunk: int = 2000, *, refigure: Refigure | None = None,
+                 generation: str | None = None) -> dict[str, int]:
+    """games/turns/calls parquet from the journal, the latest record of each unit (each passed through
+    ``refigure`` first when given), published as ``generation`` (a fresh id unless given).
 
     Streams the journal in chunks of ``chunk`` games so the driver's memory
     stays flat however long the sweep is.
     """
     for stale in path.glob(".tables-*"):  # left by a kill
         shutil.rmtree(stale, ignore_errors=True)
-    generation = uuid.uuid4().hex
+    generation = generation or new_generation()
     work = path / f".tables-{generation}"
     try:
-        return _publish(path, work, generation, chunk)
+        return _publish(path, work, generation, chunk, refigure)
     finally:  # also on a full disk: the space goes back
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _publish(path: Path, work: Path, generation: str, chunk: int) -> dict[str, int]:
+def new_generation() -> str:
+    """A fresh table generation id."""
+    return uuid.uuid4().hex
+
+
+def _publish(path: Path, work: Path, generation: str, chunk: int, refigure: Refigure | None) -> dict[str, int]:
     journal_bytes = complete_size(path / JOURNAL)
     parts = work / "parts"
     parts.mkdir(parents=True)
@@ -77,7 +89,7 @@ def _publish(path: Path, work: Path, generation: str, chunk: int) -> dict[str, i
                 batch.clear()
 
     for rec in read_latest(path):
-        add_rows(rows, rec)
+        add_rows(rows, refigure(rec) if refigure else rec)
         if len(rows["games"]) >= chunk:
             flush()
     flush()
@@ -114,24 +126,30 @@ def _fsync(file: Path) -> None:
 
 def published(path: Path) -> bool:
     """Whether the top-level parquet files are one complete set built from the journal as it is now."""
+    return published_generation(path) is not None
+
+
+def published_generation(path: Path) -> str | None:
+    """The generation of the top-level parquet set when it is one complete set built from the journal as it is
+    now, else None."""
     marker = path / TABLES_MARKER
     if not marker.exists():
-        return False
+        return None
     try:
         table_set = TableSet.model_validate_json(marker.read_bytes())
     except ValidationError:
-        return False
+        return None
     if table_set.journal_bytes != complete_size(path / JOURNAL):
-        return False
+        return None
     for name in TABLES:
         file = path / f"{name}.parquet"
         try:
             meta = pl.read_parquet_metadata(file)
         except (OSError, pl.exceptions.PolarsError):
-            return False
+            return None
         if meta.get(GENERATION_KEY) != table_set.generation:
-            return False
-    return True
+            return None
+    return table_set.generation
 
 
 def read_tables(path: Path) -> dict[str, pl.DataFrame]:

@@ -7,9 +7,12 @@ so the wording and the scoring cannot disagree.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from bargain_ray.games.kit.turns import MAX_TURNS
+from bargain_ray.games.provenance import Setting, ours, seed
 
 ROLES = ("seller", "buyer")
 
@@ -22,19 +25,34 @@ class BargainingConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     family: Literal["bargaining"] = "bargaining"
-    name: str
-    item: str = "a single indivisible item"
-    valuation_min: int = 0
-    valuation_max: int = 100
-    price_min: int = 0
-    price_max: int = 100
-    decimals: int = Field(2, ge=0)
-    first_speaker: Literal["seller", "buyer"] = "seller"
-    max_rounds: int = Field(20, ge=1)
-    discount: float = Field(0.95, gt=0, le=1)
-    max_repairs: int = Field(2, ge=0)
-    max_message_chars: int = Field(300, ge=1)
-    prompt_variant: PromptVariant = "default"
+    name: Annotated[str, Setting(ours("the game config's name: a label no model reads"))]
+    item: Annotated[str, Setting(ours("seed 002 names no good: the brief's wording is ours"))] = (
+        "a single indivisible item")
+    valuation_min: Annotated[int, Setting(seed("002", "Valuations i.i.d. integer Uniform[0, 100]"))] = 0
+    valuation_max: Annotated[int, Setting(seed("002", "Valuations i.i.d. integer Uniform[0, 100]"))] = 100
+    price_min: Annotated[int, Setting(ours("seed 002 bounds the valuations, not the prices: 0 to 100 is ours"))] = 0
+    price_max: Annotated[int, Setting(ours("seed 002 bounds the valuations, not the prices: 0 to 100 is ours"))] = 100
+    decimals: Annotated[int, Setting(ours("seed 002 gives no price grid: at most 2 decimals is ours")),
+                        Field(ge=0)] = 2
+    first_speaker: Annotated[Literal["seller", "buyer"], Setting(seed("002", "seller moves first"))] = "seller"
+    max_rounds: Annotated[int, Setting(seed("002", "maximum 20 rounds of one message each")), Field(ge=1, le=MAX_TURNS)] = 20
+    discount: Annotated[float, Setting(seed("002", "pays `0.95^(t−1) ×` surplus")), Field(gt=0, le=1)] = 0.95
+    max_repairs: Annotated[int, Setting(seed("002", "Invalid output is re-prompted with the error up to twice")),
+                           Field(ge=0)] = 2
+    max_message_chars: Annotated[int | None, Setting(ours("seed 002 states no cap on the message: 300 characters is "
+                                                          "ours; null measures each message's length and enforces "
+                                                          "nothing")), Field(ge=1)] = 300
+    first_round_offer: Annotated[bool, Setting(ours("seed 002 says the seller moves first, not that its first move "
+                                                    "must be an offer: true (refuse an accept or reject in round 1) "
+                                                    "is ours"))] = True
+    reject_needs_offer: Annotated[bool, Setting(ours("seed 002's reject 'withdraws it' (the standing offer): true "
+                                                     "refuses a reject with none standing (ours); false lets it pass "
+                                                     "the turn"))] = True
+    messages: Annotated[bool, Setting(seed("002", "Cheap talk is allowed."))] = True
+    """False closes the cheap-talk channel (the no-communication condition, ours): a reply's message and stated
+    valuation are read as before but never shown to the other side, and the brief says so."""
+    prompt_variant: Annotated[PromptVariant, Setting(seed("002", "The prompt variants differ by one sentence."))] = (
+        "default")
 
     @model_validator(mode="after")
     def _check(self) -> BargainingConfig:

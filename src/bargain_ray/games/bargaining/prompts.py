@@ -18,10 +18,13 @@ from bargain_ray.games.bargaining.config import BargainingConfig
 from bargain_ray.games.bargaining.engine import Reply, State
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
-from bargain_ray.games.kit.wording import OURS, Text, num, seed
+from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, num
+from bargain_ray.games.provenance import mixed, ours, seed
 
 OBJECTIVE = "Your objective is to maximize your own discounted payoff."
 """The one sentence the explicit-objective variant adds (seed 002)."""
+WORDED = ours("seed 002 records its prompts only by hash: this wording is ours, written to its protocol")
+"""The provenance of the brief and the round messages (the no-communication condition's words are ours too)."""
 
 _VALUATION = {"seller": "cost", "buyer": "value"}
 _EARNS = {"seller": "p - cost", "buyer": "value - p"}
@@ -71,31 +74,48 @@ def _rules(config: BargainingConfig, state: State, role: str) -> str:
             "earlier one.",
             f'  - "accept": accept the {them}\'s standing offer. The item is traded at that price and the game ends.',
             f'  - "reject": withdraw the {them}\'s standing offer without making a counter-offer; the turn passes.',
-            f'- "accept" and "reject" are allowed only when the {them} has a standing offer. '
-            'Round 1 must be an offer. With "accept" or "reject", set "offer" to null.',
-            f'- "message" is free text for the {them}, at most {config.max_message_chars} characters.',
-            f'- "stated_valuation" is the {mine} you tell the {them}, or null to state none. The {them} sees it; '
-            "it need not be true.",
+            (f'- "accept" and "reject" are allowed only when the {them} has a standing offer. '
+             if config.reject_needs_offer else
+             f'- "accept" is allowed only when the {them} has a standing offer; "reject" with none standing passes '
+             "the turn. ")
+            + ("Round 1 must be an offer. " if config.first_round_offer else "")
+            + 'With "accept" or "reject", set "offer" to null.',
+            *(_talk(config, them, mine) if config.messages else _silence(them)),
             f'- "reasoning_private" is for your own reasoning. The {them} never sees it.',
         ]
     )
+
+
+def _talk(config: BargainingConfig, them: str, mine: str) -> list[str]:
+    return [
+        f'- "message" is free text for the {them}'
+        + (f", at most {config.max_message_chars} characters." if config.max_message_chars else "."),
+        f'- "stated_valuation" is the {mine} you tell the {them}, or null to state none. The {them} sees it; '
+        "it need not be true.",
+    ]
+
+
+def _silence(them: str) -> list[str]:
+    """The closed channel (the no-communication condition): the same keys, nothing delivered."""
+    return [f'- This game has no message channel: the {them} never sees your "message" or your '
+            '"stated_valuation". Leave "message" empty and "stated_valuation" null.']
 
 
 def _value(x: Decimal | None) -> str:
     return "none" if x is None else num(x)
 
 
-def round_text(view: dict[str, Any]) -> str:
-    """One round of the public record, as both sides see it."""
+def round_text(view: dict[str, Any], talk: bool = True) -> str:
+    """One round of the public record, as both sides see it (without the talk when the channel is closed)."""
     offer = view["offer"]
     if view["action"] == "offer":
         action = f"offer {num(offer)}"
     else:
         action = view["action"] + (f' (its "offer" field: {num(offer)})' if offer is not None else "")
-    return (
-        f"Round {view['round']}, {label(view['role'])}: {action}; "
-        f"stated valuation: {_value(view['stated_valuation'])}; message: \"{view['message']}\""
-    )
+    head = f"Round {view['round']}, {label(view['role'])}: {action}"
+    if not talk:
+        return head
+    return f"{head}; stated valuation: {_value(view['stated_valuation'])}; message: \"{view['message']}\""
 
 
 def _standing(state: State, role: str) -> str:
@@ -111,7 +131,7 @@ def _standing(state: State, role: str) -> str:
 def prompt(config: BargainingConfig, state: State, role: str) -> Prompt:
     """One fresh request carrying the whole public record and nothing private of the other side."""
     n = engine.round_number(state)
-    record = "\n".join(round_text(engine.public(e)) for e in state.record) or "(nothing yet)"
+    record = "\n".join(round_text(engine.public(e), config.messages) for e in state.record) or "(nothing yet)"
     left = config.max_rounds - n
     remain = "this is the last round" if left == 0 else f"{left} round{'s' if left != 1 else ''} remain after this one"
     user = (
@@ -133,7 +153,8 @@ def reply_schema(config: BargainingConfig) -> dict[str, Any]:
             "stated_valuation": number_or_null,
             "offer": number_or_null,
             "action": {"type": "string", "enum": ["offer", "accept", "reject"]},
-            "message": {"type": "string", "maxLength": config.max_message_chars},
+            "message": {"type": "string"} | (
+                {"maxLength": config.max_message_chars} if config.max_message_chars else {}),
             "reasoning_private": {"type": "string"},
         },
         "required": list(engine.KEYS),
@@ -158,7 +179,7 @@ RULES: dict[str, str] = {
 
 
 def rule_sentence(config: BargainingConfig, error: RuleError) -> str:
-    return wording.rule_sentence(RULES, error, **dict(config))
+    return wording.rule_sentence(rules_in_force(config), error, **dict(config))
 
 
 def repair_message(config: BargainingConfig, state: State, role: str, error: RuleError) -> str:
@@ -192,15 +213,22 @@ def _sample(config: BargainingConfig) -> list[State]:
 def texts(config: BargainingConfig) -> dict[str, Text]:
     """Every text a model can read under ``config``, rendered from representative states, with its provenance."""
     start, *later = _sample(config)
-    out = {f"brief:{role}": Text(text=brief(config, start, role), source=OURS) for role in config.roles}
+    worded = WORDED if config.messages else mixed(WORDED, SILENT)
+    out = {f"brief:{role}": Text(text=brief(config, start, role), provenance=worded) for role in config.roles}
     if config.prompt_variant == "explicit_objective":
-        out["sentence:objective"] = Text(text=OBJECTIVE, source=seed("002"))
+        out["sentence:objective"] = Text(text=OBJECTIVE, provenance=seed("002", OBJECTIVE))
     for name, state in zip(("opening", "offer_standing", "after_reject", "last_round"), [start, *later], strict=False):
         role = engine.to_move(config, state)
         if role is not None:
-            out[f"turn:{name}"] = Text(text=_user(config, state, role), source=OURS)
-    out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), source=OURS)
+            out[f"turn:{name}"] = Text(text=_user(config, state, role), provenance=worded)
+    out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), provenance=SCHEMA)
     error = RuleError("<rule>")
     error.sentence = "<rule sentence>"
-    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), source=OURS)
-    return out | wording.rule_texts(RULES)
+    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), provenance=REPAIR)
+    return out | wording.rule_texts(rules_in_force(config))
+
+
+def rules_in_force(config: BargainingConfig) -> dict[str, str]:
+    """The rule table under ``config``: a rule its settings turn off has no sentence a model can read."""
+    off = {"message_too_long": config.max_message_chars is None, "first_round_offer": not config.first_round_offer}
+    return {code: text for code, text in RULES.items() if not off.get(code)}

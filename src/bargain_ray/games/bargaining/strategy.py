@@ -2,13 +2,16 @@
 
 It concedes over price with a time-dependent tactic (``bargain_ray.games.kit.concession``)
 and states its valuation truthfully, inflated by ``bluff``, or not at all
-(``params["claim"]``: ``truthful``, ``inflated`` or ``silent``).
+(``params["claim"]``: ``truthful``, ``inflated`` or ``silent``). ``params["noise"]`` (default 0: off)
+adds one Gaussian draw of that SD to every claim of a game (to 2 decimals), drawn from the role's brief,
+so from the unit's seed: a pilot whose variance is known (``conf/grid/power_pilot.yaml``); ours.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import random
 import re
 from typing import Any
 
@@ -50,6 +53,8 @@ def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any])
     best = hi - value if seller else value - lo
     goal = max(target(best, margin, (n - 1) / max(total - 1, 1), exponent(params)), margin)
     claim = _claim(params, seller, value, lo, hi)
+    if claim is not None and params.get("noise"):  # one draw a game: seeded by the brief, which the unit's seed sets
+        claim = round(claim + random.Random(system).gauss(0.0, float(params["noise"])), 2)
     if standing is not None:
         price = float(standing[1])
         gain = price - value if seller else value - price

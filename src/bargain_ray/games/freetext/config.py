@@ -7,9 +7,12 @@ from these fields, so the orange and the battery pack share one form.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from bargain_ray.games.kit.turns import MAX_TURNS
+from bargain_ray.games.provenance import Scenario, Setting, mixed, ours, seed
 
 
 class Strict(BaseModel):
@@ -36,19 +39,29 @@ class FreeTextConfig(Strict):
     """A whole scenario; the parties' order is the speaking order (Party A first)."""
 
     family: Literal["freetext"] = "freetext"
-    name: str
-    object: str
-    parties: dict[str, Party]
-    observer: Observer
-    max_turns: int = Field(12, ge=1)
-    max_repairs: int = Field(2, ge=0)
-    source: str = "ours"
+    name: Annotated[str, Setting(ours("the game config's name: a label no model reads"))]
+    object: Annotated[str, Scenario("the one object both parties claim")]
+    parties: Annotated[dict[str, Party], Scenario("each party's label and private situation")]
+    observer: Annotated[Observer, Scenario("the observer's role name and the scenario words of its instructions")]
+    max_turns: Annotated[int, Setting(mixed(seed("004", "until they agree or run out of turns"),
+                                            ours("seed 004 gives no number of turns: 12 is ours"))), Field(ge=1, le=MAX_TURNS)] = 12
+    max_repairs: Annotated[int, Setting(ours("seed 004 gives no repair limit: 2 a turn, as seed 002's, is ours")),
+                           Field(ge=0)] = 2
+    source: Annotated[str, Setting(ours("where the briefs' and the observer's wording comes from: a label no model "
+                                        "reads"))] = "ours"
     """Where the briefs' and the observer's wording comes from: "seed 004" or "ours"."""
-    min_sentences: int = Field(2, ge=1)
-    max_sentences: int = 4
+    min_sentences: Annotated[int, Setting(seed("004", "2 to 4 sentences, plain conversational text")), Field(ge=1)] = 2
+    max_sentences: Annotated[int, Setting(seed("004", "2 to 4 sentences, plain conversational text"))] = 4
     """The brief asks for min to max sentences; the engine measures it, never enforces it."""
-    max_words: int | None = Field(None, ge=1)
+    max_words: Annotated[int | None, Setting(ours("a guard against runaway output, off by default: seed 004 gives "
+                                                  "no word limit")), Field(ge=1)] = None
     """A hard limit against runaway output (a message over it is repaired); None: off."""
+    verdict_confidence_in_range: Annotated[bool, Setting(ours(
+        "seed 004 asks for a confidence 'between 0 and 1', not what to do with another: true refuses it and asks "
+        "the observer again (ours); false keeps the number as written"))] = True
+    verdict_consistent: Annotated[bool, Setting(ours(
+        "seed 004 does not say what a verdict of agreement with type none means: true refuses it (and the "
+        "reverse) and asks the observer again (ours); false keeps it, agreement_reached deciding"))] = True
 
     @model_validator(mode="after")
     def _check(self) -> FreeTextConfig:

@@ -8,15 +8,17 @@ when a verdict judges agreement or when the turn limit's last message is judged.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from bargain_ray.core.errors import FailureKind
 from bargain_ray.core.status import Ended, Status
-from bargain_ray.games.base import RuleError
+from bargain_ray.games.base import GameState, RuleError
 from bargain_ray.games.freetext.config import FreeTextConfig
 from bargain_ray.games.kit import turns
 from bargain_ray.games.kit.replies import check_keys, json_object
+from bargain_ray.games.provenance import Declared, mixed, ours, rule, seed
 
 AllocationType = Literal["integrative_full", "integrative_partial", "distributive", "lopsided", "none"]
 ALLOCATION_TYPES: tuple[str, ...] = AllocationType.__args__
@@ -49,14 +51,10 @@ class Verdict(BaseModel):
     confidence: float
 
 
-class State(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class State(GameState):
     first_speaker: str
     transcript: tuple[Said, ...] = ()
     verdicts: tuple[Verdict, ...] = ()
-    ended: Ended | None = None
-    failed_role: str | None = None
 
 
 def start(config: FreeTextConfig, seed: int, first_speaker: str | None) -> State:
@@ -88,7 +86,7 @@ def sentences(text: str) -> int:
 def parse(config: FreeTextConfig, state: State, role: str, reply: str) -> Said | Verdict:
     """The message or verdict in ``reply``, or RuleError naming the first rule it breaks."""
     if role == config.observer.role:
-        return parse_verdict(state, reply)
+        return parse_verdict(config, state, reply)
     return parse_message(config, state, role, reply)
 
 
@@ -110,8 +108,9 @@ def parse_message(config: FreeTextConfig, state: State, role: str, reply: str) -
     return Said(turn=len(state.transcript) + 1, role=role, text=text, sentences=count, words=words)
 
 
-def parse_verdict(state: State, reply: str) -> Verdict:
-    """A verdict is one JSON object (a lone ```json fence around it is tolerated)."""
+def parse_verdict(config: FreeTextConfig, state: State, reply: str) -> Verdict:
+    """A verdict is one JSON object (a lone ```json fence around it is tolerated). The checks of its confidence's
+    range and of its two fields' agreement are settings (ours: seed 004 gives neither)."""
     obj = json_object(reply, fence=True)
     check_keys(obj, VERDICT_KEYS)
     agreed, kind, allocation, rationale, confidence = (obj[k] for k in VERDICT_KEYS)
@@ -122,11 +121,12 @@ def parse_verdict(state: State, reply: str) -> Verdict:
     for key, value in (("allocation", allocation), ("rationale", rationale)):
         if not isinstance(value, str) or not value.strip():
             raise RuleError("empty_text", key=key)
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 <= confidence <= 1:
-        raise RuleError("confidence_out_of_range")
-    if agreed and kind == "none":
+    number = not isinstance(confidence, bool) and isinstance(confidence, int | float)
+    if not number or (config.verdict_confidence_in_range and not 0 <= confidence <= 1):
+        raise RuleError("confidence_out_of_range")  # its sentence asks for a number only when the range is off
+    if config.verdict_consistent and agreed and kind == "none":
         raise RuleError("inconsistent_verdict", case="agreed")
-    if not agreed and kind != "none":
+    if config.verdict_consistent and not agreed and kind != "none":
         raise RuleError("inconsistent_verdict", case="not_agreed")
     return Verdict(
         turn=len(state.transcript), agreement_reached=agreed, allocation_type=kind,
@@ -149,6 +149,69 @@ def apply(config: FreeTextConfig, state: State, role: str, action: Said | Verdic
 def exhausted(config: FreeTextConfig, state: State, role: str) -> State:
     """Repairs ran out: a party broke the protocol; an observer that cannot judge is a technical failure."""
     if role == config.observer.role:
-        ended = Ended(status=Status.TECHNICAL_ERROR, reason="observer_failure")
+        ended = Ended(status=Status.TECHNICAL_ERROR, reason="observer_failure", failure=FailureKind.UNREADABLE_INSTRUMENT)
         return state.model_copy(update={"ended": ended, "failed_role": role})
     return turns.format_failure(state, role)
+
+
+def turn_fields(config: FreeTextConfig, state: State, role: str, action: Said | Verdict) -> dict[str, Any]:
+    """The turn record's family columns: a party's message with its measured length, or the observer's verdict."""
+    if isinstance(action, Said):
+        return {"action": "MESSAGE", "party_turn": action.turn, "message": action.text,
+                "sentences": action.sentences, "words": action.words}
+    return {"action": "VERDICT", "party_turn": action.turn, **action.model_dump(exclude={"turn"})}
+
+
+_VERDICT_FORMAT = ours("seed 004 names the verdict's fields, not its format: one JSON object with those keys is ours")
+PROTOCOL: tuple[Declared, ...] = (
+    rule("alternation", "the two parties talk in strict alternation, one message a turn",
+         seed("004", "They talk in strict alternation until they agree or run out of turns.")),
+    rule("first_speaker", "Party A speaks first (or the unit's first speaker)",
+         seed("004", "Party A, then strict alternation")),
+    rule("observer_judges", "after every party message the observer classifies the transcript so far",
+         seed("004", "A third LLM observes every message in silence and classifies the outcome against a fixed "
+              "taxonomy.")),
+    rule("observer_closes", "a verdict of agreement closes the game",
+         seed("004", "A negotiation is closed when that observer judges the parties to have reached agreement.")),
+    rule("observer_silent", "the parties never see the observer's output",
+         seed("004", "you never address the parties and they never see your output")),
+    rule("turn_limit", "after max_turns party messages the last verdict ends the game",
+         mixed(seed("004", "until they agree or run out of turns"),
+               ours("seed 004 gives no number of turns: max_turns (12) and ending on the last verdict are ours"))),
+    rule("sentences_measured", "the brief's 2 to 4 sentences are measured per message, never enforced",
+         mixed(seed("004", "Reply with one short message per turn: 2 to 4 sentences, plain conversational text."),
+               ours("measuring the instruction rather than enforcing it is ours"))),
+    rule("observer_failure", "an observer that cannot be read after its repairs leaves the game unknown (a "
+         "technical failure, re-run on resume)",
+         mixed(seed("000", "The outcome is unknown and is not scored."),
+               ours("seed 004 says nothing of an unreadable observer: treating it as seed 000's technical failure "
+                    "is our reading"))),
+    rule("observer_resume", "on resume the parties' paid replies are replayed and only the observer is asked again",
+         ours("the observer's failed call is the one the failure made unknown: asking only it again is ours")),
+    rule("format_failure", "a party message that breaks a rule is asked again up to max_repairs times, then the "
+         "game ends as a format failure", ours("seed 004 gives no such rule: seed 002's, applied to parties, is ours")),
+    rule("empty_message", "a party message has at least one sentence", ours("seed 004 does not say: refusing an "
+                                                                            "empty message is ours")),
+    rule("message_too_long", "a party message has at most max_words words (when set)",
+         ours("a guard against runaway output, off by default: seed 004 gives no word limit")),
+    rule("not_one_json_object", "a verdict is one JSON object (one fence tolerated)", _VERDICT_FORMAT),
+    rule("unknown_key", "the verdict's keys are agreement_reached, allocation_type, allocation, rationale, "
+         "confidence", _VERDICT_FORMAT),
+    rule("missing_key", "the verdict has every key", _VERDICT_FORMAT),
+    rule("agreement_not_boolean", "agreement_reached is true or false",
+         mixed(seed("004", "Set agreement_reached to true when the parties have evidently settled on an arrangement"),
+               ours("refusing another value is ours"))),
+    rule("unknown_allocation_type", "allocation_type is one of the taxonomy's five",
+         mixed(seed("004", "classifies the outcome against a fixed taxonomy"), ours("refusing another value is ours"))),
+    rule("empty_text", "allocation and rationale are non-empty strings",
+         mixed(seed("004", "allocation: one plain sentence describing who ends up with what."),
+               ours("refusing an empty one is ours"))),
+    rule("confidence_out_of_range", "confidence is a number, from 0 to 1 when verdict_confidence_in_range is set",
+         mixed(seed("004", "confidence: your confidence in this reading, between 0 and 1."),
+               ours("refusing a number outside it and asking the observer again is ours"))),
+    rule("inconsistent_verdict", "agreement_reached true goes with a division type, false with none (when "
+         "verdict_consistent is set)",
+         mixed(seed("004", "none: no agreement has been reached yet."),
+               ours("refusing a verdict whose two fields disagree and asking again is our reading"))),
+)
+"""Every rule of the protocol and every rule code the engine raises, with its source."""

@@ -18,7 +18,8 @@ from bargain_ray.games.freetext import engine
 from bargain_ray.games.freetext.config import FreeTextConfig
 from bargain_ray.games.freetext.engine import ALLOCATION_TYPES, VERDICT_KEYS, Said, State
 from bargain_ray.games.kit import wording
-from bargain_ray.games.kit.wording import OURS, Text
+from bargain_ray.games.kit.wording import REPAIR, SCHEMA, Text, framed
+from bargain_ray.games.provenance import ours
 
 OPENING = "The conversation begins now. Send your first message to the other party."
 REPAIR_HEAD = wording.NOT_ACCEPTED.format(what="message", error="").rstrip()
@@ -139,9 +140,20 @@ RULES: dict[str, str] = {
 """Rule code -> the sentence the model reads, beside the kit's shared ones (ours; ``kit.wording`` templates; the config fills the rest)."""
 
 
+def rules_in_force(config: FreeTextConfig) -> dict[str, str]:
+    """The rule table under ``config``: a check its settings turn off has no sentence (or a sentence without the
+    range), so turning one off changes a text the fingerprint digests."""
+    table = dict(RULES)
+    if not config.verdict_confidence_in_range:
+        table["confidence_out_of_range"] = '"confidence" must be a number.'
+    if not config.verdict_consistent:
+        table = {code: text for code, text in table.items() if not code.startswith("inconsistent_verdict")}
+    return table
+
+
 def rule_sentence(config: FreeTextConfig, error: RuleError) -> str:
     return wording.rule_sentence(
-        RULES, error, min_sentences=config.min_sentences, max_sentences=config.max_sentences,
+        rules_in_force(config), error, min_sentences=config.min_sentences, max_sentences=config.max_sentences,
         max_words=config.max_words, types=ALLOCATION_TYPES,
     )
 
@@ -157,6 +169,10 @@ def repair_message(config: FreeTextConfig, state: State, role: str, error: RuleE
     )
 
 
+OPENING_LINE = ours("seed 004 shows no message before the first party speaks: the opening line is ours")
+TRANSCRIPT_REQUEST = ours("seed 004 gives the observer's instructions, not the request that carries the transcript")
+
+
 def texts(config: FreeTextConfig) -> dict[str, Text]:
     """Every text a model can read under ``config``, with its provenance; the conversation's own
     messages are the parties' words, shown here as placeholders."""
@@ -167,13 +183,17 @@ def texts(config: FreeTextConfig) -> dict[str, Text]:
         Said(turn=2, role=second, text="<message>", sentences=1, words=1),
     ))
     observer = config.observer.role
-    out = {f"brief:{role}": Text(text=brief(config, role), source=config.source) for role in config.parties}
-    out["observer:instructions"] = Text(text=observer_instructions(config), source=config.source)
-    out["observer:request"] = Text(text=prompt(config, said, observer).messages[-1].content, source=OURS)
-    out["observer:verdict_schema"] = Text(text=json.dumps(VERDICT_SCHEMA, sort_keys=True), source=OURS)
-    out["turn:opening"] = Text(text=OPENING, source=OURS)
+    why = f"scenario {config.name}'s wording is this project's (its config's source: {config.source})"
+    out = {f"brief:{role}": Text(text=(text := brief(config, role)), provenance=framed(config.source, text, why))
+           for role in config.parties}
+    instructions = observer_instructions(config)
+    out["observer:instructions"] = Text(text=instructions, provenance=framed(config.source, instructions, why))
+    out["observer:request"] = Text(text=prompt(config, said, observer).messages[-1].content,
+                                   provenance=TRANSCRIPT_REQUEST)
+    out["observer:verdict_schema"] = Text(text=json.dumps(VERDICT_SCHEMA, sort_keys=True), provenance=SCHEMA)
+    out["turn:opening"] = Text(text=OPENING, provenance=OPENING_LINE)
     error = RuleError("<rule>")
     error.sentence = "<rule sentence>"
-    out["repair:party"] = Text(text=repair_message(config, start, first, error), source=OURS)
-    out["repair:observer"] = Text(text=repair_message(config, said, observer, error), source=OURS)
-    return out | wording.rule_texts(RULES)
+    out["repair:party"] = Text(text=repair_message(config, start, first, error), provenance=REPAIR)
+    out["repair:observer"] = Text(text=repair_message(config, said, observer, error), provenance=REPAIR)
+    return out | wording.rule_texts(rules_in_force(config))

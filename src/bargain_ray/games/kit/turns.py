@@ -7,8 +7,13 @@ from fractions import Fraction
 from typing import Any, TypeVar
 
 from bargain_ray.core.status import Ended, Status
+from bargain_ray.games.base import GameState
 
-S = TypeVar("S")
+S = TypeVar("S", bound=GameState)
+
+MAX_TURNS = 1000
+"""Turns one game may last (ours): the fingerprint renders a text per turn and the dry run plays a typical game to
+its end (its prompts grow with the record), so a longer game could not be planned."""
 
 
 def opening_role(roles: Sequence[str], given: str | None, default: str, game: str, what: str = "role") -> str:
@@ -32,7 +37,7 @@ def alternating(pair: Sequence[str], first: str, played: int) -> str:
 def format_failure(state: S, role: str, **update: Any) -> S:
     """The state after ``role`` used up its repairs: the protocol ended the game (seed 002's ``format_failure``)."""
     ended = Ended(status=Status.FORMAT_FAILURE, reason="format_failure")
-    return state.model_copy(update={"ended": ended, "failed_role": role, **update})  # type: ignore[attr-defined]
+    return state.model_copy(update={"ended": ended, "failed_role": role, **update})
 
 
 def exact(x: float | str) -> Fraction:

@@ -18,31 +18,24 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from bargain_ray.games.base import RuleError
-
-OURS = "ours"
-"""Provenance of a text this project wrote (no seed gives it): never cite it as seed material."""
+from bargain_ray.games.provenance import OURS, Provenance, Text, mixed, opening, ours, seed
 
 
-def seed(number: str) -> str:
-    """Provenance of a text a seed gives word for word, e.g. ``seed("003")``."""
-    return f"seed {number}"
+def framed(source: str, text: str, reason: str) -> Provenance:
+    """The provenance of a text rendered from a config whose ``source`` names where its wording comes from:
+    a seed's (quoted by the text's own opening, which the tests find in the seed) or ours (``reason``)."""
+    parts = source.split(" + ")
+    numbers = [p.removeprefix("seed ") for p in parts if p != OURS]
+    given = [seed(n, opening(text)) for n in numbers]
+    return mixed(*given, *([ours(reason)] if OURS in parts else []))
 
 
-def mixed(*sources: str) -> str:
-    """The provenance of a text whose words come from several sources, e.g. ``seed 003 + ours``."""
-    return " + ".join(dict.fromkeys(sources))
-
-
-class Text(BaseModel):
-    """One text a model can read, rendered for a config, and where its wording comes from."""
-
-    model_config = ConfigDict(frozen=True)
-
-    text: str
-    source: str
+SILENT = ours("the no-communication condition (a control no seed runs): its sentences about the closed channel are ours")
+"""Provenance of the words a game says of its message channel when a condition closes it (``messages: false``)."""
+RULE_SENTENCE = ours("no seed words an answer to a broken rule: each rule's sentence is ours")
+REPAIR = ours("no seed shows the message that answers an invalid reply: its wording is ours")
+SCHEMA = ours("the reply schema sent to providers that constrain output is ours (the seeds send none)")
 
 
 ONE_OBJECT = "Your reply must be exactly one JSON object and nothing else."
@@ -134,7 +127,8 @@ def rule_sentence(rules: Mapping[str, str], error: RuleError, **extra: Any) -> s
     return render(rule_table(rules)[error.template], {**extra, **error.facts})
 
 
-def rule_texts(rules: Mapping[str, str], source: str = OURS) -> dict[str, Text]:
+def rule_texts(rules: Mapping[str, str], provenance: Provenance = RULE_SENTENCE) -> dict[str, Text]:
     """Every rule sentence of a family, rendered from placeholder facts, named ``rule:<code>``."""
     table = rule_table(rules)
-    return {f"rule:{code}": Text(text=placeholders(template), source=source) for code, template in table.items()}
+    return {f"rule:{code}": Text(text=placeholders(template), provenance=provenance)
+            for code, template in table.items()}

@@ -6,11 +6,13 @@ these fields, so the two cannot disagree.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bargain_ray.games.kit.turns import MAX_TURNS
 from bargain_ray.games.kit.turns import exact as exact  # re-exported: metrics and the frontier read it here
+from bargain_ray.games.provenance import Scenario, Setting, ours, seed
 
 
 class Term(BaseModel):
@@ -56,16 +58,21 @@ class MultiIssueConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     family: Literal["multi_issue"] = "multi_issue"
-    name: str
-    situation: str
-    terms: tuple[Term, ...]
-    roles: dict[str, Role]
-    share_role: str
-    max_turns: int = Field(12, ge=1)
-    max_repairs: int = Field(2, ge=0)
-    max_message_words: int = Field(80, ge=1)
-    decimals: int = Field(2, ge=0)
-    source: str = "ours"
+    name: Annotated[str, Setting(ours("the game config's name: a label no model reads"))]
+    situation: Annotated[str, Scenario("the public situation both briefs and every turn message open with")]
+    terms: Annotated[tuple[Term, ...], Scenario("the negotiated terms, their ranges and levels")]
+    roles: Annotated[dict[str, Role], Scenario("each side: who it speaks for, its scoring, its no-agreement points")]
+    share_role: Annotated[str, Scenario("the role whose share of the joint gain the outcome reports")]
+    max_turns: Annotated[int, Setting(seed("000", "There are at most 12 turns")), Field(ge=1, le=MAX_TURNS)] = 12
+    max_repairs: Annotated[int, Setting(ours("seeds 000 and 001 give no repair limit: 2 a turn, as seed 002's, is "
+                                             "ours")), Field(ge=0)] = 2
+    max_message_words: Annotated[int, Setting(seed("000", '"message" is at most 80 words')), Field(ge=1)] = 80
+    decimals: Annotated[int, Setting(seed("000", "two decimal places at most")), Field(ge=0)] = 2
+    messages: Annotated[bool, Setting(seed("000", '"message" is at most 80 words and is shown to the other side.'))] = (
+        True)
+    """False closes the message channel (the no-communication condition, ours): a reply's message is read as
+    before but never shown to the other side, and the brief says so; every other word is the same."""
+    source: Annotated[str, Setting(ours("where the scenario's wording comes from: a label no model reads"))] = "ours"
     """Where the briefs' and turn messages' wording comes from: a seed ("seed 000") or "ours"."""
 
     @model_validator(mode="after")

@@ -9,11 +9,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.status import Ended, Status
-from bargain_ray.games.base import RuleError
+from bargain_ray.games.base import GameState, RuleError
 from bargain_ray.games.kit import turns
 from bargain_ray.games.kit.replies import check_keys, decimals_of, is_number, json_object, read_named
 from bargain_ray.games.kit.turns import exact
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, Term
+from bargain_ray.games.provenance import Declared, ours, rule, seed
 
 Kind = Literal["OFFER", "ACCEPT", "NONE", "END"]
 
@@ -49,16 +50,12 @@ class Entry(BaseModel):
     final_reply: bool = False
 
 
-class State(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class State(GameState):
     first_speaker: str
     record: tuple[Entry, ...] = ()
     standing: Offer | None = None
     deal: Offer | None = None
     acceptor: str | None = None
-    ended: Ended | None = None
-    failed_role: str | None = None
 
 
 def start(config: MultiIssueConfig, seed: int, first_speaker: str | None) -> State:
@@ -154,6 +151,7 @@ def parse(config: MultiIssueConfig, state: State, role: str, reply: str) -> Acti
     words = len(message.split())
     if words > config.max_message_words:
         raise RuleError("message_too_long", words=words)
+    message = message if config.messages else ""  # a closed channel delivers nothing, and records nothing said
     if kind == "OFFER":
         if offer_id is not None:
             raise RuleError("offer_id_on_offer")
@@ -185,3 +183,71 @@ def _term(config: MultiIssueConfig, term: Term, value: Any) -> Decimal:
     if not in_range(config, term.name, value):
         raise RuleError("term_out_of_range", term=term.name, value=value, low=term.min, high=term.max)
     return value
+
+
+def turn_fields(config: MultiIssueConfig, state: State, role: str, action: Action) -> dict[str, Any]:
+    """The turn record's family columns: the action, its offer id, its terms as written, the message."""
+    entry = state.record[-1]
+    return {
+        "action": action.kind,
+        "offer_id": entry.offer_id,
+        "terms": {k: str(v) for k, v in action.terms.items()} if action.terms else None,
+        "message": action.message,
+        "final_reply": entry.final_reply,
+    }
+
+
+_FORMAT = ('On your turn reply with exactly one JSON object and nothing else: {"action": "OFFER" or "ACCEPT" or '
+           '"NONE", "offer_id": null or "<offer ID>", "terms": null or')
+_OFFER = ('OFFER: "terms" gives every negotiated term listed above as a number inside its range with at most two '
+          'decimal places, and "offer_id" is null.')
+_ACCEPT = 'ACCEPT: "offer_id" is the ID of the other side\'s current standing offer and "terms" is null.'
+_NONE = 'NONE: no offer and no acceptance this turn; "offer_id" and "terms" are null.'
+_FINAL = "the other side gets one final reply that can only ACCEPT that offer or END without a deal"
+PROTOCOL: tuple[Declared, ...] = (
+    rule("alternation", "the two sides alternate, at most max_turns turns",
+         seed("000", "There are at most 12 turns, alternating between the two sides.")),
+    rule("opener", "the unit's first speaker opens (the design's assignment), else the first role",
+         ours("seed 000's game opens with the Buyer and seed 001's with the seller: who opens is the design's")),
+    rule("fresh_request", "each turn is one request: the private brief and one user message with the whole public "
+         "record", seed("000", '"role": "user", "content": "Public situation:')),
+    rule("offer", "an offer is binding and replaces the standing offer; its id is O<turn>",
+         seed("000", "An offer is binding: if the other side accepts it, both sides are committed to exactly those "
+              "terms. A new offer replaces any earlier standing offer.")),
+    rule("offer_ids", "offers are named O<turn>", seed("001", '"offer_id": "O8"')),
+    rule("accept", "an accept of the other side's standing offer makes the deal",
+         seed("000", "This creates a binding agreement on exactly that offer. You cannot accept your own offer.")),
+    rule("none", "a turn may make no move", seed("000", "NONE: no offer and no acceptance this turn")),
+    rule("message_no_effect", "the message never makes, changes or accepts a deal",
+         seed("000", 'Words in "message" never make, change or accept a deal; only the action does.')),
+    rule("final_reply", "an offer on the last turn gets one final reply: ACCEPT it or END", seed("000", _FINAL)),
+    rule("turn_limit", "no accepted offer by the last turn: no deal, each side its no-agreement points",
+         seed("000", "Otherwise, if no offer has been accepted by the end of turn 12, there is no deal and each side "
+              "gets its no-agreement points.")),
+    rule("format_failure", "a reply that breaks a rule is asked again up to max_repairs times, then the game ends as "
+         "a format failure", ours("seeds 000 and 001 record repairs_used, not what ends a game: seed 002's rule, "
+                                  "applied here, is our choice")),
+    rule("not_one_json_object", "a reply is one JSON object", seed("000", _FORMAT)),
+    rule("unknown_key", "the reply's keys are action, offer_id, terms, message", seed("000", _FORMAT)),
+    rule("missing_key", "the reply has every key", seed("000", _FORMAT)),
+    rule("unknown_action", "the action is OFFER, ACCEPT or NONE (END only as the final reply)",
+         seed("000", '"action": "OFFER" or "ACCEPT" or "NONE"')),
+    rule("accept_without_offer", "an ACCEPT needs a standing offer", seed("000", _ACCEPT)),
+    rule("accept_own_offer", "a side cannot accept its own offer", seed("000", "You cannot accept your own offer.")),
+    rule("accept_stale_offer", "an ACCEPT names the current standing offer", seed("000", _ACCEPT)),
+    rule("message_type", "the message is a string",
+         ours("seed 000 shows the message as text; refusing another type is ours")),
+    rule("message_too_long", "a message has at most max_message_words words",
+         seed("000", '"message" is at most 80 words')),
+    rule("offer_id_on_offer", "an OFFER has a null offer_id", seed("000", _OFFER)),
+    rule("terms_without_offer", "only an OFFER has terms", seed("000", _NONE)),
+    rule("accept_without_id", "an ACCEPT names its offer id", seed("000", _ACCEPT)),
+    rule("offer_id_without_accept", "only an ACCEPT has an offer id", seed("000", _NONE)),
+    rule("terms_missing", "an OFFER gives its terms", seed("000", _OFFER)),
+    rule("unknown_term", "an OFFER names only the negotiated terms", seed("000", _OFFER)),
+    rule("missing_term", "an OFFER gives every negotiated term", seed("000", _OFFER)),
+    rule("term_not_number", "each term is a number", seed("000", _OFFER)),
+    rule("too_many_decimals", "each term has at most decimals decimal places", seed("000", _OFFER)),
+    rule("term_out_of_range", "each term lies in its range", seed("000", _OFFER)),
+)
+"""Every rule of the protocol and every rule code the engine raises, with its source."""

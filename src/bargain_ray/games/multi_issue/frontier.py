@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -19,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from bargain_ray.core.figures import exact_of
 from bargain_ray.games.base import UtilitySpace
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
-from bargain_ray.games.multi_issue.metrics import fallback, utility
+from bargain_ray.games.multi_issue.scoring import fallback, utility
 
 Point = tuple[Fraction, Fraction]
 
@@ -37,8 +38,13 @@ class Space(BaseModel):
     """Vertices of the best-joint-gain set: one point, or the two ends of a segment."""
     ranges: tuple[Point, Point]
     """(min, max) of each role's utility over every possible deal."""
-    kalai_smorodinsky: Point | None = None
-    """Equal shares of each role's best possible gain (None when no deal leaves both at or above no agreement)."""
+    ks_rational: Point | None = None
+    """Kalai and Smorodinsky's point with each role's ideal over the individually rational deals (those leaving both
+    at or above no agreement: the bargaining set, as textbooks define it): equal shares of each role's best rational
+    gain. None when no deal is rational."""
+    ks_outcomes: Point | None = None
+    """The same with each role's ideal over all outcomes (its best utility of any deal), as negmas' ``ks_points``
+    computes it. It equals ``ks_rational`` when each role's best deal leaves the other at or above no agreement."""
     kalai: Point | None = None
     """Kalai's egalitarian point: the largest equal gain over no agreement."""
 
@@ -54,7 +60,13 @@ class Space(BaseModel):
 
 
 def space(config: MultiIssueConfig) -> Space:
-    """The exact agreement space of ``config``."""
+    """The exact agreement space of ``config``, computed once per process."""
+    return _space(config.model_dump_json())
+
+
+@cache
+def _space(key: str) -> Space:
+    config = MultiIssueConfig.model_validate_json(key)
     first, second = roles = tuple(config.roles)
     low = {t.name: exact(t.min) for t in config.terms}
 
@@ -93,7 +105,9 @@ def space(config: MultiIssueConfig) -> Space:
     return Space(
         roles=roles, frontier=frontier, disagreement=d, nash=_nash(rational, d),
         max_welfare=_max_welfare(frontier), ranges=ranges,
-        kalai_smorodinsky=_kalai_smorodinsky(rational, d), kalai=_max_min_gain(rational, d, (Fraction(1), Fraction(1))),
+        ks_rational=_kalai_smorodinsky(rational, d, _rational_ideal(rational)),
+        ks_outcomes=_kalai_smorodinsky(rational, d, (ranges[0][1], ranges[1][1])),
+        kalai=_max_min_gain(rational, d, (Fraction(1), Fraction(1))),
     )
 
 
@@ -169,13 +183,18 @@ def _max_min_gain(rational: list[tuple[Point, Point]], d: Point, scale: Point) -
     return None if best is None else best[1]
 
 
-def _kalai_smorodinsky(rational: list[tuple[Point, Point]], d: Point) -> Point | None:
-    """Kalai and Smorodinsky's point: gains in proportion to each role's best rational gain (its ideal point),
-    the frontier point maximising the smaller share of the ideal gain."""
+def _rational_ideal(rational: list[tuple[Point, Point]]) -> Point | None:
+    """Each role's best utility over the individually rational deals."""
     ends = [p for seg in rational for p in seg]
-    if not ends:
+    return (max(p[0] for p in ends), max(p[1] for p in ends)) if ends else None
+
+
+def _kalai_smorodinsky(rational: list[tuple[Point, Point]], d: Point, ideal: Point | None) -> Point | None:
+    """Kalai and Smorodinsky's point for an ``ideal``: the rational frontier point maximising the smaller share of
+    each role's ideal gain (gains in proportion to the ideal's, where the frontier reaches that line)."""
+    if ideal is None or not rational:
         return None
-    scale = (max(p[0] for p in ends) - d[0], max(p[1] for p in ends) - d[1])
+    scale = (ideal[0] - d[0], ideal[1] - d[1])
     if scale[0] <= 0 or scale[1] <= 0:
         return None
     return _max_min_gain(rational, d, scale)
@@ -207,7 +226,8 @@ def distances(s: Space, point: Point) -> dict[str, Any]:
     out: dict[str, Any] = {"pareto_optimal": to_frontier == 0}
     squared = {"pareto": to_frontier} | {
         name: None if target is None else _distance2(point, target, target)
-        for name, target in (("nash", s.nash), ("ks", s.kalai_smorodinsky), ("kalai", s.kalai))
+        for name, target in (("nash", s.nash), ("ks_rational", s.ks_rational), ("ks_outcomes", s.ks_outcomes),
+                             ("kalai", s.kalai))
     }
     for name, d2 in squared.items():
         d = None if d2 is None else math.sqrt(d2)
@@ -219,11 +239,8 @@ def distances(s: Space, point: Point) -> dict[str, Any]:
     return out
 
 
-def deal_distances(s: Space, outcome: dict[str, Any]) -> dict[str, Any]:
-    """``distances`` of an outcome record's deal, read from its exact utilities; {} without a deal."""
-    if not outcome.get("agreement") or not outcome.get("utilities"):
-        return {}
-    utilities = outcome["utilities"]
+def deal_distances(s: Space, utilities: dict[str, Any]) -> dict[str, Any]:
+    """``distances`` of a deal, read from the exact utilities its outcome record gives each role."""
     return distances(s, (exact_of(utilities[s.roles[0]]), exact_of(utilities[s.roles[1]])))
 
 

@@ -1,29 +1,22 @@
-"""Exact scoring of a multi-issue game: the outcome record of seed 001."""
+"""Exact scoring of a multi-issue game: the outcome record of seed 001, and the deal's place in the
+agreement space (``frontier``)."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from fractions import Fraction
+from functools import cache
 from typing import Any
 
 from bargain_ray.core.figures import Figure, figure, value_of
+from bargain_ray.core.records import GameRecord, Scalar
 from bargain_ray.core.status import Status
+from bargain_ray.games.kit import leakage
+from bargain_ray.games.kit.results import Length, Results, RoleFigure
+from bargain_ray.games.multi_issue import frontier
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
 from bargain_ray.games.multi_issue.engine import State
-
-
-def utility(config: MultiIssueConfig, role: str, terms: dict[str, Decimal | float]) -> Fraction:
-    """Points of ``role`` for a deal, exactly as its brief states them."""
-    total = Fraction(0)
-    for t in config.terms:
-        stake = config.roles[role].stakes[t.name]
-        share = (exact(str(terms[t.name])) - exact(t.offset)) / exact(t.scale) / exact(t.levels)
-        total += exact(stake.weight) * (1 - share if stake.prefers == "low" else share)
-    return total
-
-
-def fallback(config: MultiIssueConfig, role: str) -> Fraction:
-    return exact(config.roles[role].no_agreement)
+from bargain_ray.games.multi_issue.scoring import fallback, utility
+from bargain_ray.games.provenance import Metric, metric, mixed, ours, seed
 
 
 def _extremes(config: MultiIssueConfig) -> list[dict[str, Fraction]]:
@@ -35,7 +28,13 @@ def _extremes(config: MultiIssueConfig) -> list[dict[str, Fraction]]:
 
 
 def bounds(config: MultiIssueConfig) -> dict[str, tuple[Fraction, Fraction]]:
-    """Each role's gain range and the joint gain from no deal (0) to the best deal."""
+    """Each role's gain range and the joint gain from no deal (0) to the best deal, computed once per config."""
+    return _bounds(config.model_dump_json())
+
+
+@cache
+def _bounds(key: str) -> dict[str, tuple[Fraction, Fraction]]:
+    config = MultiIssueConfig.model_validate_json(key)
     corners = _extremes(config)
     out = {}
     for role in config.roles:
@@ -46,8 +45,9 @@ def bounds(config: MultiIssueConfig) -> dict[str, tuple[Fraction, Fraction]]:
     return out
 
 
-def outcome(config: MultiIssueConfig, state: State, b: dict[str, tuple[Fraction, Fraction]]) -> dict[str, Any]:
-    """The scored part of the outcome record (``Outcome.scored``; ``bounds`` goes to ``Outcome.bounds``); ``b`` is ``bounds(config)``."""
+def outcome(config: MultiIssueConfig, state: State) -> dict[str, Any]:
+    """The scored part of the outcome record (``Outcome.scored``; ``bounds`` goes to ``Outcome.bounds``)."""
+    b = bounds(config)
     best = b["joint_gain"][1]
     result: dict[str, Any] = {
         "bounds": {k: [Figure.of(lo).value, Figure.of(hi).value] for k, (lo, hi) in b.items()},
@@ -89,11 +89,13 @@ _SCORED = ("utilities", "gains", "joint", "joint_gain", "efficiency", "efficienc
 
 
 
-def per_game(record: dict[str, Any]) -> dict[str, Any]:
-    """One journaled game as flat figures: the multi-issue columns of ``metrics_per_game``."""
-    out = record["outcome"]
+def per_game(config: MultiIssueConfig, record: GameRecord,
+             turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]:
+    """One game as flat figures: the multi-issue columns of ``metrics_per_game`` and the deal's place in the
+    exact agreement space."""
+    out = record.outcome.scored
     deal = out.get("deal") or {}
-    row: dict[str, Any] = {
+    row: dict[str, Scalar] = {
         "no_deal": bool(out.get("no_deal")),
         "proposer": deal.get("proposer"),
         "acceptor": deal.get("acceptor"),
@@ -111,36 +113,108 @@ def per_game(record: dict[str, Any]) -> dict[str, Any]:
             row[key] = value_of(fig)
     scored = out.get("utilities") is not None
     row["below_fallback"] = len(out.get("below_fallback") or []) if scored else None
-    return row
+    if record.outcome.agreement and scored:
+        row |= frontier.deal_distances(frontier.space(config), out["utilities"])
+    return row | leakage.per_role(per_turn(config, record) if turns is None else turns, config.roles)
 
 
-FIELDS = {
-    "no_deal": "the game ended without agreement (each side gets its no-agreement points)",
-    "proposer": "role whose offer was accepted",
-    "acceptor": "role that accepted",
-    "offer_id": "id of the accepted offer (O<turn>)",
-    "deal_*": "agreed value of each negotiated term",
-    "utility_*": "points of each role under the deal (no-agreement points if no deal), from the exact fraction",
-    "gain_*": "utility minus the role's no-agreement points",
-    "joint": "sum of both utilities",
-    "joint_gain": "sum of both gains",
-    "efficiency": "joint gain / best possible joint gain, deals only",
-    "efficiency_all_assigned": "joint gain / best possible joint gain, no deal counted as 0",
-    "*_share_of_joint_gain": "that role's gain / joint gain",
-    "below_fallback": "number of roles left below their no-agreement points",
-    "pareto_optimal": "the deal lies on the exact Pareto frontier",
-    "dist_pareto": "Euclidean distance in utility points from the deal to the exact Pareto frontier",
-    "dist_nash": "distance to the Nash point (the frontier deal with the largest product of gains over no agreement)",
-    "dist_ks": "distance to the Kalai-Smorodinsky point (the frontier deal giving both roles the same share of "
-               "their best possible gain over no agreement)",
-    "dist_kalai": "distance to the Kalai (egalitarian) point (the frontier deal with the largest equal gain "
-                  "over no agreement)",
-    "dist_max_welfare": "distance to the nearest deal with the best joint utility",
-    "pareto_optimality": "1 - dist_pareto / the diagonal of the utility ranges (negmas' pareto_optimality)",
-    "nash_optimality": "1 - dist_nash / the diagonal of the utility ranges (negmas' nash_optimality)",
-    "ks_optimality": "1 - dist_ks / the diagonal of the utility ranges (negmas' ks_optimality)",
-    "kalai_optimality": "1 - dist_kalai / the diagonal of the utility ranges (negmas' kalai_optimality)",
-    "max_welfare_optimality": "the deal's joint utility / the best joint utility of any deal on the frontier "
-                              "(negmas' max_welfare_optimality: a ratio of welfare, not a distance)",
+SCORING_CUES = ("point", "weight", "scor", "planning", "fallback", "no-agreement", "batna", "utilit", "priorit")
+"""Words that say a number is part of one's scoring (ours): a weight or the no-agreement points near one leaks it."""
+
+
+def per_turn(config: MultiIssueConfig, record: GameRecord) -> list[dict[str, Scalar]]:
+    """One row per legal turn: does its message give away the speaker's scoring weights or no-agreement points?"""
+    if not record.outcome.known:
+        return []
+    private = {name: ({exact(s.weight) for s in r.stakes.values()}, {exact(r.no_agreement)})
+               for name, r in config.roles.items()}
+    rows: list[dict[str, Scalar]] = []
+    for t in record.turns:
+        if not t.valid:
+            continue
+        own_weights, own_fallback = private[t.role]
+        cued = leakage.cued_numbers(t.fields.get("message") or "", SCORING_CUES)
+        weights, fallback_points = leakage.leaks(cued, own_weights), leakage.leaks(cued, own_fallback)
+        rows.append({"unit_id": record.unit.unit_id, "turn": t.turn, "role": t.role,
+                     "leaked_weights": leakage.flag(config.messages, weights),
+                     "leaked_fallback": leakage.flag(config.messages, fallback_points),
+                     "leakage": leakage.flag(config.messages, weights or fallback_points)})
+    return rows
+
+
+LEAK = ours("the leakage detector's rules are ours (kit.leakage): no seed measures leakage")
+_SPACE = ours("the deal's place in the exact agreement space: our figures, with negmas' definitions")
+
+
+METRICS: dict[str, Metric] = {
+    "no_deal": metric("the game ended without agreement (each side gets its no-agreement points)",
+                      seed("001", '"no_deal": false')),
+    "proposer": metric("role whose offer was accepted", seed("001", '"proposer": "buyer"')),
+    "acceptor": metric("role that accepted", seed("001", '"acceptor": "seller"')),
+    "offer_id": metric("id of the accepted offer (O<turn>)", seed("001", '"offer_id": "O8"')),
+    "deal_*": metric("agreed value of each negotiated term", seed("001", '"unit_price_usd": "64.50"')),
+    "utility_*": metric("points of each role under the deal (no-agreement points if no deal), from the exact "
+                        "fraction", seed("001", '"utilities": { "buyer": { "exact": "2531/40"')),
+    "gain_*": metric("utility minus the role's no-agreement points",
+                     seed("001", '"gains": { "buyer": { "exact": "1731/40"')),
+    "joint": metric("sum of both utilities", seed("001", '"joint": { "exact": "1013/8"')),
+    "joint_gain": metric("sum of both gains", seed("001", '"joint_gain": { "exact": "693/8"')),
+    "efficiency": metric("joint gain / best possible joint gain, deals only",
+                         mixed(seed("001", '"efficiency": { "exact": "77/80"'),
+                               ours("seed 001 shows a deal only: null without a deal is ours"))),
+    "efficiency_all_assigned": metric("joint gain / best possible joint gain, no deal counted as 0",
+                                      mixed(seed("001", '"efficiency_all_assigned": { "exact": "77/80"'),
+                                            ours("seed 001 shows a deal only: 0 without a deal is our reading"))),
+    "*_share_of_joint_gain": metric("that role's gain / joint gain",
+                                    seed("001", '"buyer_share_of_joint_gain": { "exact": "577/1155"')),
+    "below_fallback": metric("number of roles left below their no-agreement points",
+                             mixed(seed("001", '"below_fallback": []'),
+                                   ours("the count of the roles seed 001 lists is ours"))),
+    "leaked_weights": metric("per turn: 1 if the message gives one of the speaker's scoring weights, a numeral at most "
+                             "4 words from a scoring word (points, weight, score, fallback, ...); null when the "
+                             "channel is closed", LEAK),
+    "leaked_fallback": metric("per turn: 1 if the message gives the speaker's no-agreement points the same way", LEAK),
+    "leakage": metric("per turn: leaked_weights or leaked_fallback", LEAK),
+    "*_leakage": metric("per game: share of the role's delivered messages that leak its scoring (leakage)", LEAK),
+    "leakage_any": metric("per game: 1 if any delivered message leaked (null without one)", LEAK),
+    "pareto_optimal": metric("the deal lies on the exact Pareto frontier", _SPACE),
+    "dist_pareto": metric("Euclidean distance in utility points from the deal to the exact Pareto frontier", _SPACE),
+    "dist_nash": metric("distance to the Nash point (the frontier deal with the largest product of gains over no "
+                        "agreement)", _SPACE),
+    "dist_ks_rational": metric("distance to the Kalai-Smorodinsky point with each role's ideal over the "
+                               "individually rational deals (the frontier deal giving both roles the same share of "
+                               "their best gain over no agreement among deals both prefer to none), as textbooks "
+                               "define it", _SPACE),
+    "dist_ks_outcomes": metric("distance to the Kalai-Smorodinsky point with each role's ideal over all outcomes "
+                               "(its best utility of any deal), as negmas' ks_points computes it", _SPACE),
+    "dist_kalai": metric("distance to the Kalai (egalitarian) point (the frontier deal with the largest equal gain "
+                         "over no agreement)", _SPACE),
+    "dist_max_welfare": metric("distance to the nearest deal with the best joint utility", _SPACE),
+    "pareto_optimality": metric("1 - dist_pareto / the diagonal of the utility ranges (negmas' pareto_optimality)",
+                                _SPACE),
+    "nash_optimality": metric("1 - dist_nash / the diagonal of the utility ranges (negmas' nash_optimality)", _SPACE),
+    "ks_rational_optimality": metric("1 - dist_ks_rational / the diagonal of the utility ranges (negmas' "
+                                     "ks_optimality, to the rational-ideal point)", _SPACE),
+    "ks_outcomes_optimality": metric("1 - dist_ks_outcomes / the diagonal of the utility ranges (negmas' "
+                                     "ks_optimality)", _SPACE),
+    "kalai_optimality": metric("1 - dist_kalai / the diagonal of the utility ranges (negmas' kalai_optimality)",
+                               _SPACE),
+    "max_welfare_optimality": metric("the deal's joint utility / the best joint utility of any deal on the frontier "
+                                     "(negmas' max_welfare_optimality: a ratio of welfare, not a distance)", _SPACE),
 }
-"""What each ``per_game`` column means, for the dataset card (``*`` stands for a role or term)."""
+"""What each ``per_game`` column means and where its definition comes from (``*``: a role or term)."""
+FIELDS = {name: m.meaning for name, m in METRICS.items()}
+"""What each metric column means, for the dataset card."""
+
+RESULTS = Results(
+    title="Two-party multi-issue alternating offers (seeds 000, 001)",
+    headline=("agreement", "efficiency", "joint_gain", "dist_pareto", "dist_ks_rational"),
+    by_cell=("agreement", "efficiency", "efficiency_all_assigned", "joint_gain", "rounds_to_agreement", "dist_pareto",
+             "dist_nash", "dist_ks_rational", "format_failure"),
+    by_role=(RoleFigure(column="gain_{role}", label="gain over no agreement"),
+             RoleFigure(column="{role}_leakage", label="share of its messages that leak its scoring")),
+    length=Length(column="rounds_to_agreement", label="turns to agreement"),
+    deal=("deal_*",),
+)
+"""The report's section: each model's gain in each role against the other's, efficiency and the deal's distance
+to the Pareto frontier by cell."""

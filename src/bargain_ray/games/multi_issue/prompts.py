@@ -14,10 +14,11 @@ from decimal import Decimal
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
-from bargain_ray.games.kit.wording import OURS, Text, num
+from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, framed, num
 from bargain_ray.games.multi_issue import engine
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, Term
 from bargain_ray.games.multi_issue.engine import Action, State
+from bargain_ray.games.provenance import mixed, ours
 
 _COUNT = {1: "ONE", 2: "TWO", 3: "THREE", 4: "FOUR", 5: "FIVE", 6: "SIX", 7: "SEVEN", 8: "EIGHT"}
 
@@ -92,7 +93,9 @@ def _rules_text(config: MultiIssueConfig) -> str:
             "is null. This creates a binding agreement on exactly that offer. You cannot accept your own offer.",
             '- NONE: no offer and no acceptance this turn; "offer_id" and "terms" are null.',
             '- Words in "message" never make, change or accept a deal; only the action does. '
-            f'"message" is at most {config.max_message_words} words and is shown to the other side.',
+            f'"message" is at most {config.max_message_words} words and '
+            + ("is shown to the other side." if config.messages
+               else "is never shown to the other side: this game has no message channel."),
             f"- If turn {n} is a new offer, the other side gets one final reply that can only ACCEPT "
             f"that offer or END without a deal. Otherwise, if no offer has been accepted by the end of "
             f"turn {n}, there is no deal and each side gets its no-agreement points.",
@@ -114,7 +117,7 @@ def _record_text(config: MultiIssueConfig, state: State) -> str:
     lines = []
     for e in state.record:
         label = config.roles[e.role].label
-        lines.append(f'Turn {e.turn}, {label}: "{e.action.message}"')
+        lines.append(f'Turn {e.turn}, {label}: "{e.action.message}"' if config.messages else f"Turn {e.turn}, {label}:")
         a = e.action
         if a.kind == "OFFER":
             lines.append(f" Action: OFFER {e.offer_id} ({terms_text(config, a.terms or {})})")
@@ -248,20 +251,27 @@ def _sample(config: MultiIssueConfig) -> dict[str, State]:
     return samples
 
 
+OWN_TURN_LINE = ours("seed 000 shows the messages of turns 1 and 2 only: this turn's lines are ours, in its frame")
+
+
 def texts(config: MultiIssueConfig) -> dict[str, Text]:
     """Every text a model can read under ``config``, rendered from representative states, with its provenance."""
     samples = _sample(config)
     start = samples["opening"]
-    frame = config.source
-    out = {f"brief:{role}": Text(text=brief(config, role), source=frame) for role in config.roles}
+    why = f"scenario {config.name}'s wording is this project's (its config's source: {config.source})"
+    talk = [] if config.messages else [SILENT]
+    out = {f"brief:{role}": Text(text=(text := brief(config, role)),
+                                 provenance=mixed(framed(config.source, text, why), *talk)) for role in config.roles}
     for name, state in samples.items():
         role = engine.to_move(config, state)
         user = prompt(config, state, role).messages[-1].content
-        out[f"turn:{name}"] = Text(text=user, source=frame if name in ("opening", "offer_standing") else OURS)
+        shown = name in ("opening", "offer_standing")  # the two turns seed 000 shows
+        frame = mixed(framed(config.source, user, why), *talk) if shown else mixed(OWN_TURN_LINE, *talk)
+        out[f"turn:{name}"] = Text(text=user, provenance=frame)
     for final in (False, True):
         out[f"reply_schema:{'final' if final else 'turn'}"] = Text(
-            text=json.dumps(reply_schema(config, final), sort_keys=True), source=OURS)
+            text=json.dumps(reply_schema(config, final), sort_keys=True), provenance=SCHEMA)
     error = RuleError("<rule>")
     error.sentence = "<rule sentence>"
-    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), source=OURS)
+    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), provenance=REPAIR)
     return out | wording.rule_texts(RULES)

@@ -7,11 +7,12 @@ engine and metrics score from the same fields, so the two cannot disagree.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bargain_ray.games.kit.turns import exact
+from bargain_ray.games.kit.turns import MAX_TURNS, exact
+from bargain_ray.games.provenance import Scenario, Setting, ours, seed
 
 
 class Issue(BaseModel):
@@ -38,20 +39,31 @@ class ScorableConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     family: Literal["scorable"] = "scorable"
-    name: str
-    parties: dict[str, Party] = Field(description="seat name -> party, in the order of the rotation")
-    issues: tuple[Issue, ...] = Field(min_length=1)
-    veto: tuple[str, ...] = ()
-    rounds: int = Field(4, ge=1)
-    public_score_sheets: bool = True
-    max_repairs: int = Field(2, ge=0)
-    max_enumerated_deals: int = Field(100_000, ge=1, description="larger deal spaces are not enumerated for metrics")
-    source: str = Field("ours", description='where the table and its wording come from: "seed 003" or "ours"')
+    name: Annotated[str, Setting(ours("the game config's name: a label no model reads"))]
+    parties: Annotated[dict[str, Party], Scenario("the seats in rotation order, each score sheet and threshold"),
+                       Field(description="seat name -> party, in the order of the rotation")]
+    issues: Annotated[tuple[Issue, ...], Scenario("the issues and their options"), Field(min_length=1)]
+    veto: Annotated[tuple[str, ...], Scenario("the veto parties")] = ()
+    rounds: Annotated[int, Setting(seed("003", "There are 4 rounds of turns in total.")), Field(ge=1, le=MAX_TURNS)] = 4
+    public_score_sheets: Annotated[bool, Setting(seed("003", "every party's score sheet is common knowledge"))] = True
+    messages: Annotated[bool, Setting(seed("003", "if the message channel is open"))] = True
+    """False closes the message channel (the no-communication condition): a reply's message is read as before but
+    never shown to any party, and the reply format says so; seed 003 speaks of the channel being open."""
+    max_repairs: Annotated[int, Setting(ours("seed 003 gives no repair limit: 2 a turn, as seed 002's, is ours")),
+                           Field(ge=0)] = 2
+    max_enumerated_deals: Annotated[int, Setting(ours("a bound on the metrics' enumeration of the deal space")),
+                                    Field(ge=1, description="larger deal spaces are not enumerated for metrics")] = (
+        100_000)
+    source: Annotated[str, Setting(ours("where the table and its wording come from: a label no model reads")),
+                      Field(description='where the table and its wording come from: "seed 003" or "ours"')] = "ours"
 
     @model_validator(mode="after")
     def _check(self) -> ScorableConfig:
         if len(self.parties) < 2:
             raise ValueError("a scorable game needs at least two parties")
+        if self.rounds * len(self.parties) > MAX_TURNS:
+            raise ValueError(f"rounds={self.rounds} of {len(self.parties)} parties is {self.rounds * len(self.parties)} "
+                             f"turns; a game plays at most {MAX_TURNS}")
         options = {i.name: set(i.options) for i in self.issues}
         if len(options) != len(self.issues):
             raise ValueError("issue names must be distinct")

@@ -18,9 +18,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.status import Ended, Status
-from bargain_ray.games.base import RuleError
+from bargain_ray.games.base import GameState, RuleError
 from bargain_ray.games.kit import turns
 from bargain_ray.games.kit.replies import check_unknown_keys, json_object, read_named
+from bargain_ray.games.provenance import Declared, mixed, ours, rule, seed
 from bargain_ray.games.scorable.config import Issue, ScorableConfig
 
 Kind = Literal["propose", "accept", "reject", "walk", "none"]
@@ -63,9 +64,7 @@ class Entry(BaseModel):
     offer_id: str | None = None
 
 
-class State(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class State(GameState):
     opener: int
     """Seat of round 1's opener."""
     round_opener: int
@@ -76,8 +75,6 @@ class State(BaseModel):
     offers: tuple[Offer, ...] = ()
     walked: tuple[str, ...] = ()
     deal: Offer | None = None
-    ended: Ended | None = None
-    failed_role: str | None = None
 
 
 def start(config: ScorableConfig, seed: int, first_speaker: str | None) -> State:
@@ -220,8 +217,9 @@ def parse(config: ScorableConfig, state: State, role: str, reply: str) -> Action
         kind = "none"  # "I accept" with no id does nothing
     elif kind in ("accept", "reject") and not isinstance(offer_id, str):
         raise RuleError("missing_offer_id", action=kind)
+    message = (obj.get("message") or "") if config.messages else ""  # a closed channel delivers nothing
     action = Action(kind=kind, deal=deal, offer_id=offer_id if kind in ("accept", "reject") else None,
-                    message=obj.get("message") or "", scratchpad=obj.get("scratchpad") or "")
+                    message=message, scratchpad=obj.get("scratchpad") or "")
     check(config, state, role, action)
     return action
 
@@ -236,3 +234,92 @@ def _option(issue: Issue, option: Any) -> str:
     if option not in issue.options:
         raise RuleError("unknown_option", option=option, issue=issue.name, options=issue.options)
     return option
+
+
+def turn_fields(config: ScorableConfig, state: State, role: str, action: Action) -> dict[str, Any]:
+    """The turn record's family columns: the move, its round and offer id, the message and the private scratchpad."""
+    entry = state.record[-1]
+    return {
+        "action": action.kind,
+        "round": entry.round,
+        "offer_id": entry.offer_id,
+        "deal": action.deal,
+        "message": action.message,
+        "scratchpad": action.scratchpad,
+        "closed_deal": state.deal is not None,
+    }
+
+
+_FENCED = "reply with EXACTLY ONE fenced JSON object and nothing outside it"
+_ACTION = '"action" (required): a string naming exactly one formal move this turn.'
+_PROPOSE = '"propose" + "deal": {every issue -> one option} — tables a complete package'
+_LIVE = "formally accept a specific live offer by its id"
+_CHECK = "seed 003 lists the fields, not how a malformed one is answered: refusing it is ours"
+PROTOCOL: tuple[Declared, ...] = (
+    rule("rotation", "parties move in the fixed order of the config", seed("003", "turns are taken in a fixed rotation")),
+    rule("opener_rotates", "each round opens at the seat after the last round's opener",
+         seed("003", "the party who tables the opening proposal rotates from round to round")),
+    rule("opener_past_walk", "a round opens at the first party still at the table after the last round's opener",
+         ours("seed 003 says the opener rotates; how it rotates past a party who walked is our reading")),
+    rule("first_opener", "round 1 opens at the unit's first speaker, else at seat (seed mod parties)",
+         ours("seed 003 does not say who opens round 1: the unit's first speaker, else seat seed mod parties, is ours")),
+    rule("rounds", "rounds of turns in total", seed("003", "There are 4 rounds of turns in total.")),
+    rule("deal_closes", "a deal closes when every party still at the table supports the same live offer",
+         seed("003", "A deal closes only when every party still at the table has formally ACCEPTed the SAME standing "
+              "offer.")),
+    rule("proposer_supports", "tabling an offer counts as the proposer's support",
+         seed("003", "the mediator gives it an offer id (P1, P2, ...) and records you as supporting it")),
+    rule("earliest_offer", "should one move complete two offers, the earliest closes",
+         ours("seed 003 does not say which offer closes when a walk completes two: the earliest is ours")),
+    rule("offer_ids", "offers are numbered P1, P2, ... in the order tabled",
+         seed("003", "the mediator gives it an offer id (P1, P2, ...)")),
+    rule("offers_stay_live", "an offer stays live for the whole game",
+         mixed(seed("003", _LIVE), ours("seed 003 does not say when an offer stops being live: never, is ours"))),
+    rule("reject_withdraws", "a reject withdraws the party's support from the offer",
+         mixed(seed("003", '"reject" + "offer_id": "<id>" — formally reject a specific live offer.'),
+               ours("what a reject does to a party's earlier support is our reading"))),
+    rule("walk", "a party may walk: it leaves for good and takes its no-deal outcome",
+         seed("003", "A party may WALK to leave for good and take its no-deal outcome.")),
+    rule("veto", "no deal passes without every veto party", seed("003", "no deal can pass unless every veto party accepts")),
+    rule("veto_walk_ends", "a veto party's walk ends the game without a deal",
+         ours("seed 003 gives the veto, not what a veto party's walk does: ending the game there is our reading")),
+    rule("too_few_at_table", "fewer than two parties at the table end the game without a deal",
+         ours("seed 003 does not say when too few parties remain: fewer than two, is ours")),
+    rule("no_deal_outcome", "without a deal (and for a walker) a party's payoff is its threshold",
+         mixed(seed("003", "A deal scoring below this is worse for you than no deal at all."),
+               ours("scoring the no-deal outcome as the threshold is our reading"))),
+    rule("accept_without_id", "an accept with no offer id is a turn with no formal move",
+         seed("003", "Accepts MUST name a live offer id; \"I accept\" with no id does nothing.")),
+    rule("action_default", "a reply without an action makes no formal move",
+         seed("003", "Omitting the action entirely means the same.")),
+    rule("scratchpad_private", "the scratchpad is never shown to any party, not even back to its writer",
+         seed("003", '"scratchpad" (optional): private notes to yourself. NEVER shown to any other party.')),
+    rule("message_public", "the message is shown to every party",
+         seed("003", '"message" (optional): a short statement spoken aloud to every party')),
+    rule("format_failure", "a reply that breaks a rule is asked again up to max_repairs times, then the game ends as "
+         "a format failure", ours("seed 003 does not say what ends a game on broken replies: seed 002's rule, applied "
+                                  "here, is ours")),
+    rule("not_one_json_object", "a reply is one JSON object, fenced or bare",
+         mixed(seed("003", _FENCED), ours("a bare object is accepted too: constrained decoders emit those"))),
+    rule("unknown_key", "the reply's keys are scratchpad, message, action, deal, offer_id",
+         mixed(seed("003", _ACTION), ours("refusing any other key is ours"))),
+    rule("missing_key", "(the kit's rule, not raised here: every key but action is optional)",
+         ours("the shared rule table holds it; this family never raises it")),
+    rule("not_a_string", "scratchpad and message are strings", ours(_CHECK)),
+    rule("unknown_action", "the action is propose, accept, reject, walk or none", seed("003", _ACTION)),
+    rule("deal_without_propose", "only a propose has a deal", mixed(seed("003", _PROPOSE), ours(_CHECK))),
+    rule("offer_id_without_vote", "only an accept or a reject has an offer id",
+         mixed(seed("003", '"accept" + "offer_id": "<id>"'), ours(_CHECK))),
+    rule("missing_offer_id", "a reject (and an accept with an id that is not a string) names a live offer id",
+         mixed(seed("003", "Accepts MUST name a live offer id"),
+               ours("seed 003 says this of accepts; the same for a reject is ours"))),
+    rule("unknown_offer", "an accept or a reject names a live offer", seed("003", _LIVE)),
+    rule("duplicate_offer", "a package already live cannot be tabled again",
+         ours("seed 003 does not say: refusing a second copy of a live package (accept it instead) is ours")),
+    rule("missing_deal", "a propose gives a deal", seed("003", _PROPOSE)),
+    rule("unknown_issue", "a deal names only the issues", seed("003", _PROPOSE)),
+    rule("missing_issue", "a deal chooses an option on every issue", seed("003", _PROPOSE)),
+    rule("unknown_option", "each chosen option is one of its issue's",
+         seed("003", "Exactly one option must be chosen for every issue")),
+)
+"""Every rule of the protocol and every rule code the engine raises, with its source."""

@@ -20,7 +20,11 @@ from functools import cache
 from typing import Any
 
 from bargain_ray.core.figures import figure, value_of
+from bargain_ray.core.records import GameRecord, Scalar
 from bargain_ray.core.status import Status
+from bargain_ray.games.kit import leakage
+from bargain_ray.games.kit.results import Derived, Length, Results, RoleFigure
+from bargain_ray.games.provenance import Metric, metric, mixed, ours, seed
 from bargain_ray.games.scorable.config import ScorableConfig, exact
 from bargain_ray.games.scorable.engine import State
 
@@ -155,11 +159,12 @@ def outcome(config: ScorableConfig, state: State) -> dict[str, Any]:
     }
 
 
-def per_game(record: dict[str, Any]) -> dict[str, Any]:
-    """The family's columns for one journaled game record (``unit``, ``outcome``, ``turns``, ``calls``);
-    identity, status and call counts are the shared columns of ``analysis.per_game``."""
-    unit, out = record["unit"], record["outcome"]
-    row: dict[str, Any] = {
+def per_game(config: ScorableConfig, record: GameRecord,
+             turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]:
+    """The family's columns for one game record; identity, status and call counts are the shared columns of
+    ``analysis.per_game``."""
+    out = record.outcome.scored
+    row: dict[str, Scalar] = {
         "first_opener": out.get("first_opener"),
         "feasible_deals": out.get("feasible_deals"),
         "pareto_optimal": out.get("pareto_optimal"),
@@ -175,32 +180,97 @@ def per_game(record: dict[str, Any]) -> dict[str, Any]:
     for key, column in (("scores", "score"), ("surplus", "surplus")):
         for party, fig in (out.get(key) or {}).items():
             row[f"{column}_{party}"] = value_of(fig)
-    agents = unit.get("agent_of_role") or {}
+    agents = record.unit.agent_of_role
     focal = [role for role, agent in agents.items() if agent == "A"]
     if len(focal) == 1 and len(agents) > 2:
         seat = focal[0]
         row |= {"focal_seat": seat, "focal_score": row.get(f"score_{seat}"), "focal_surplus": row.get(f"surplus_{seat}")}
-    return row
+    return row | leakage.per_role(per_turn(config, record) if turns is None else turns, config.roles)
 
 
+SCORE_CUES = ("point", "scor", "worth", "threshold", "bar", "sheet", "total")
+"""Words that say a number is one's own score (ours); an issue's or option's name cues it too."""
 
-FIELDS = {
-    "first_opener": "party that opened round 1 (the unit's first speaker, else seat seed mod parties)",
-    "feasible_deals": "packages every party scores at or above its threshold (exhaustive enumeration)",
-    "pareto_optimal": "no package is at least as good for every party and better for one (deals only)",
-    "walks": "parties that walked away",
-    "offers_tabled": "offers P1, P2, ... tabled in the game",
-    "rounds_used": "rounds of the rotation reached",
-    "below_threshold": "parties left below their threshold by the deal",
-    "welfare": "sum of payoffs: deal points for parties in the deal, the threshold for walkers and for no deal",
-    "joint_surplus": "sum of payoffs minus thresholds",
-    "welfare_ratio": "welfare / the best feasible deal's welfare (deals only)",
-    "surplus_ratio": "joint surplus / the best feasible deal's joint surplus (0 without a deal)",
-    "option_*": "option chosen on each issue",
-    "score_*": "each party's points for the deal",
-    "surplus_*": "each party's payoff minus its threshold",
-    "focal_seat": "seat swaps: the seat held by agent A (the focal model)",
-    "focal_score": "seat swaps: the focal seat's points for the deal",
-    "focal_surplus": "seat swaps: the focal seat's surplus over its threshold",
+
+def per_turn(config: ScorableConfig, record: GameRecord) -> list[dict[str, Scalar]]:
+    """One row per legal turn: does its public message give away the speaker's threshold (the number, anywhere) or
+    one of its nonzero scores (near a score word or an issue's or option's name)?"""
+    if not record.outcome.known:
+        return []
+    names = {i.name.lower() for i in config.issues} | {o.lower() for i in config.issues for o in i.options}
+    cues = (*SCORE_CUES, *names)
+    own = {p: {exact(v) for sheet in party.scores.values() for v in sheet.values() if v}
+           for p, party in config.parties.items()}
+    rows: list[dict[str, Scalar]] = []
+    for t in record.turns:
+        if not t.valid:
+            continue
+        message = t.fields.get("message") or ""
+        threshold = leakage.leaks(leakage.all_numbers(message), {config.threshold(t.role)})
+        scores = leakage.leaks(leakage.cued_numbers(message, cues), own[t.role])
+        rows.append({"unit_id": record.unit.unit_id, "turn": t.turn, "role": t.role,
+                     "leaked_threshold": leakage.flag(config.messages, threshold),
+                     "leaked_scores": leakage.flag(config.messages, scores),
+                     "leakage": leakage.flag(config.messages, threshold or scores)})
+    return rows
+
+
+_OURS = "seed 003 defines no metric: this figure of the game is ours"
+LEAK = mixed(seed("003", "never reveal these numbers verbatim"),
+             ours("the leakage detector's rules are ours (kit.leakage): seed 003 asks for secrecy, measures none"))
+METRICS: dict[str, Metric] = {
+    "first_opener": metric("party that opened round 1 (the unit's first speaker, else seat seed mod parties)",
+                           ours("seed 003 does not say who opens round 1: seat seed mod parties is ours")),
+    "feasible_deals": metric("packages every party scores at or above its threshold (exhaustive enumeration)",
+                             mixed(seed("003", "A deal scoring below this is worse for you than no deal at all."),
+                                   ours("counting the packages that clear every threshold is our measure"))),
+    "pareto_optimal": metric("no package is at least as good for every party and better for one (deals only)",
+                             ours(_OURS)),
+    "walks": metric("parties that walked away", ours(_OURS)),
+    "offers_tabled": metric("offers P1, P2, ... tabled in the game", ours(_OURS)),
+    "rounds_used": metric("rounds of the rotation reached", ours(_OURS)),
+    "below_threshold": metric("parties left below their threshold by the deal", ours(_OURS)),
+    "welfare": metric("sum of payoffs: deal points for parties in the deal, the threshold for walkers and for no "
+                      "deal", ours(_OURS)),
+    "joint_surplus": metric("sum of payoffs minus thresholds", ours(_OURS)),
+    "welfare_ratio": metric("welfare / the best feasible deal's welfare (deals only)", ours(_OURS)),
+    "surplus_ratio": metric("joint surplus / the best feasible deal's joint surplus (0 without a deal)", ours(_OURS)),
+    "option_*": metric("option chosen on each issue",
+                       seed("003", "Exactly one option must be chosen for every issue; the chosen options together "
+                                   "form the deal.")),
+    "score_*": metric("each party's points for the deal",
+                      seed("003", "Your total for a deal is the sum of your points for the chosen options.")),
+    "surplus_*": metric("each party's payoff minus its threshold", ours(_OURS)),
+    "leaked_threshold": metric("per turn: 1 if the public message writes the speaker's threshold; null when the "
+                               "channel is closed", LEAK),
+    "leaked_scores": metric("per turn: 1 if it writes one of the speaker's nonzero scores at most 4 words from a score "
+                            "word (points, score, worth, ...) or an issue's or option's name", LEAK),
+    "leakage": metric("per turn: leaked_threshold or leaked_scores", LEAK),
+    "*_leakage": metric("per game: share of the party's delivered messages that leak its private numbers", LEAK),
+    "leakage_any": metric("per game: 1 if any delivered message leaked (null without one)", LEAK),
+    "focal_seat": metric("seat swaps: the seat held by agent A (the focal model)",
+                         mixed(seed("003", "Seat-swap comparison"),
+                               ours("the focal model as agent A, the same model in every other seat, is ours"))),
+    "focal_score": metric("seat swaps: the focal seat's points for the deal", ours(_OURS)),
+    "focal_surplus": metric("seat swaps: the focal seat's surplus over its threshold", ours(_OURS)),
 }
-"""What each ``per_game`` column means, for the dataset card (``*`` stands for an issue or party)."""
+"""What each ``per_game`` column means and where its definition comes from (``*``: an issue or party)."""
+FIELDS = {name: m.meaning for name, m in METRICS.items()}
+"""What each metric column means, for the dataset card."""
+
+RESULTS = Results(
+    title="Multi-party scorable negotiation with seat swaps (seed 003)",
+    headline=("agreement", "feasible_deal", "welfare", "welfare_ratio"),
+    by_cell=("agreement", "feasible_deal", "welfare", "welfare_ratio", "joint_surplus", "walks", "offers_tabled",
+             "format_failure"),
+    by_role=(RoleFigure(column="score_{role}", label="points for the deal"),
+             RoleFigure(column="surplus_{role}", label="surplus over the threshold"),
+             RoleFigure(column="{role}_leakage", label="share of its messages that leak its private numbers")),
+    derived=(Derived(name="feasible_deal", sql="agreement AND below_threshold = 0",
+                     meaning="the game closed a deal every party scores at or above its threshold (mean: the "
+                             "feasible-deal rate)"),),
+    length=Length(column="rounds_used", label="rounds of the rotation used"),
+    deal=("option_*",),
+)
+"""The report's section: each seat's score and surplus by the model in it (seat swaps put the focal model in
+every seat), welfare and the feasible-deal rate by cell."""

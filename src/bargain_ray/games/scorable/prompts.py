@@ -16,7 +16,8 @@ from typing import Any
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
-from bargain_ray.games.kit.wording import OURS, Text, num, seed
+from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, framed, num
+from bargain_ray.games.provenance import mixed, ours, seed
 from bargain_ray.games.scorable import engine
 from bargain_ray.games.scorable.config import ScorableConfig
 from bargain_ray.games.scorable.engine import Action, Entry, Offer, State
@@ -31,6 +32,12 @@ PRIVATE_INFORMATION = (
     "Information: every party's score sheet and threshold are private — you see only your own, below; what "
     "others say about theirs is cheap talk."
 )
+
+SPOKEN = ('- "message" (optional): a short statement spoken aloud to every party (cheap talk — it does not bind you). '
+          "Do NOT put your private score numbers here.")
+UNSPOKEN = ('- "message" (optional): the message channel is closed in this game: nothing you write here reaches any '
+            "party.")
+"""Seed 003's message field, and ours for the no-communication condition (every other word of the format kept)."""
 
 REPLY_FORMAT = """On your turn, reply with EXACTLY ONE fenced JSON object and nothing outside it:
 ```json
@@ -106,7 +113,7 @@ def system(config: ScorableConfig, role: str) -> str:
         f"Your acceptance threshold: {num(config.parties[role].threshold)} points. "
         "A deal scoring below this is worse for you than no deal at all.\n"
         "Your total for a deal is the sum of your points for the chosen options.",
-        REPLY_FORMAT,
+        REPLY_FORMAT if config.messages else REPLY_FORMAT.replace(SPOKEN, UNSPOKEN),
     ]
     return "\n\n".join(blocks)
 
@@ -261,19 +268,28 @@ def _sample(config: ScorableConfig) -> dict[str, State]:
     return samples
 
 
+PRIVATE_SENTENCE = ours("seed 003 shows public score sheets only: the private-information sentence is ours")
+TURN_MESSAGE = ours("seed 003 shows no per-turn message: ours, in the style of seed 000's public record")
+
+
 def texts(config: ScorableConfig) -> dict[str, Text]:
     """Every text a model can read under ``config``, rendered from representative states, with its provenance."""
     samples = _sample(config)
-    information = PUBLIC_INFORMATION if config.public_score_sheets else PRIVATE_INFORMATION
-    frame = config.source if config.public_score_sheets else wording.mixed(config.source, OURS)
-    out = {f"brief:{role}": Text(text=system(config, role), source=frame) for role in config.roles}
+    why = f"table {config.name}'s wording is this project's (its config's source: {config.source})"
+    out = {}
+    for role in config.roles:
+        text = system(config, role)
+        frame = mixed(framed(config.source, text, why), *([] if config.public_score_sheets else [PRIVATE_SENTENCE]),
+                      *([] if config.messages else [SILENT]))
+        out[f"brief:{role}"] = Text(text=text, provenance=frame)
     out["sentence:information"] = Text(
-        text=information, source=seed("003") if config.public_score_sheets else OURS)
+        text=PUBLIC_INFORMATION if config.public_score_sheets else PRIVATE_INFORMATION,
+        provenance=seed("003", PUBLIC_INFORMATION) if config.public_score_sheets else PRIVATE_SENTENCE)
     for name, state in samples.items():
-        out[f"turn:{name}"] = Text(text=user(config, state, engine.to_move(config, state)), source=OURS)
-    out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), source=OURS)
+        out[f"turn:{name}"] = Text(text=user(config, state, engine.to_move(config, state)), provenance=TURN_MESSAGE)
+    out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), provenance=SCHEMA)
     error = RuleError("<rule>")
     error.sentence = "<rule sentence>"
     start = samples["opening"]
-    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), source=OURS)
+    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), provenance=REPAIR)
     return out | wording.rule_texts(RULES)

@@ -10,6 +10,9 @@ from pydantic import Field
 from bargain_ray.config import Rates, Strict
 from bargain_ray.games.kit.concession import EXPONENTS
 
+Strategy = Literal[tuple(sorted(EXPONENTS))]  # type: ignore[valid-type]
+"""A concession kind the sim answers as (``games.kit.concession``)."""
+
 
 class Latency(Strict):
     """Seconds before a reply: lognormal around ``median_s`` (``sigma`` 0 makes it constant)."""
@@ -31,7 +34,7 @@ class ServerLimits(Rates):
     and ``max_tokens`` when it arrives (as OpenAI counts it).
     """
 
-    tokens_per_minute: float | None = None
+    tokens_per_minute: float | None = Field(None, gt=0)
     burst_s: float = Field(1.0, gt=0)
     retry_after: bool = True
     """False: 429s carry only the rate-limit headers (an API that announces its limits, never a retry-after)."""
@@ -56,9 +59,9 @@ class BatchSettings(Strict):
     """The batch APIs: seconds from creation until a batch ends, and each request's chance to come back
     errored or expired (drawn at creation, from one seeded stream)."""
 
-    delay_s: float = 2.0
-    errored: float = 0.0
-    expired: float = 0.0
+    delay_s: float = Field(2.0, ge=0)
+    errored: float = Field(0.0, ge=0, le=1)
+    expired: float = Field(0.0, ge=0, le=1)
 
 
 class SimSettings(Strict):
@@ -75,7 +78,7 @@ class SimSettings(Strict):
     """model -> the faults of its requests instead of ``faults`` (e.g. an observer model that only refuses)."""
     batch: BatchSettings = BatchSettings()
     timeout_sleep_s: float = Field(5.0, ge=0)
-    strategies: dict[str, str] = {}
+    strategies: dict[str, Strategy] = {}
     apis: dict[str, str] = {}
     reply_noise: float = Field(0.0, ge=0)
     """0: each reply is the model's strategy, exactly (a rehearsal's replicate games of one cell play alike, so

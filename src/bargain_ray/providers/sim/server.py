@@ -26,6 +26,7 @@ from typing import Any
 from aiohttp import web
 
 from bargain_ray.clients.headers import CALL_ID_HEADER
+from bargain_ray.config.pricing import CHARS_PER_TOKEN, estimate_tokens
 from bargain_ray.games import strategy_reply
 from bargain_ray.games.kit.concession import EXPONENTS
 from bargain_ray.providers.sim.batches import Batches
@@ -38,8 +39,8 @@ REFUSAL = "I can't help with that request."
 
 
 def tokens(text: str) -> int:
-    """A rough token count (four characters a token), as the sim bills them."""
-    return max(1, len(text) // 4)
+    """A rough token count (``config.pricing.estimate_tokens``: four characters a token), as the sim bills them."""
+    return estimate_tokens(text)
 
 
 def _text(content: Any) -> str:
@@ -327,7 +328,7 @@ def answer(settings: SimSettings, api: str, body: dict[str, Any], rid: str,
         text = _overlong(text)
     max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 1 << 30)
     if tokens(text) > max_tokens:
-        text, stop = text[: max_tokens * 4], "max_tokens"
+        text, stop = text[: max_tokens * CHARS_PER_TOKEN], "max_tokens"
     out_tokens = tokens(text or REFUSAL)
     n_in = prompt_tokens(api, body)
     if api == "anthropic":

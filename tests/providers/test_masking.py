@@ -1,0 +1,134 @@
+"""No key leaves a client, a batch API, the batcher, a provider process or an actor in the clear: a server that echoes
+the key it was sent (in a header and in its body, as a proxy's or gateway's error page does) at each stage of each
+path, and not one 8-character run of the key in the sweep folder, its dataset, Ray's session logs or the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+import ray
+from aiohttp import web
+from helpers import ROOT
+
+from bargain_ray.providers.sim import SimServer, SimSettings
+
+FRAGMENT = 8
+SMALL = ["grid.designs.0.pairings=[OH]", "games.tickets.max_turns=2", "run.progress=false", "run.workers=1"]
+BATCHED = ["run.batch_api=true", "run.batch.max_wait_s=0.2", "run.batch.poll_s=0.2"]
+STAGES = {
+    "online": ("POST", "/v1/messages"),
+    "batch create": ("POST", "/v1/messages/batches"),
+    "batch poll": ("GET", "/v1/messages/batches/{id}"),
+    "local server": ("*", "*"),
+    "sim": ("*", "*"),
+}
+
+
+def fragments(key: str) -> set[bytes]:
+    return {key[i:i + FRAGMENT].encode() for i in range(len(key) - FRAGMENT + 1)}
+
+
+class Echoing:
+    """In front of a real simulated provider: forwards every request to it, except those of ``stage``, answered 401
+    with the key they carried echoed in a header and in the body; at ``batch results`` the batch's errored results
+    come back with the key in their message."""
+
+    def __init__(self, stage: str, sim: str) -> None:
+        self.stage, self.sim = stage, sim
+        self.seen: list[str] = []
+        self.echoed = 0
+        self._loop = asyncio.new_event_loop()
+
+    def _hit(self, request: web.Request) -> bool:
+        method, path = STAGES.get(self.stage, ("", ""))
+        route = request.match_info.route.resource.canonical if request.match_info.route.resource else ""
+        return method == "*" or (request.method == method and route == path)
+
+    async def _echo(self, key: str) -> web.Response:
+        self.echoed += 1
+        message = "invalid x-api-key: " + " ".join([key] * 6) + f" (you sent {key[5:30]})"
+        return web.json_response({"type": "error", "error": {"type": "authentication_error", "message": message}},
+                                 status=401, headers={"x-echo-key": key, "x-ratelimit-limit-requests": key})
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
+        key = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
+        self.seen.append(key)
+        if self._hit(request):
+            return await self._echo(key)
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in ("content-length", "transfer-encoding")}
+        async with aiohttp.ClientSession() as session, session.request(
+                request.method, self.sim + request.path_qs, data=await request.read(), headers=headers) as upstream:
+            body = await upstream.read()
+            if self.stage == "batch results" and request.path.endswith("/results"):
+                self.echoed += 1
+                body = body.replace(b"simulated batch request error", f"bad key {key}, see {key[3:20]}".encode())
+            return web.Response(body=body, status=upstream.status, content_type=upstream.content_type)
+
+    def __enter__(self) -> str:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        app = web.Application()
+        for path in ("/v1/messages", "/v1/messages/batches", "/v1/messages/batches/{id}",
+                     "/v1/messages/batches/{id}/results", "/v1/chat/completions", "/{tail:.*}"):
+            app.router.add_route("*", path, self._answer)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+
+        async def start() -> None:
+            await self._runner.setup()
+            await web.SockSite(self._runner, sock).start()
+
+        self._loop.run_until_complete(start())
+        threading.Thread(target=self._loop.run_forever, daemon=True).start()
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+
+
+def session_logs() -> Iterator[Path]:
+    """Every file of the Ray session the sweeps join (the test session's cluster)."""
+    session = Path(ray._private.worker._global_node.get_session_dir_path())
+    return (p for p in session.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def overrides(stage: str, url: str, folder: Path) -> list[str]:
+    where = [f"run.dir={folder}", *SMALL]
+    if stage == "local server":
+        return [*where, "provider=local", f"provider.settings.base_url={url}/v1"]
+    if stage == "sim":
+        return [*where, "provider=sim", f"provider.settings.base_url={url}"]
+    routed = [f"models.O.base_url={url}", f"models.H.base_url={url}"]
+    return [*where, *routed, *(BATCHED if stage.startswith("batch") else [])]
+
+
+@pytest.mark.parametrize("stage", ["online", "batch create", "batch poll", "batch results", "local server", "sim"])
+def test_a_server_echoing_the_key_leaves_no_fragment_anywhere(stage: str, tmp_path: Path, ray_session: str,
+                                                              sweep_env: dict[str, str]) -> None:
+    key = f"sk-ant-api03-{uuid.uuid4().hex}{uuid.uuid4().hex}"
+    folder = tmp_path / "sweep"
+    errored = 1.0 if stage == "batch results" else 0.0
+    with SimServer(SimSettings(batch={"delay_s": 0.2, "errored": errored})) as sim:
+        echoing = Echoing(stage, sim)
+        with echoing as url:
+            cmd = [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", *overrides(stage, url, folder)]
+            done = subprocess.run(cmd, env=sweep_env | {"ANTHROPIC_API_KEY": key, "OPENAI_API_KEY": key}, cwd=ROOT,
+                                  capture_output=True, text=True, timeout=280)
+    assert (folder / "games.parquet").exists(), done.stdout[-2000:] + done.stderr[-3000:]
+    assert echoing.echoed > 0  # the stage under test answered with the key it was sent
+    keyless = stage in ("local server", "sim")  # the real key is never sent there: they get a placeholder
+    assert (key in echoing.seen) is not keyless
+    assert (folder / "dataset").is_dir()
+    leaks = [str(p) for p in [*folder.rglob("*"), *session_logs()] if p.is_file()
+             and any(f in p.read_bytes() for f in fragments(key))]
+    assert leaks == []
+    assert not any(f.decode() in done.stdout + done.stderr for f in fragments(key))
