@@ -243,3 +243,31 @@ def test_a_report_never_leaves_more_than_the_provider_can_have() -> None:
         return pace.level
 
     assert asyncio.run(run()) <= 20
+
+
+def test_the_snapshot_is_the_limiters_own_model_and_limiter_json_holds_its_rows(tmp_path) -> None:
+    """Issue 17: the store parsed the actor's snapshot as dicts; now the limiter reports its model and the file
+    keeps the rows made from it, read back equal."""
+    from bargain_ray.clients.limiter import Limiters
+    from bargain_ray.clients.snapshot import KeySnapshot, key_limits
+    from bargain_ray.store.status import read_limiter, write_limiter
+
+    key = "anthropic:0123456789ab:claude-x"
+
+    async def run() -> dict[str, KeySnapshot]:
+        limiters = Limiters()
+        ticket = await limiters.acquire(key, Limits(requests_per_minute=60).model_dump(), 10)
+        limiters.settle(key, ticket, Feedback(status=200, headers={
+            "anthropic-ratelimit-requests-limit": "60", "anthropic-ratelimit-requests-remaining": "20",
+            "retry-after": "5"}).model_dump())
+        return await limiters.snapshot()
+
+    snap = asyncio.run(run())
+    state = snap[key]
+    assert isinstance(state, KeySnapshot) and state.in_flight == 0 and not state.slow_start
+    assert state.paces == {"requests_per_minute": 60.0}
+    assert state.buckets["requests_per_minute"].capacity == 60.0 and state.buckets["requests_per_minute"].level <= 20
+    rows = key_limits(snap, {"claude-x", "other"}, time.monotonic())
+    assert [(r.key, r.in_flight) for r in rows] == [("anthropic:claude-x", 0)] and 4.0 < rows[0].paused_for_s <= 5.0
+    write_limiter(tmp_path, rows)
+    assert read_limiter(tmp_path).keys == rows

@@ -10,22 +10,23 @@ import uuid
 import ray
 
 from bargain_ray.clients.limiter import Feedback, Limiter, _actor
+from bargain_ray.clients.snapshot import KeySnapshot
 from bargain_ray.config import Limits
 
 LIMITS = Limits(max_in_flight=2, requests_per_minute=60_000)
 """Known limits: the window is the whole ``max_in_flight`` from the first call (no slow start)."""
 
 
-def snapshot(key: str) -> dict:
-    return ray.get(_actor().snapshot.remote()).get(key, {})
+def snapshot(key: str) -> KeySnapshot | None:
+    return ray.get(_actor().snapshot.remote()).get(key)
 
 
-async def settled(key: str, want: dict, seconds: float = 20.0) -> dict:
+async def settled(key: str, want: dict, seconds: float = 20.0) -> KeySnapshot | None:
     """The key's snapshot once it shows ``want`` (releases reach the actor a moment after they are made)."""
     deadline = time.monotonic() + seconds
     while True:
         snap = snapshot(key)
-        if all(snap.get(k) == v for k, v in want.items()) or time.monotonic() > deadline:
+        if snap and all(getattr(snap, k) == v for k, v in want.items()) or time.monotonic() > deadline:
             return snap
         await asyncio.sleep(0.05)
 
@@ -35,7 +36,7 @@ def test_a_call_whose_caller_gave_up_gives_its_slot_back(ray_session: str) -> No
     first two end, the fourth and fifth go (the third's slot, handed out to nobody, comes back)."""
     key = f"test-grants-{uuid.uuid4().hex}"
 
-    async def run() -> tuple[list[int], dict]:
+    async def run() -> tuple[list[int], KeySnapshot | None]:
         limiter = Limiter(key, LIMITS)
         calls = [asyncio.create_task(limiter.acquire(10, 0)) for _ in range(5)]
         done, _ = await asyncio.wait(calls, timeout=20, return_when=asyncio.FIRST_COMPLETED)
@@ -50,7 +51,7 @@ def test_a_call_whose_caller_gave_up_gives_its_slot_back(ray_session: str) -> No
 
     rest, snap = asyncio.run(run())
     assert len(set(rest)) == 2
-    assert snap["in_flight"] == 2 and snap["waiting"] == 0, snap
+    assert snap is not None and snap.in_flight == 2 and snap.waiting == 0, snap
 
 
 def test_a_restarted_limiter_gets_what_still_waits_again(ray_session: str) -> None:

@@ -50,6 +50,7 @@ from pydantic import BaseModel
 
 from bargain_ray.clients.bucket import Pace, Report
 from bargain_ray.clients.headers import Announced, read_headers
+from bargain_ray.clients.snapshot import BucketLevel, KeySnapshot
 from bargain_ray.config import Limits
 
 ACTOR_NAME = "bargain_ray_limiter_v4"
@@ -289,13 +290,13 @@ class KeyState:
                     late=output_tokens if name == "output_tokens_per_minute" else 0,
                     reset_from_now=told.resets_from_now), now)
 
-    def snapshot(self) -> dict[str, Any]:
-        return {
-            "window": self.window, "slow_start": self.slow_start, "in_flight": len(self.in_flight),
-            "waiting": len(self.waiters), "paces": {k: p.per_minute for k, p in self.paces.items()},
-            "buckets": {k: {"capacity": p.capacity, "level": p.level} for k, p in self.paces.items()},
-            "paused_until": self.paused_until,
-        }
+    def snapshot(self) -> KeySnapshot:
+        return KeySnapshot(
+            window=self.window, slow_start=self.slow_start, in_flight=len(self.in_flight),
+            waiting=len(self.waiters), paces={k: p.per_minute for k, p in self.paces.items()},
+            buckets={k: BucketLevel(capacity=p.capacity, level=p.level) for k, p in self.paces.items()},
+            paused_until=self.paused_until,
+        )
 
 
 class Mailbox:
@@ -406,7 +407,7 @@ class Limiters:
         for key, ticket, feedback in settled:
             self.settle(key, ticket, feedback)
 
-    async def snapshot(self) -> dict[str, dict[str, Any]]:
+    async def snapshot(self) -> dict[str, KeySnapshot]:
         return {k: s.snapshot() for k, s in self.keys.items()}
 
 
