@@ -1,6 +1,6 @@
 """What one model call costs end to end: the C3 design on the simulated provider, zero latency, no limits.
 
-    python bench/throughput.py                 # c3_full: 640 games, about 5,300 calls
+    python bench/throughput.py                 # c3_full: 640 games, about 3,000 calls
     python bench/throughput.py --blocks 10     # a quarter of it
     python bench/throughput.py --profile DIR   # also py-spy profiles of the driver, the sim and each actor
     python bench/throughput.py -- run.journal_calls=false   # Hydra overrides of the sweep
