@@ -38,8 +38,10 @@ WALLS: dict[str, set[str]] = {
     "clients.limiter": {"ray"},  # the limiter is a Ray actor: the one client module that imports Ray
     "providers": {"core", "config", "clients", "games"},
     "execution": {"core", "config", "design", "games", "agents", "play", "clients", "providers", "store", "ray"},
-    "store": {"core", "config"},  # TODO(issue 17): store/status.py parses the limiter's snapshot (no import shows it); the clients' code should read it
+    "store": {"core", "config"},
+    "store.status": {"clients.snapshot"},  # limiter.json holds the limiter's own model of its state (no SDK, no Ray)
     "analysis": {"core", "config", "games", "play", "store", "design.fingerprint"},  # play: re-scoring a folder replays its records through the loop; config: the packaged games for the provenance table; design.fingerprint: readers find a game's part by the design's name for it
+    "analysis.view": {"clients.snapshot"},  # the live view shows the limiter's state as the limiter models it
     "__init__": {"config", "design", "play", "execution", "analysis"},  # the public API, imported on first use
     "__main__": {"core", "config", "design", "execution", "store", "__init__"},  # __init__: run_sweep, which builds the report
     "replay": {"core", "config", "play", "analysis.commands"},  # the parser whose usage errors exit 1, as every command's

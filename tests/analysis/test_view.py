@@ -24,10 +24,11 @@ from test_analysis import make_sweep
 
 from bargain_ray.analysis.report import build_report
 from bargain_ray.analysis.view import Follower, event_time, list_sweeps, planned_units
+from bargain_ray.clients.snapshot import KeyLimit, KeySnapshot, key_limits
 from bargain_ray.core.records import GameRecord
 from bargain_ray.store import CALLS_JOURNAL, JOURNAL, read_manifest, write_status
 from bargain_ray.store.journal import parse_record
-from bargain_ray.store.status import KeyLimit, key_limits, tail_lines, write_limiter
+from bargain_ray.store.status import tail_lines, write_limiter
 
 HOLD = ("import sys, time; from pathlib import Path; from bargain_ray.store import hold_lock\n"
         "with hold_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(300)\n")
@@ -63,10 +64,9 @@ def test_the_follower_reads_each_line_once_and_writes_nothing(tmp_path):
 
 
 def test_limiter_rows_name_this_sweeps_models_without_the_key_digest():
-    raw = {"anthropic:0123456789ab:claude-opus-5-5": {"window": 4, "slow_start": False, "in_flight": 2, "waiting": 1,
-                                                       "paces": {"requests_per_minute": 50}, "paused_until": 110.0},
-           "openai:ba9876543210:gpt-other": {"window": 1, "slow_start": True, "in_flight": 0, "waiting": 0,
-                                             "paces": {}, "paused_until": 0.0}}
+    raw = {"anthropic:0123456789ab:claude-opus-5-5": KeySnapshot(
+               window=4, slow_start=False, in_flight=2, waiting=1, paces={"requests_per_minute": 50}, paused_until=110.0),
+           "openai:ba9876543210:gpt-other": KeySnapshot(window=1, slow_start=True, in_flight=0, waiting=0)}
     rows = key_limits(raw, {"claude-opus-5-5"}, now=100.0)
     assert [(r.key, r.window, r.paused_for_s) for r in rows] == [("anthropic:claude-opus-5-5", 4, 10.0)]
 

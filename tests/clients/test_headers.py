@@ -55,7 +55,7 @@ def test_anthropic_headers_read() -> None:
     assert told.limits == {"requests_per_minute": 300, "input_tokens_per_minute": 30000,
                            "output_tokens_per_minute": 8000}
     assert told.resets_s == {"requests_per_minute": 2.0, "input_tokens_per_minute": 1.0}
-    assert told.wait_s(200) == 2.0  # a 200 that reports requests spent announces their reset
+    assert told.wait_s(200) is None  # a reset is full replenishment: none left is no wait (the bucket paces it)
     assert told.wait_s(429) == 2.0
 
 
@@ -65,7 +65,8 @@ def test_openai_token_limit_is_a_total_not_an_input_limit() -> None:
                "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "6m0s"}
     told = read_headers(headers, NOW)
     assert told.limits == {"requests_per_minute": 300, "tokens_per_minute": 150000}
-    assert told.wait_s(200) == 360.0
+    assert told.remaining["tokens_per_minute"] == 0 and told.resets_s["tokens_per_minute"] == 360.0
+    assert told.wait_s(200) is None
 
 
 def test_which_wait_a_response_announces() -> None:
@@ -74,5 +75,5 @@ def test_which_wait_a_response_announces() -> None:
     assert announced_wait_s(200, spare, NOW) is None  # nothing spent: no wait
     assert announced_wait_s(429, spare, NOW) == 90.5  # a 429 without retry-after: until every reset
     assert announced_wait_s(429, {**spare, "retry-after": "1"}, NOW) == 1.0  # retry-after is the word
-    assert announced_wait_s(500, {**spare, "x-ratelimit-remaining-requests": "0"}, NOW) == 0.25
+    assert announced_wait_s(500, {**spare, "x-ratelimit-remaining-requests": "0"}, NOW) is None  # a limit spent
     assert announced_wait_s(429, {}, NOW) is None

@@ -1,13 +1,15 @@
-"""The limiter's state in-process (no Ray): announced pauses hold every call, slow start, OpenAI's token total."""
+"""The limiter's state in-process (no Ray): announced pauses hold every call, slow start, OpenAI's token total,
+the provider's bucket read from its reports, overloads that back off the request and not the key."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime
 
 import pytest
 
-from bargain_ray.clients.limiter import Feedback, KeyState
+from bargain_ray.clients.limiter import OVERLOAD_STREAK, Feedback, KeyState
 from bargain_ray.config import Limits
 
 
@@ -20,8 +22,8 @@ async def handed_out(state: KeyState, ticket: int, tokens: int = 10, max_tokens:
     Feedback(status=429, headers={"retry-after": "0.3"}),
     Feedback(status=429, headers={"retry-after-ms": "300"}),
     Feedback(status=429, headers={"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "300ms"}),
-    Feedback(status=200, headers={"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "300ms"}),
-], ids=["retry-after", "retry-after-ms", "429-reset", "200-remaining-0"])
+    Feedback(status=200, headers={"retry-after": "0.3"}),
+], ids=["retry-after", "retry-after-ms", "429-reset", "200-retry-after"])
 def test_no_call_is_handed_out_inside_an_announced_wait(feedback: Feedback) -> None:
     """Calls queued for a slot, sleeping on the pace, or arriving later: none goes before the wait ends."""
 
@@ -129,3 +131,143 @@ def test_openai_token_limit_is_paced_as_input_plus_max_tokens() -> None:
     assert debited == pytest.approx(200, abs=1)  # 50 in + 150 max_tokens, refill during the call aside
     assert corrected == pytest.approx(10, abs=1)  # 60 - 50 input; the 400 output tokens are not counted
     assert wait == pytest.approx((25 + 210 - 25) / 100, abs=0.05)  # the debt at 100 tokens/s
+
+
+def anthropic_report(limit: int, remaining: int, reset_in_s: float) -> dict[str, str]:
+    reset = datetime.fromtimestamp(time.time() + reset_in_s, UTC).isoformat()
+    return {"anthropic-ratelimit-requests-limit": str(limit), "anthropic-ratelimit-requests-remaining": str(remaining),
+            "anthropic-ratelimit-requests-reset": reset}
+
+
+async def went_within(state: KeyState, ticket: int, seconds: float) -> bool:
+    try:
+        await asyncio.wait_for(state.acquire(ticket, 10), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+def test_a_reply_reporting_none_left_frees_the_next_call_after_one_calls_refill() -> None:
+    """The reset is the time of full replenishment (30 s away here), not when the next call may go: at
+    600 requests a minute that is 0.1 s later (the call waits for it, and not for the reset)."""
+
+    async def run() -> float:
+        state = KeyState(Limits(max_in_flight=4))
+        await state.acquire(1, 10)
+        state.release(1, Feedback(status=200, headers=anthropic_report(600, 0, 30.0)))
+        released = time.monotonic()
+        assert await went_within(state, 2, 5.0), "held until the reset"
+        return time.monotonic() - released
+
+    waited = asyncio.run(run())
+    assert waited >= 0.05  # the bucket was reported empty: one call's refill (0.1 s) came first
+
+
+def test_the_reported_level_is_spent_at_once_then_paced() -> None:
+    """A reply reporting 50 left of 60 a minute lets 50 calls go together (the provider's bucket holds them);
+    the 51st waits for the refill (one a second)."""
+
+    async def run() -> tuple[int, bool]:
+        state = KeyState(Limits(max_in_flight=100))
+        await state.acquire(1, 10)
+        state.release(1, Feedback(status=200, headers=anthropic_report(60, 50, 10.0)))
+        burst = [asyncio.create_task(state.acquire(t, 10)) for t in range(2, 52)]
+        done, _ = await asyncio.wait(burst, timeout=2.0)
+        return len(done), await went_within(state, 99, 0.3)
+
+    went, next_went = asyncio.run(run())
+    assert went == 50 and not next_went
+
+
+def test_a_bucket_smaller_than_the_limit_is_learned_from_its_reset() -> None:
+    """OpenAI-style report: 300 a minute, 2 left, full again in 600 ms: the bucket holds about 5, not 300. After
+    a pause that refills it, a handful of calls go at once, never the whole minute's limit."""
+    report = {"x-ratelimit-limit-requests": "300", "x-ratelimit-remaining-requests": "2",
+              "x-ratelimit-reset-requests": "600ms"}
+
+    async def run() -> tuple[float, int]:
+        state = KeyState(Limits(max_in_flight=100))
+        await state.acquire(1, 10)
+        state.release(1, Feedback(status=200, headers=report))
+        await asyncio.sleep(1.5)  # far longer than the 600 ms to full
+        burst = [asyncio.create_task(state.acquire(t, 10)) for t in range(2, 40)]
+        done, pending = await asyncio.wait(burst, timeout=0.1)
+        for task in pending:
+            task.cancel()
+        return state.paces["requests_per_minute"].capacity, len(done)
+
+    capacity, went = asyncio.run(run())
+    assert 5 <= capacity < 7  # 2 + 1 + 5 a second x 0.6 s (and the call's few ms)
+    assert 5 <= went <= 7
+
+
+def test_overloads_back_off_the_request_not_the_key_unless_they_persist() -> None:
+    """One 529 or 500 leaves the window (the key's pace) as it was; ``OVERLOAD_STREAK`` in a row halve it; a
+    success between resets the count. A 429 halves it at once."""
+
+    async def run() -> list[float]:
+        state = KeyState(Limits(requests_per_minute=60_000, max_in_flight=16))
+        windows = [state.window]
+        for ticket, status in enumerate((529, 500, 200, 529, 503), start=1):
+            await state.acquire(ticket, 10)
+            state.release(ticket, Feedback(status=status))
+        windows.append(state.window)
+        for ticket in range(10, 10 + OVERLOAD_STREAK - 2):  # the streak (529, 503, ...) reaches the threshold
+            await state.acquire(ticket, 10)
+            state.release(ticket, Feedback(status=529))
+        windows.append(state.window)
+        state.last_cut = 0.0
+        await state.acquire(20, 10)
+        state.release(20, Feedback(status=429))
+        windows.append(state.window)
+        return windows
+
+    assert asyncio.run(run()) == [16, 16, 8, 4]
+
+
+def test_a_report_never_leaves_more_than_the_provider_can_have() -> None:
+    """A reply answering a call handed out 0.5 s ago reports 20 left (another key spent the rest) after ten
+    more calls went. Read as the call arrived, 20 + the refill - those ten is left now; read as it was answered,
+    20. Either way no more than 20 is left, so the client's bucket (which believed 53) holds at most that."""
+    report = {"x-ratelimit-limit-requests": "600", "x-ratelimit-reset-requests": "100ms"}
+
+    async def run() -> float:
+        state = KeyState(Limits(max_in_flight=16))
+        await state.acquire(1, 10)
+        state.release(1, Feedback(status=200, headers={**report, "x-ratelimit-remaining-requests": "59"}))
+        for ticket in range(2, 13):  # the call the report answers, then ten more
+            await state.acquire(ticket, 10)
+        await asyncio.sleep(0.5)
+        state.release(2, Feedback(status=200, headers={**report, "x-ratelimit-remaining-requests": "20"}))
+        pace = state.paces["requests_per_minute"]
+        return pace.level
+
+    assert asyncio.run(run()) <= 20
+
+
+def test_the_snapshot_is_the_limiters_own_model_and_limiter_json_holds_its_rows(tmp_path) -> None:
+    """Issue 17: the store parsed the actor's snapshot as dicts; now the limiter reports its model and the file
+    keeps the rows made from it, read back equal."""
+    from bargain_ray.clients.limiter import Limiters
+    from bargain_ray.clients.snapshot import KeySnapshot, key_limits
+    from bargain_ray.store.status import read_limiter, write_limiter
+
+    key = "anthropic:0123456789ab:claude-x"
+
+    async def run() -> dict[str, KeySnapshot]:
+        limiters = Limiters()
+        ticket = await limiters.acquire(key, Limits(requests_per_minute=60).model_dump(), 10)
+        limiters.settle(key, ticket, Feedback(status=200, headers={
+            "anthropic-ratelimit-requests-limit": "60", "anthropic-ratelimit-requests-remaining": "20",
+            "retry-after": "5"}).model_dump())
+        return await limiters.snapshot()
+
+    snap = asyncio.run(run())
+    state = snap[key]
+    assert isinstance(state, KeySnapshot) and state.in_flight == 0 and not state.slow_start
+    assert state.paces == {"requests_per_minute": 60.0}
+    assert state.buckets["requests_per_minute"].capacity == 60.0 and state.buckets["requests_per_minute"].level <= 20
+    rows = key_limits(snap, {"claude-x", "other"}, time.monotonic())
+    assert [(r.key, r.in_flight) for r in rows] == [("anthropic:claude-x", 0)] and 4.0 < rows[0].paused_for_s <= 5.0
+    write_limiter(tmp_path, rows)
+    assert read_limiter(tmp_path).keys == rows

@@ -65,7 +65,7 @@ def test_a_killed_drivers_slots_and_waiters_are_freed_for_the_next(ray_session: 
         assert 10 * REAP_S < LEASE_S
         snap = ray.get(_actor().snapshot.remote())[key]
         # ours (the call that went, and the one the 1 s probe left), none of the dead driver's
-        assert snap["waiting"] == 0 and snap["in_flight"] <= 2, snap
+        assert snap.waiting == 0 and snap.in_flight <= 2, snap
     finally:
         if holder.poll() is None:
             holder.kill()

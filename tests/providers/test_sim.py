@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 
 import pytest
 from helpers import game_config
 
+from bargain_ray.clients.headers import duration_s
 from bargain_ray.games import load_game
 from bargain_ray.providers.sim import SimServer, SimSettings
 
@@ -112,3 +116,36 @@ def test_openai_token_limit_counts_input_and_max_tokens() -> None:
     spent = int(first["x-ratelimit-remaining-tokens"]) - int(second["x-ratelimit-remaining-tokens"])
     assert first["x-ratelimit-limit-tokens"] == "60000" and "x-ratelimit-limit-requests" not in first
     assert spent == pytest.approx(server.log[1]["input_tokens"] + 5000, abs=300)  # refill between the two aside
+
+
+@pytest.mark.parametrize(("path", "body"), [("/v1/messages", anthropic_body()), ("/v1/chat/completions", openai_body())])
+def test_a_bucket_of_the_whole_minute_reports_its_level_and_full_replenishment(path: str, body: dict) -> None:
+    """As the providers document theirs: the bucket holds the minute's limit, ``remaining`` is its level and the
+    reset the time until it is full again; a reply announces no wait (only a 429's is logged as one)."""
+    server = SimServer(SimSettings(limits={"requests_per_minute": 60, "burst_s": 60.0}))  # 1 a second, 60 held
+    with server as url:
+        sent = [post(url + path, body) for _ in range(3)]
+    anthropic = path == "/v1/messages"
+    left = [int(h["anthropic-ratelimit-requests-remaining" if anthropic else "x-ratelimit-remaining-requests"])
+            for _, h, _ in sent]
+    assert [s for s, _, _ in sent] == [200, 200, 200] and left == [59, 58, 57]
+    reset = sent[-1][1]["anthropic-ratelimit-requests-reset" if anthropic else "x-ratelimit-reset-requests"]
+    if anthropic:
+        ahead = datetime.fromisoformat(reset).timestamp() - server.log[-1]["arrived"]
+        assert 2 <= ahead <= 4.5  # 3 s of refill to full, rounded up to the whole second
+    else:
+        assert 2 <= duration_s(reset) <= 3.0
+    assert not any("wait_until" in e for e in server.log)
+
+
+@pytest.mark.parametrize(("report_at", "first_left"), [("response", 58), ("arrival", 59)])
+def test_headers_read_the_buckets_as_answered_or_as_admitted(report_at: str, first_left: int) -> None:
+    """A request answered after another was admitted: read at the response, its report counts that one too."""
+    settings = SimSettings(limits={"requests_per_minute": 6, "burst_s": 600.0, "report_at": report_at},
+                           latency={"median_s": 0.6})  # 60 held, a refill every 10 s: none during the test
+    with SimServer(settings) as url, ThreadPoolExecutor(2) as pool:
+        first = pool.submit(post, f"{url}/v1/chat/completions", openai_body())
+        time.sleep(0.2)
+        second = pool.submit(post, f"{url}/v1/chat/completions", openai_body())
+        left = [int(f.result()[1]["x-ratelimit-remaining-requests"]) for f in (first, second)]
+    assert left == [first_left, 58]

@@ -25,6 +25,7 @@ from bargain_ray.analysis.page import CSS, escape, script_value
 from bargain_ray.analysis.private import is_private, split_private
 from bargain_ray.analysis.rehearsal import rehearsal, statement
 from bargain_ray.analysis.transcript import shown_turns
+from bargain_ray.clients.snapshot import LimiterSnapshot
 from bargain_ray.core.records import GameRecord, Served
 from bargain_ray.store import (
     CALLS_JOURNAL,
@@ -39,7 +40,7 @@ from bargain_ray.store import (
 )
 from bargain_ray.store.manifest import Manifest
 from bargain_ray.store.rows import game_row
-from bargain_ray.store.status import LimiterSnapshot, State, is_429, read_limiter, read_status, tail_lines
+from bargain_ray.store.status import State, is_429, read_limiter, read_status, tail_lines
 
 LATEST = 8
 """Finished games shown with their transcript, newest first."""

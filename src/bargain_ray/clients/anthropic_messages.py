@@ -45,11 +45,12 @@ class AnthropicClient(HTTPClient):
             body["output_config"] = {**body.get("output_config", {}), "format": fmt}
         return body
 
-    async def send(self, body: dict[str, Any]) -> Sent:  # free-form: a request body, JSON as sent
+    async def send(self, body: dict[str, Any], headers: dict[str, str]) -> Sent:  # free-form: a request body, JSON as sent
         # every other field goes through extra_body, so the SDK sends exactly what is recorded
         extra = {k: v for k, v in body.items() if k not in SENT_AS_ARGS}
         raw = await self.client.messages.with_raw_response.create(
             model=body["model"], messages=body["messages"], max_tokens=body["max_tokens"], extra_body=extra,
+            extra_headers=headers,
         )
         try:
             msg = await raw.parse()

@@ -6,9 +6,11 @@ Anthropic sends ``anthropic-ratelimit-{requests,input-tokens,output-tokens,token
 ``6m0s``, ``1m30.5s``) and, not always, ``retry-after`` / ``retry-after-ms``. ``retry-after`` is
 seconds or an HTTP date (RFC 9110).
 
-Which wait a response announces is our reading (the providers do not define it): ``retry-after``
-when sent; else, on a 429, until every announced reset (the response does not say which limit
-refused); else, on any response, until the reset of each limit whose ``remaining`` is 0.
+Both providers document a reset as the time until the limit is *fully* replenished (its bucket refills
+continuously), so a reply reporting ``remaining: 0`` announces no wait: the next request may go once one
+request's refill has come (``clients.bucket.Pace`` models that). Which wait a response announces is our
+reading: ``retry-after`` when sent; else, on a 429, until every announced reset (the response does not say
+which limit refused, and the provider has just said no).
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ LIMIT_NAMES = {
 so it is its own pace, never an input-token limit. Anthropic's combined ``-tokens-`` (the most
 restrictive of its token limits) adds nothing to pace by."""
 
+CALL_ID_HEADER = "x-bargain-ray-call-id"
+"""The one header the clients add, and only to the simulated provider: the call's id, which seeds its
+stochastic replies (``providers.sim``). A real provider never receives it."""
+
 GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|us|µs|ns|m|s)")
 UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
@@ -41,6 +47,8 @@ class Announced(BaseModel):
     limits: dict[str, float] = {}
     remaining: dict[str, float] = {}
     resets_s: dict[str, float] = {}
+    resets_from_now: bool = True
+    """Anthropic's resets are times, so seconds from now; OpenAI's are durations from when the reply was made."""
     retry_after_s: float | None = None
 
     def wait_s(self, status: int) -> float | None:
@@ -49,8 +57,7 @@ class Announced(BaseModel):
             return self.retry_after_s
         if status == 429:
             return max(self.resets_s.values(), default=None)
-        spent = [self.resets_s[k] for k, left in self.remaining.items() if left <= 0 and k in self.resets_s]
-        return max(spent, default=None)
+        return None
 
 
 def duration_s(text: str) -> float | None:
@@ -116,6 +123,7 @@ def read_headers(headers: dict[str, str], now: float | None = None) -> Announced
             seconds = seconds_until(reset, now) if anthropic else duration_s(reset)
             if seconds is not None:
                 out.resets_s[name] = seconds
+                out.resets_from_now = anthropic
     return out
 
 

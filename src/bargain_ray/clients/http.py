@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from bargain_ray.clients.headers import CALL_ID_HEADER
 from bargain_ray.clients.limiter import Feedback, Limiter
 from bargain_ray.clients.retry import describe, retrying
 from bargain_ray.config import ModelConfig
@@ -90,8 +91,8 @@ class HTTPClient(ABC):
         """The request body exactly as sent (and recorded)."""
 
     @abstractmethod
-    async def send(self, body: dict[str, Any]) -> Sent:
-        """One attempt; raises the SDK's errors or MalformedReply."""
+    async def send(self, body: dict[str, Any], headers: dict[str, str]) -> Sent:
+        """One attempt (``headers``: extra HTTP headers); raises the SDK's errors or MalformedReply."""
 
     @abstractmethod
     async def close(self) -> None:
@@ -100,11 +101,11 @@ class HTTPClient(ABC):
     def _reply(self, body: dict[str, Any], **fields: Any) -> Reply:
         return Reply(provider=self.provider, model=body["model"], request=body, **fields)
 
-    async def _attempt(self, body: dict[str, Any], errors: list[str]) -> tuple[Sent, float]:
+    async def _attempt(self, body: dict[str, Any], errors: list[str], headers: dict[str, str]) -> tuple[Sent, float]:
         ticket = await self.limiter.acquire(body_tokens(body), self.model.max_tokens)
         start = time.monotonic()
         try:
-            sent = await self.send(body)
+            sent = await self.send(body, headers)
         except BaseException as exc:  # cancellation too: the slot must come back
             status = self.errors.status_of(exc)
             self.limiter.release(ticket, Feedback(status=status, headers=self.errors.headers_of(exc)))
@@ -122,10 +123,11 @@ class HTTPClient(ABC):
         body = self.body(prompt)
         errors: list[str] = []
         sent_at = utc_now()
+        headers = {CALL_ID_HEADER: call_id} if self.provider == "sim" else {}  # its stochastic replies' seed
         try:
             async for attempt in retrying(self.model.retry, self.errors, self.api.read_headers):
                 with attempt:
-                    sent, latency = await self._attempt(body, errors)
+                    sent, latency = await self._attempt(body, errors, headers)
         except Exception as exc:  # noqa: BLE001 - after the retries any failure is technical, never a crash
             status = self.errors.status_of(exc)
             message = f"{self.provider} {body['model']}: {describe(exc, self._secret, status)} (after {len(errors)} attempts)"

@@ -46,11 +46,11 @@ class OpenAIClient(HTTPClient):
             body["response_format"] = {"type": "json_schema", "json_schema": {"name": "reply", "schema": prompt.json_schema}}
         return body
 
-    async def send(self, body: dict[str, Any]) -> Sent:  # free-form: a request body, JSON as sent
+    async def send(self, body: dict[str, Any], headers: dict[str, str]) -> Sent:  # free-form: a request body, JSON as sent
         # every other field goes through extra_body, so the SDK sends exactly what is recorded
         extra = {k: v for k, v in body.items() if k not in ("model", "messages")}
         raw = await self.client.chat.completions.with_raw_response.create(
-            model=body["model"], messages=body["messages"], extra_body=extra,
+            model=body["model"], messages=body["messages"], extra_body=extra, extra_headers=headers,
         )
         try:
             completion = raw.parse()

@@ -21,6 +21,7 @@ import ray
 from tqdm import tqdm
 
 from bargain_ray.clients.limiter import ACTOR_NAME, NAMESPACE
+from bargain_ray.clients.snapshot import key_limits
 from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.records import CallRecord, GameRecord
 from bargain_ray.core.status import ExitCode
@@ -29,7 +30,7 @@ from bargain_ray.execution.drift import DriftWatch
 from bargain_ray.store import CALLS_JOURNAL
 from bargain_ray.store.calls import CallEntry, read_call_line
 from bargain_ray.store.jsonl import complete_size
-from bargain_ray.store.status import PaidCall, is_429, key_limits, paid_call, tail_lines, write_limiter
+from bargain_ray.store.status import PaidCall, is_429, paid_call, tail_lines, write_limiter
 
 LIMITER_EVERY_S = 2.0
 

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from bargain_ray.clients.snapshot import KeyLimit, LimiterSnapshot
 from bargain_ray.store.calls import CallEntry, SpendEntry, read_call_line
 from bargain_ray.store.journal import read_heads
 from bargain_ray.store.lock import Holder, lock_holder
@@ -113,26 +114,6 @@ LIMITER = "limiter.json"
 """The limiter's state as the driver last saw it (for the live view; written every few seconds)."""
 
 
-class KeyLimit(BaseModel):
-    """One limiter key (provider and model; the key's digest is left out) as the limiter actor reports it."""
-
-    key: str
-    window: float
-    """Calls in flight the limiter allows now (AIMD: halves on a 429/529)."""
-    slow_start: bool
-    in_flight: int
-    waiting: int
-    paces: dict[str, float]
-    """Paced rates per minute (requests, tokens) in force."""
-    paused_for_s: float
-    """Seconds of a wait the provider announced (retry-after) still to run."""
-
-
-class LimiterSnapshot(BaseModel):
-    at: str
-    keys: list[KeyLimit]
-
-
 def write_limiter(path: Path, keys: list[KeyLimit]) -> None:
     """Replace ``limiter.json`` atomically (the view reads it while the driver runs)."""
     snap = LimiterSnapshot(at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"), keys=keys)
@@ -201,17 +182,3 @@ def paid_call(line: dict[str, Any]) -> PaidCall | None:  # free-form: a JSON lin
 def is_429(error: str) -> bool:
     """Whether a failed attempt's error (``attempt_errors``) was a rate limit: what the bar and the view count."""
     return "429" in error or "RateLimitError" in error
-
-
-def key_limits(raw: dict[str, dict[str, Any]], models: set[str], now: float) -> list[KeyLimit]:
-    """The limiter actor's ``snapshot()`` as the view's rows: keys of this sweep's ``models`` only (the actor is
-    shared by the cluster), named provider:model (the key's digest left out); ``now`` is the monotonic clock
-    the actor's ``paused_until`` is on (the same host's, so on another node the pause is approximate)."""
-    out = []
-    for key, state in raw.items():
-        provider, _, model = key.split(":", 2) if key.count(":") >= 2 else (key, "", key)
-        if model in models:
-            out.append(KeyLimit(key=f"{provider}:{model}", window=state["window"], slow_start=state["slow_start"],
-                                in_flight=state["in_flight"], waiting=state["waiting"], paces=state["paces"],
-                                paused_for_s=max(0.0, state["paused_until"] - now)))
-    return out

@@ -27,8 +27,8 @@ from aiohttp import web
 
 from bargain_ray.providers.sim.config import SimSettings
 
-Answer = Callable[[SimSettings, str, dict[str, Any], str], tuple[dict[str, Any], int]]
-"""The sim's answer: (settings, api, request body, request id) -> (response body, output tokens)."""
+Answer = Callable[..., tuple[dict[str, Any], int]]
+"""The sim's answer: (settings, api, request body, request id, call=its custom id) -> (response body, output tokens)."""
 OPENAI_ENDPOINT = "/v1/chat/completions"
 
 
@@ -115,7 +115,7 @@ class Batches:
                 "key_sha": key_sha, "batch_id": batch_id, "custom_id": custom_id,
             }
             if fate is None:
-                payload, out_tokens = self._answer(self.settings, api, body, rid)
+                payload, out_tokens = self._answer(self.settings, api, body, rid, call=custom_id)
                 usage = payload["usage"]
                 entry |= {"input_tokens": usage.get("input_tokens", usage.get("prompt_tokens", 0)),
                           "output_tokens": out_tokens}

@@ -25,17 +25,22 @@ class Latency(Strict):
 class ServerLimits(Rates):
     """What the server enforces with real 429s; None is unlimited.
 
-    Each limit is a token bucket refilled continuously (as Anthropic documents
-    its limits) that holds ``burst_s`` seconds of refill. The Anthropic API
-    enforces requests, input and output tokens; the OpenAI API requests and
-    ``tokens_per_minute``, a total that counts each request's input and
-    ``max_tokens`` when it arrives (as OpenAI counts it).
+    Each limit is a token bucket refilled continuously (as Anthropic and OpenAI document
+    theirs) that holds ``burst_s`` seconds of refill (60: the whole per-minute limit, as
+    documented; less: a limit enforced over shorter intervals) and starts full. Each response
+    reports its ``remaining`` (the bucket's level, floored) and its reset, the time until the
+    bucket is *full* again. The Anthropic API enforces requests, input and output tokens; the
+    OpenAI API requests and ``tokens_per_minute``, a total that counts each request's input
+    and ``max_tokens`` when it arrives (as OpenAI counts it).
     """
 
     tokens_per_minute: float | None = Field(None, gt=0)
     burst_s: float = Field(1.0, gt=0)
     retry_after: bool = True
     """False: 429s carry only the rate-limit headers (an API that announces its limits, never a retry-after)."""
+    report_at: Literal["response", "arrival"] = "response"
+    """When a reply's rate-limit headers are read off the buckets: as it is answered, or as its request was
+    admitted (a gateway that limits before the model runs; the calls admitted meanwhile are not in it)."""
 
 
 class Faults(Strict):
@@ -91,6 +96,9 @@ class SimSettings(Strict):
     timeout_sleep_s: float = Field(5.0, ge=0)
     strategies: dict[str, Strategy] = {}
     apis: dict[str, str] = {}
+    reply_noise: float = Field(0.0, ge=0)
+    """0: each reply is the model's strategy, exactly (a rehearsal's replicate games of one cell play alike, so
+    its CIs have no width). Above 0: replies drawn around it, reproducibly (``server.strategy_params``)."""
     served_by: dict[str, str] = {}
     """model -> the upstream provider its OpenAI-style replies name in a top-level ``provider`` field, as
     OpenRouter's do (e.g. ``{"claude-haiku-5-5": "Anthropic"}``); a model not named gets no such field."""

@@ -2,7 +2,8 @@
 
 Each request is answered by a strategy agent reading the request's own text,
 after a drawn latency, unless a rate limit or an injected fault answers first.
-Every request that arrives is logged (``GET /sim/log``), so tests can compare
+Every request that arrives is logged (``GET /sim/log``; ``left``: what its admission left in the request
+bucket), so tests can compare
 what was served with what the sweep recorded, and count the requests that came
 inside a wait the server had announced (``requests_inside_waits``). The batch APIs live in ``batches``
 and answer each batched request with the same ``answer``.
@@ -14,6 +15,7 @@ import asyncio
 import hashlib
 import itertools
 import json
+import math
 import random
 import socket
 import threading
@@ -23,11 +25,13 @@ from typing import Any
 
 from aiohttp import web
 
+from bargain_ray.clients.headers import CALL_ID_HEADER
 from bargain_ray.config.pricing import CHARS_PER_TOKEN, estimate_tokens
 from bargain_ray.games import strategy_reply
+from bargain_ray.games.kit.concession import EXPONENTS
 from bargain_ray.providers.sim.batches import Batches
 from bargain_ray.providers.sim.config import SimSettings
-from bargain_ray.providers.sim.limits import ModelLimits
+from bargain_ray.providers.sim.limits import Announcement, ModelLimits
 
 FAULTS = ("error_5xx", "overloaded", "timeout", "drop", "malformed", "refusal", "overlong")
 ERROR_TYPES = {429: "rate_limit_error", 500: "api_error", 503: "api_error", 529: "overloaded_error"}
@@ -161,6 +165,7 @@ class SimServer:
         entry: dict[str, Any] = {
             "request_id": rid, "api": api, "model": model, "arrived": time.time(), "status": None,
             "fault": None, "input_tokens": input_tokens, "output_tokens": 0, "key_sha": _key_sha(request),
+            "call_id": request.headers.get(CALL_ID_HEADER),
         }
         self._log.append(entry)
         limits = self._limits.setdefault(f"{api}:{model}", ModelLimits(self.settings.limits, api))
@@ -168,14 +173,17 @@ class SimServer:
         refused = limits.admit(input_tokens, int(body.get("max_tokens") or body.get("max_completion_tokens") or 0))
         if refused:
             entry["status"] = 429
-            return self._error(api, 429, self._headers(rid, entry, limits, refused))
+            return self._error(api, 429, self._headers(rid, entry, limits.announce(), refused))
+        # what the headers report: the buckets as this request was admitted, or as it is answered
+        admitted = limits.announce() if self.settings.limits.report_at == "arrival" else None
+        entry["left"] = (admitted or limits.announce()).remaining.get("requests")  # the request bucket, admitted
         fault = self._draw(model)
         entry["fault"] = fault
         await asyncio.sleep(self._delay())
         if fault == "timeout":
             entry["status"] = "timeout"
             await asyncio.sleep(self.settings.timeout_sleep_s)
-            return self._error(api, 500, self._headers(rid, entry, limits))
+            return self._error(api, 500, self._headers(rid, entry, admitted or limits.announce()))
         if fault == "drop":
             entry["status"] = "dropped"
             request.transport.close()
@@ -183,8 +191,8 @@ class SimServer:
         if fault in ("error_5xx", "overloaded"):
             status = 529 if fault == "overloaded" else self._faults.choice((500, 503))
             entry["status"] = status
-            return self._error(api, status, self._headers(rid, entry, limits))
-        payload, out_tokens = self._answer(self.settings, api, body, rid, fault)
+            return self._error(api, status, self._headers(rid, entry, admitted or limits.announce()))
+        payload, out_tokens = self._answer(self.settings, api, body, rid, fault, entry["call_id"] or "")
         limits.spend_output(out_tokens)
         entry |= {"status": 200, "output_tokens": out_tokens, "done": time.time()}
         data = json.dumps(payload).encode()
@@ -192,13 +200,13 @@ class SimServer:
             data = data[: len(data) // 2]
         if request.transport is None or request.transport.is_closing():
             entry["status"] = "client_gone"  # the client timed out first: served, never received
-        headers = self._headers(rid, entry, limits)
+        headers = self._headers(rid, entry, admitted or limits.announce())
         return web.Response(body=data, status=200, headers=headers, content_type="application/json")
 
     def _answer(self, settings: SimSettings, api: str, body: dict[str, Any], rid: str,
-                fault: str | None = None) -> tuple[dict[str, Any], int]:
+                fault: str | None = None, call: str = "") -> tuple[dict[str, Any], int]:
         """``answer``, counted, reporting the changed version once ``served_version_change`` says so."""
-        payload, out_tokens = answer(settings, api, body, rid, fault)
+        payload, out_tokens = answer(settings, api, body, rid, fault, call)
         model = str(body.get("model", ""))
         self._answered[None] += 1
         self._answered[model] += 1
@@ -226,23 +234,23 @@ class SimServer:
             return 0.0
         return min(lat.median_s * self._latency.lognormvariate(0.0, lat.sigma), lat.max_s)
 
-    def _headers(self, rid: str, entry: dict[str, Any], limits: ModelLimits,
+    def _headers(self, rid: str, entry: dict[str, Any], told: Announcement,
                  refused: dict[str, float] | None = None) -> dict[str, str]:
-        """The response's headers; a wait they announce is logged (``announced_at``, ``wait_until``, wall times).
+        """The response's headers; the wait a 429 announces is logged (``announced_at``, ``wait_until``, wall times).
 
         A 429 announces its ``retry-after`` (unless ``limits.retry_after`` is off), else the resets of
-        the limits that refused it; any response announces the resets of the limits it reports spent.
+        the limits that refused it. Any other response announces no wait: its resets are the times its
+        buckets are full again, and a bucket at 0 admits the next request after one request's refill.
         """
-        told = limits.announce()
         headers = {"request-id" if entry["api"] == "anthropic" else "x-request-id": rid, **told.headers}
+        if not refused:
+            return headers
         now = time.time()
-        spent = list(refused) if refused else [k for k, left in told.remaining.items() if left <= 0]
-        until = [told.resets_at[k] for k in spent]
-        if refused and self.settings.limits.retry_after:
+        until = [told.resets_at[k] for k in refused]
+        if self.settings.limits.retry_after:
             headers["retry-after"] = f"{max(max(refused.values()), 0.001):.3f}"
             until = [now + float(headers["retry-after"])]
-        if until:
-            entry |= {"announced_at": now, "wait_until": max(until)}
+        entry |= {"announced_at": now, "wait_until": max(until)}
         return headers
 
     @staticmethod
@@ -305,16 +313,34 @@ def prompt_tokens(api: str, body: dict[str, Any]) -> int:
     return tokens(system + "".join(m["content"] for m in messages))
 
 
+def strategy_params(settings: SimSettings, model: str, system: str, messages: list[dict[str, str]],
+                    call: str) -> dict[str, Any]:
+    """The strategy that answers one request: the model's, or (``reply_noise`` > 0) drawn around it.
+
+    The draw multiplies the concession exponent by ``exp(reply_noise * z)``, ``z`` a standard normal seeded
+    by the settings' ``seed``, the call's id (``call``: what the client names it, so replicate games whose
+    requests read alike still draw apart) and the request's text: the same sweep draws the same replies,
+    whatever order its calls come in, and a retried call draws what its first attempt drew.
+    """
+    kind = settings.strategy(model)
+    if not settings.reply_noise:
+        return {"kind": kind}
+    text = json.dumps([settings.seed, call, model, system, messages])
+    z = random.Random(hashlib.sha256(text.encode()).digest()).gauss(0.0, 1.0)
+    return {"kind": kind, "exponent": EXPONENTS[kind] * math.exp(settings.reply_noise * z)}
+
+
 def answer(settings: SimSettings, api: str, body: dict[str, Any], rid: str,
-           fault: str | None = None) -> tuple[dict[str, Any], int]:
-    """(the response body, its output tokens): the model's strategy answering a request.
+           fault: str | None = None, call: str = "") -> tuple[dict[str, Any], int]:
+    """(the response body, its output tokens): the model's strategy answering a request (``call``: its id).
 
     The one answer of the sim, for online requests and for each request of a batch alike.
     """
     model = str(body.get("model", ""))
     system, messages = read_prompt(api, body)
     stop = "refusal" if fault == "refusal" else "end_turn"
-    text = "" if fault == "refusal" else strategy_reply(system, messages, {"kind": settings.strategy(model)})
+    params = strategy_params(settings, model, system, messages, call)
+    text = "" if fault == "refusal" else strategy_reply(system, messages, params)
     if fault == "overlong":
         text = _overlong(text)
     max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 1 << 30)
