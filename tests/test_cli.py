@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -164,3 +165,25 @@ def test_report_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "not a sweep folder" in one_error(capsys, report.main([str(tmp_path / "missing")]))
     assert "not a sweep folder" in one_error(capsys, report.main([str(tmp_path)]))
     assert "not a sweep folder" in one_error(capsys, report.main([str(write(tmp_path / "x.txt", "x"))]))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_command_imports_exits_130_or_143_in_one_line(signum: int, tmp_path: Path,
+                                                                          cli_env: dict[str, str]) -> None:
+    """The signal lands the moment ``-X importtime`` reports Hydra's OmegaConf loaded: the command is mid-import."""
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "bargain_ray", "+grid=c3_smoke",
+                             f"run.dir={tmp_path / 'sweep'}", "run.dry_run=true"], env=cli_env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.split("|")[-1].strip() == "omegaconf":
+            proc.send_signal(signum)
+            break
+    out, err = proc.communicate(timeout=60)
+    said = [line for line in [*seen, *err.splitlines(keepends=True)] if not line.startswith("import time:")]
+    name = signal.Signals(signum).name
+    assert proc.returncode == 128 + signum and out == "", (proc.returncode, said)
+    assert said == [f"{name} during start-up: stopped before any game was played; run the same command to start "
+                    "again\n"]
