@@ -187,3 +187,12 @@ def test_a_signal_while_the_command_imports_exits_130_or_143_in_one_line(signum:
     assert proc.returncode == 128 + signum and out == "", (proc.returncode, said)
     assert said == [f"{name} during start-up: stopped before any game was played; run the same command to start "
                     "again\n"]
+
+
+def test_help_names_every_command_module(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each ``python -m bargain_ray.X`` of the package (a top-level module, and the provenance table) is in --help."""
+    package = Path(sweep.__file__).parents[1]
+    commands = {p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")} | {"analysis.provenance"}
+    assert main(["--help"]) == 0
+    listed = set(re.findall(r"python -m bargain_ray\.([\w.]+)", capsys.readouterr().out))
+    assert commands == listed == {"plan", "replay", "report", "rescore", "view", "analysis.provenance"}
