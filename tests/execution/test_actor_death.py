@@ -124,7 +124,7 @@ def finished_tables(folder: Path, games: int) -> pl.DataFrame:
 
 
 def last_line(output: str) -> str:
-    """The sweep's own last line (Ray's core workers may print theirs, prefixed, after it: issue 16.6)."""
+    """The sweep's own last line (Ray may print an error of its own, prefixed, after it; never a retry notice)."""
     return [line for line in output.strip().splitlines() if not line.startswith("\x1b[")][-1]
 
 
@@ -161,6 +161,7 @@ def test_a_restartable_actor_killed_mid_sweep_carries_on_and_every_paid_call_is_
     code, output, _ = run_killed(server, url, folder, sweep_env, actor, how, *more, after=after)
     assert code == ExitCode.OK, output
     assert "Traceback" not in output and last_line(output) == "every game has a known result"
+    assert "retries remaining" not in output, "Ray's retry notices are not printed"
     finished_tables(folder, 32)
     paid = paid_lines(folder)
     assert len(served(server)) == len(paid), "every call served is journaled, once"
@@ -184,6 +185,8 @@ def test_an_actor_lost_for_good_stops_the_sweep_with_exit_2_naming_it_and_the_fo
     print(f"{actor} {how}: exit {code} {seconds:.1f} s after the kill")
     assert code == ExitCode.UNKNOWN_GAMES, output
     assert "Traceback" not in output and f"stopped: {named}" in last_line(output)
+    assert "retries remaining" not in output, "Ray's retry notices are not printed (after the summary)"
+    assert output.strip().splitlines()[-1] == last_line(output), "the summary is the last line printed"
     assert status_of(folder) == "ended" and (folder / "games.parquet").exists()
     paid = paid_lines(folder)
     assert len(served(server)) == len(paid), "every call served is journaled, the ones in flight at the loss too"
