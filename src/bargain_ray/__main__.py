@@ -8,11 +8,13 @@ The config is composed with Hydra's compose API rather than ``@hydra.main``, so 
 from __future__ import annotations
 
 import signal
-
-if __name__ == "__main__":  # Ctrl-C while the imports below load: the process ends as the shell's Ctrl-C ends it, quietly
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
 import sys
+
+if __name__ == "__main__":  # Ctrl-C or SIGTERM while the imports below load: 130/143 and one line (no traceback)
+    from bargain_ray.execution.signals import STOP_SIGNALS, end_command  # the standard library only
+
+    for _signum in STOP_SIGNALS:
+        signal.signal(_signum, lambda signum, frame: end_command(signum))
 
 from bargain_ray.config import conf_dir, local_conf_note
 from bargain_ray.config.catalog import grid_lines
@@ -48,9 +50,13 @@ main keys:
   any other key of the config, e.g. grid.blocks=2, games.tickets.max_turns=6, models.O.max_tokens=2048
 
 other commands:
-  python -m bargain_ray.replay FILE.json     re-score a recorded transcript, print its outcome
   python -m bargain_ray.report SWEEP         metrics, dataset and report.html of a sweep folder
   python -m bargain_ray.view [outputs/NAME]  browse sweeps and transcripts
+  python -m bargain_ray.plan PILOT --metric NAME --contrast A-B --target-halfwidth X
+                                             size a sweep from a pilot: the blocks a contrast needs
+  python -m bargain_ray.rescore SWEEP        recompute every figure of a sweep folder with this code
+  python -m bargain_ray.replay FILE.json     re-score a recorded transcript, print its outcome
+  python -m bargain_ray.analysis.provenance  the source (seed or ours) of every rule, setting and metric
 
 Keys come from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY, or a model's api_key_env).
 Exit 1 is a usage or config error: nothing was run (or run.on_drift=stop stopped a sweep

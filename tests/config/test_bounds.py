@@ -45,6 +45,7 @@ def no_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
      "provider.settings.startup_timeout_s=inf: should be a finite number"),
     (["provider=sim", "provider.settings.batch.errored=2"], "provider.settings.batch.errored=2: must be <= 1"),
     (["grid.blocks=20000"], "grid.blocks=20000: 320000 units (16 cells a block) is more than one sweep plans"),
+    (["games.tickets.decimals=1000000000"], "games.tickets.decimals=1000000000: must be <= 6"),
 ])
 def test_each_unbounded_value_is_one_line_before_the_folder(overrides: list[str], says: str, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str], no_sweep: None) -> None:
@@ -117,3 +118,9 @@ def test_a_sweep_config_built_by_hand_is_held_to_the_same_bounds() -> None:
     with pytest.raises(ConfigError) as caught:
         resolve(config)
     assert caught.value.problems == ["games.tickets.terms.0.min=nan: should be a finite number"]
+
+
+def test_a_price_grid_of_any_family_is_bounded_in_decimals(capsys: pytest.CaptureFixture[str], no_sweep: None) -> None:
+    assert main(["+grid=bargaining_demo", "games.bargaining.decimals=7"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err and all(line.startswith("error: games.bargaining.decimals=7: must be <= 6") for line in err), err

@@ -41,14 +41,13 @@ def get_json(url: str) -> list[dict]:
         return json.load(response)
 
 
-def bodies(url: str, n: int) -> tuple[BatchRoute, list[dict]]:
+def bodies(url: str, n: int, api: str = "anthropic") -> tuple[BatchRoute, list[dict]]:
     data = yaml.safe_load((CONF / "model" / "claude-opus-5-5.yaml").read_text())
     model = ModelConfig.model_validate(data).model_copy(update={"provider": "sim"})
-    client = make_client(model, SimProvider(settings={"base_url": url}))
+    client = make_client(model, SimProvider(settings={"base_url": url, "apis": {model.name: api}}))
     game = load_game(game_config("tickets"))
     out = [client.body(game.prompt(game.start(i, "buyer"), "buyer")) for i in range(n)]
-    route = BatchRoute(api="anthropic", provider="sim", base_url=url, model=model.name, api_key="k")
-    return route, out
+    return client.batch_route().model_copy(update={"api_key": "k"}), out
 
 
 def test_batcher_sends_one_batch_per_gathering_and_a_new_batcher_collects_journaled_ones(tmp_path: Path) -> None:
@@ -83,6 +82,41 @@ def test_batcher_sends_one_batch_per_gathering_and_a_new_batcher_collects_journa
     assert sim_batches[1]["custom_ids"][1].startswith("h-")
 
 
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_a_batcher_killed_while_the_provider_creates_its_batch_leaves_it_to_the_next_which_collects_it(
+        tmp_path: Path, api: str) -> None:
+    """The sim answers a create call only ``create_delay_s`` after it created (and billed) the batch; the first batcher
+    dies in that window (its tasks cancelled the moment the sim holds the batch: on disk exactly what a SIGKILL
+    leaves). The next one finds the batch at the provider (OpenAI: by its metadata; Anthropic: by size and custom
+    ids) and collects it: the provider never receives a request twice."""
+    settings = BatchRun(max_requests=3, max_wait_s=0.1, poll_s=0.05).model_dump()
+    server = SimServer(SimSettings(batch={"delay_s": 0.3, "create_delay_s": 10}))
+    ids = [f"u{i}-k01" for i in range(3)]
+
+    async def run(url: str) -> tuple[list, int]:
+        route, reqs = bodies(url, 3, api)
+        first = Batcher(str(tmp_path), settings)
+        calls = [asyncio.create_task(first.submit(route, b, ids[i])) for i, b in enumerate(reqs)]
+        while not server.log:
+            await asyncio.sleep(0.005)
+        for task in asyncio.all_tasks() - {asyncio.current_task()}:
+            task.cancel()
+        await asyncio.gather(*calls, return_exceptions=True)
+        await first.close()
+        again = Batcher(str(tmp_path), settings)
+        results = await asyncio.gather(*(again.submit(route, b, ids[i]) for i, b in enumerate(reqs)))
+        await again.close()
+        return results, again.batches_sent()
+
+    with server as url:
+        results, sent_again = asyncio.run(run(url))
+        sim_batches = get_json(f"{url}/sim/batches")
+    assert len(sim_batches) == 1 and sent_again == 0, sim_batches
+    assert Counter(e["custom_id"] for e in server.log) == Counter(ids)
+    assert all(r.sent is not None and r.batch_id == sim_batches[0]["batch_id"] for r in results)
+    assert [(b.batch_id, sorted(b.calls)) for b in read_batches(tmp_path)] == [(sim_batches[0]["batch_id"], ids)]
+
+
 def sweep_args(url: str, folder: Path) -> list[str]:
     return [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", "provider=sim",
             f"provider.settings.base_url={url}", f"run.dir={folder}", "run.batch_api=true",
@@ -106,10 +140,8 @@ def test_killed_batch_sweep_collects_its_open_batches_and_pays_each_call_once(tm
         proc = subprocess.Popen(sweep_args(url, folder), env=sweep_env, cwd=ROOT,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 180
-        while proc.poll() is None and time.time() < deadline and not journal.exists():
-            time.sleep(0.01)
-        while proc.poll() is None and time.time() < deadline and not journal.read_bytes().endswith(b"\n"):
-            time.sleep(0.01)
+        while proc.poll() is None and time.time() < deadline and not (journal.exists() and read_batches(folder)):
+            time.sleep(0.01)  # the first batch created (an intent's line comes before it)
         assert proc.poll() is None, "the sweep ended before its first batch was journaled"
         proc.send_signal(signal.SIGKILL)
         proc.wait()

@@ -79,3 +79,23 @@ def test_a_client_that_vanishes_mid_request_prints_no_traceback_from_the_simulat
             log = json.loads(answer.read())
     assert log == [], "the cut request never reached the simulated provider's handler"
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR], caplog.text
+
+
+def test_ray_retry_notices_are_not_printed_its_other_errors_are(ray_session, capfd) -> None:
+    """Ray prints each error GCS publishes for the job (as ``(raylet)``); a lost actor's retried tasks publish a notice
+    that, arriving late, would print after the summary. Both kinds go through the real pubsub and listener thread."""
+    from ray._private.utils import publish_error_to_driver
+
+    quiet_ray_logs()
+    worker = ray._private.worker.global_worker
+    notice = ("Task JournalActor.append failed. There are infinite retries remaining, so the task will be retried. "
+              "Error: The actor is dead because it was killed by `ray.kill`.")
+    publish_error_to_driver("task", notice, worker.gcs_client, worker.current_job_id)
+    publish_error_to_driver("task", "a real error, edges-mark", worker.gcs_client, worker.current_job_id)
+    seen, deadline = "", time.monotonic() + 60
+    while "edges-mark" not in seen:
+        assert time.monotonic() < deadline, "Ray's listener printed no published error"
+        time.sleep(0.05)
+        captured = capfd.readouterr()
+        seen += captured.out + captured.err
+    assert "retries remaining" not in seen, seen

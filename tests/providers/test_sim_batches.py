@@ -101,7 +101,7 @@ def test_batch_client_maps_results_by_custom_id_with_errors_and_expiry(api: str)
         route = BatchRoute(api=api, provider="sim", base_url=online.base_url, model=online.model.name, api_key="k")
         api_client = batch_client(route)
         try:
-            batch_id = await api_client.create({f"call-k{i:02d}": online.body(p) for i, p in enumerate(prompts(12))})
+            batch_id = await api_client.create({f"call-k{i:02d}": online.body(p) for i, p in enumerate(prompts(12))}, "i1")
             assert not await api_client.ended(batch_id)
             while not await api_client.ended(batch_id):
                 await asyncio.sleep(0.05)
@@ -128,7 +128,7 @@ def direct_submit(api_client_of):
     async def submit(route: BatchRoute, body: dict, call_id: str) -> BatchResult:
         api_client = api_client_of(route)
         try:
-            batch_id = await api_client.create({call_id: body})
+            batch_id = await api_client.create({call_id: body}, f"i-{call_id}")
             while not await api_client.ended(batch_id):
                 await asyncio.sleep(0.05)
             return (await api_client.results(batch_id))[call_id]

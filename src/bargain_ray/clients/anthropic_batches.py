@@ -25,11 +25,25 @@ class AnthropicBatches(BatchAPI):
             api_key=route.api_key, base_url=route.base_url, max_retries=0, timeout=route.timeout_s,
         )
 
-    async def _create(self, requests: dict[str, dict[str, Any]]) -> str:  # free-form: a request body, JSON as sent
+    async def _create(self, requests: dict[str, dict[str, Any]], intent: str) -> str:  # free-form: a request body, JSON as sent
+        """Message Batches take no metadata: ``find`` knows the batch by its size, its time and its custom ids."""
         batch = await self.client.messages.batches.create(
             requests=[{"custom_id": custom_id, "params": body} for custom_id, body in requests.items()],
         )
         return batch.id
+
+    async def _find(self, intent: str, size: int, since: float) -> list[str]:
+        """Every batch of ``size`` requests created since ``since`` (the list is newest first)."""
+        found: list[str] = []
+        async for attempt in retrying(READS, self.errors):
+            with attempt:
+                found.clear()
+                async for batch in self.client.messages.batches.list(limit=100):
+                    if batch.created_at.timestamp() < since:
+                        break
+                    if sum(batch.request_counts.to_dict().values()) == size:
+                        found.append(batch.id)
+        return found
 
     async def _ended(self, batch_id: str) -> bool:
         async for attempt in retrying(READS, self.errors):

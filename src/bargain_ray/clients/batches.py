@@ -72,6 +72,12 @@ class BatchResult:
     error: str | None = None
 
 
+FIND_SLACK_S = 600.0
+"""How far the provider's clock may run behind ours when ``find`` lists the batches created since an intent."""
+INTENT_KEY = "bargain_ray_intent"
+"""The metadata key an intent's key travels under (OpenAI's batch metadata)."""
+
+
 class BatchFailed(Exception):
     """A batch API call failed (after its retries); the text is masked of the route's key."""
 
@@ -82,7 +88,7 @@ T = TypeVar("T")
 class BatchAPI(ABC):
     """One provider's batch API: create a batch, see whether it ended, read its results by custom id.
 
-    A provider module implements ``_create``, ``_ended`` and ``_results``; the public methods are the one way
+    A provider module implements ``_create``, ``_find``, ``_ended`` and ``_results``; the public methods are the one way
     their text comes in: a failure is raised as ``BatchFailed`` with masked text, each result's error is masked.
     """
 
@@ -90,9 +96,16 @@ class BatchAPI(ABC):
         self.route = route
         self.errors = api.sdk_errors()
 
-    async def create(self, requests: dict[str, dict[str, Any]]) -> str:  # free-form: a request body, JSON as sent
-        """Submit ``custom_id -> request body`` as one batch; its id."""
-        return await self._masked(self._create(requests))
+    async def create(self, requests: dict[str, dict[str, Any]], intent: str) -> str:  # free-form: a request body, JSON as sent
+        """Submit ``custom_id -> request body`` as one batch; its id. ``intent`` is its key (journaled first), sent
+        along where the API takes one, so ``find`` knows the batch again."""
+        return await self._masked(self._create(requests, intent))
+
+    async def find(self, intent: str, size: int, since: float) -> list[str]:
+        """The batches created since ``since`` (epoch seconds, ``FIND_SLACK_S`` allowed for the provider's clock)
+        that may be intent ``intent``'s, newest first: the one carrying its key where the API takes one, else
+        every batch of ``size`` requests (the caller tells them apart by their results' custom ids)."""
+        return await self._masked(self._find(intent, size, since - FIND_SLACK_S))
 
     async def ended(self, batch_id: str) -> bool:
         """Whether every request of the batch has its result."""
@@ -111,7 +124,10 @@ class BatchAPI(ABC):
             raise BatchFailed(describe(exc, self.route.api_key, self.errors.status_of(exc))) from None
 
     @abstractmethod
-    async def _create(self, requests: dict[str, dict[str, Any]]) -> str: ...  # free-form: a request body, JSON as sent
+    async def _create(self, requests: dict[str, dict[str, Any]], intent: str) -> str: ...  # free-form: a request body, JSON as sent
+
+    @abstractmethod
+    async def _find(self, intent: str, size: int, since: float) -> list[str]: ...
 
     @abstractmethod
     async def _ended(self, batch_id: str) -> bool: ...

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from bargain_ray.clients.batches import BatchAPI, BatchResult, BatchRoute
+from bargain_ray.clients.batches import INTENT_KEY, BatchAPI, BatchResult, BatchRoute
 from bargain_ray.clients.openai_chat import sent_of
 from bargain_ray.clients.retry import retrying
 from bargain_ray.config import Retry
@@ -29,13 +29,25 @@ class OpenAIBatches(BatchAPI):
             api_key=route.api_key, base_url=route.base_url, max_retries=0, timeout=route.timeout_s,
         )
 
-    async def _create(self, requests: dict[str, dict[str, Any]]) -> str:  # free-form: a request body, JSON as sent
+    async def _create(self, requests: dict[str, dict[str, Any]], intent: str) -> str:  # free-form: a request body, JSON as sent
         lines = [{"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body}
                  for custom_id, body in requests.items()]
         data = "".join(json.dumps(line) + "\n" for line in lines).encode()
         file = await self.client.files.create(file=("batch.jsonl", data), purpose="batch")
-        batch = await self.client.batches.create(input_file_id=file.id, endpoint=ENDPOINT, completion_window="24h")
+        batch = await self.client.batches.create(input_file_id=file.id, endpoint=ENDPOINT, completion_window="24h",
+                                                 metadata={INTENT_KEY: intent})
         return batch.id
+
+    async def _find(self, intent: str, size: int, since: float) -> list[str]:
+        """The batch whose metadata carries ``intent`` (the list is newest first: read until older than ``since``)."""
+        async for attempt in retrying(READS, self.errors):
+            with attempt:
+                async for batch in self.client.batches.list(limit=100):
+                    if batch.created_at < since:
+                        return []
+                    if (batch.metadata or {}).get(INTENT_KEY) == intent:
+                        return [batch.id]
+        return []
 
     async def _ended(self, batch_id: str) -> bool:
         async for attempt in retrying(READS, self.errors):

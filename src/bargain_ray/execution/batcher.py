@@ -12,6 +12,12 @@ reach it. So does a call sent again in the same run (its game's runner was lost)
 it is already in. Errored or expired requests go back to the caller, which retries them online
 (``clients.batches.BatchedClient``).
 
+Before each create call the batch's intent (a fresh key, its call ids) is journaled, so a batcher killed while the
+provider accepts a batch never creates it again: the next one finds the batch at the provider (by the key OpenAI
+keeps in the batch's metadata; for Anthropic, among the batches of that size created since, by its results' custom
+ids once it ended) and collects it, or, found nowhere, sends its calls anew. The same look-up follows a create call
+that failed, which may have been accepted all the same (a timeout, a lost connection).
+
 Ray restarts the batcher when its process dies: its state is the batch journal, read again, and each
 request in flight to it is retried on the new one, which collects the batches already created. A batcher
 gone for good fails its callers' games (``lost_batcher``) and the run stops: its calls never go online
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,7 +44,7 @@ from bargain_ray.config import BatchRun, ModelConfig, SweepConfig
 from bargain_ray.core.errors import FailureKind
 from bargain_ray.core.hashing import digest
 from bargain_ray.execution.calljournal import RESTARTS, lost
-from bargain_ray.store.batches import JournaledBatch, batches_journal_path, read_batches
+from bargain_ray.store.batches import BatchIntent, JournaledBatch, NoBatch, batches_journal_path, read_batch_journal
 from bargain_ray.store.jsonl import Appender
 
 
@@ -59,9 +66,16 @@ class Batcher:
         self.settings = BatchRun.model_validate(settings)
         self.journaled: dict[str, JournaledBatch] = {}
         """call_id -> the batch that holds its request: journaled before this batcher started, or sent by it."""
-        for batch in read_batches(path):
+        self.intended: dict[str, BatchIntent] = {}
+        """call_id -> the open intent that holds its request: a batch maybe created, not journaled."""
+        journal = read_batch_journal(path)
+        for batch in journal.batches:
             self._holds(batch)
+        for intent in journal.open:
+            self.intended.update(dict.fromkeys(intent.calls, intent))
         self.journal = Appender(batches_journal_path(path))
+        self.finding: dict[str, asyncio.Task[str | None]] = {}
+        """intent -> the batch it created, looked up at the provider once, whoever waits on it."""
         self.apis: dict[str, BatchAPI] = {}
         self.waiting: dict[str, list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]] = {}
         self.collecting: dict[str, asyncio.Task[dict[str, BatchResult]]] = {}
@@ -81,8 +95,12 @@ class Batcher:
         """This request's result once its batch ended (a journaled batch's, if it holds this very request)."""
         old = self.journaled.get(call_id)
         if old is not None and old.route == route.key and old.calls[call_id] == digest(body):
-            results = await self._results(old.batch_id, route)
-            return results.get(custom_id(call_id)) or BatchResult(old.batch_id, error="not in the batch's results")
+            return await self._result(old.batch_id, route, call_id)
+        intent = self.intended.get(call_id)
+        if intent is not None and intent.route == route.key and intent.calls[call_id] == digest(body):
+            batch_id = await self._found(intent, route)
+            if batch_id is not None:
+                return await self._result(batch_id, route, call_id)
         future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
         queue = self.waiting.setdefault(route.key, [])
         queue.append((call_id, body, future))
@@ -106,20 +124,57 @@ class Batcher:
     async def _send(self, route: BatchRoute, items: list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]) -> None:
         api = self._api(route)
         requests = {call_id: body for call_id, body, _ in items}
+        intent = BatchIntent(intent=uuid.uuid4().hex, api=route.api, route=route.key, created=time.time(),
+                             calls={call_id: digest(body) for call_id, body in requests.items()})
+        self.journal.append([intent])  # fsynced before the provider can accept (and bill) the batch
         try:
-            batch_id = await api.create({custom_id(c): body for c, body in requests.items()})
-        except Exception as exc:  # noqa: BLE001 - nothing was accepted, so nothing is paid: the callers go online
-            for _, _, future in items:
-                future.set_result(BatchResult("", error=f"batch not created: {type(exc).__name__}: {str(exc)[:200]}"))
-            return
-        batch = JournaledBatch(batch_id=batch_id, api=route.api, route=route.key, created=time.time(),
-                               calls={call_id: digest(body) for call_id, body in requests.items()})
+            batch_id: str | None = await api.create({custom_id(c): body for c, body in requests.items()}, intent.intent)
+        except Exception as exc:  # noqa: BLE001 - masked (``BatchAPI``); accepted all the same? look it up
+            failed = f"{type(exc).__name__}: {str(exc)[:200]}"
+            try:
+                batch_id = await self._find(intent, route, f"create failed: {failed}")
+            except Exception:  # noqa: BLE001 - the look-up failed too: the intent stays open for the next batcher
+                batch_id = None
+            if batch_id is None:  # nothing was accepted, so nothing is paid: the callers go online
+                for _, _, future in items:
+                    future.set_result(BatchResult("", error=f"batch not created: {failed}"))
+                return
+        else:
+            self._journal_batch(intent, batch_id)
+        self.sent += 1
+        for call_id, _, future in items:
+            future.set_result(await self._result(batch_id, route, call_id))
+
+    def _journal_batch(self, intent: BatchIntent, batch_id: str) -> None:
+        batch = JournaledBatch(batch_id=batch_id, api=intent.api, route=intent.route, created=intent.created,
+                               calls=intent.calls, intent=intent.intent)
         self.journal.append([batch])
         self._holds(batch)
-        self.sent += 1
+
+    def _found(self, intent: BatchIntent, route: BatchRoute) -> asyncio.Task[str | None]:
+        if intent.intent not in self.finding:
+            self.finding[intent.intent] = asyncio.create_task(self._find(intent, route, "no batch at the provider"))
+        return self.finding[intent.intent]
+
+    async def _find(self, intent: BatchIntent, route: BatchRoute, why: str) -> str | None:
+        """The batch ``intent`` created, journaled now, or None (journaled too: its calls are sent anew).
+
+        A candidate is the intent's only if its results hold exactly the intent's custom ids, so this waits for the
+        candidates to end (as the calls would wait for their batch). A look-up that fails leaves the intent open."""
+        wanted = {custom_id(call_id) for call_id in intent.calls}
+        known = {batch.batch_id for batch in self.journaled.values()}
+        for batch_id in await self._api(route).find(intent.intent, len(wanted), intent.created):
+            if batch_id not in known and set(await self._results(batch_id, route)) == wanted:
+                self._journal_batch(intent, batch_id)
+                return batch_id
+        self.journal.append([NoBatch(intent=intent.intent, reason=why)])
+        for call_id in intent.calls:
+            self.intended.pop(call_id, None)
+        return None
+
+    async def _result(self, batch_id: str, route: BatchRoute, call_id: str) -> BatchResult:
         results = await self._results(batch_id, route)
-        for call_id, _, future in items:
-            future.set_result(results.get(custom_id(call_id)) or BatchResult(batch_id, error="not in the batch's results"))
+        return results.get(custom_id(call_id)) or BatchResult(batch_id, error="not in the batch's results")
 
     def _results(self, batch_id: str, route: BatchRoute) -> asyncio.Task[dict[str, BatchResult]]:
         if batch_id not in self.collecting:

@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import sys
 import threading
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import grpc
 import ray
+import ray._private.worker as ray_worker
 from pydantic import BaseModel, ConfigDict
 from ray._common.utils import get_ray_address_file
 from tqdm import tqdm
@@ -162,11 +164,32 @@ class _QuietDroppedRefs(logging.Filter):
         return not record.getMessage().startswith("Unhandled error")
 
 
+RETRY_NOTICE = re.compile(r"^Task \S+ failed\. There are (infinite|\d+) retries remaining, so the task will be retried\.")
+"""What Ray's driver prints (as ``(raylet)``, from the errors GCS publishes for the job) each time it retries a task
+of a lost actor: a notice, not an error. The retry then succeeds, or the loss reaches the driver, whose summary
+names it; printed as it arrives, the notice lands after that summary."""
+
+
+def _without_retry_notices(print_lines: Callable[..., None]) -> Callable[..., None]:
+    """Ray's printer of the job's published errors, minus its retry notices; every other error still prints."""
+
+    def print_to_stdstream(data: dict[str, Any], ignore_prefix: bool) -> None:
+        lines = [line for line in data.get("lines", []) if not RETRY_NOTICE.match(line)]
+        if lines:
+            print_lines({**data, "lines": lines}, ignore_prefix)
+
+    print_to_stdstream.quiet = True  # type: ignore[attr-defined]
+    return print_to_stdstream
+
+
 def quiet_ray_logs() -> None:
-    """Keep Ray's driver-side logging to what the run's own lines do not already say (idempotent)."""
+    """Keep Ray's driver-side logging to what the run's own lines do not already say (idempotent). The printer is
+    Ray's module-level ``print_to_stdstream``, which its error-listening thread looks up at each message."""
     worker = logging.getLogger("ray._private.worker")
     if not any(isinstance(f, _QuietDroppedRefs) for f in worker.filters):
         worker.addFilter(_QuietDroppedRefs())
+    if not getattr(ray_worker.print_to_stdstream, "quiet", False):
+        ray_worker.print_to_stdstream = _without_retry_notices(ray_worker.print_to_stdstream)
 
 
 def start_ray(choice: RayChoice, keys: Collection[str] = ()) -> None:

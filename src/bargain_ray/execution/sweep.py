@@ -17,7 +17,7 @@ from bargain_ray.execution.plan import plan
 from bargain_ray.execution.progress import StartupClock, summary
 from bargain_ray.execution.signals import stop_on_signals
 from bargain_ray.play.probe import typical_calls
-from bargain_ray.providers import key_names, missing_keys, provider_service
+from bargain_ray.providers import LocalModelUnavailable, check_service, key_names, missing_keys, provider_service
 from bargain_ray.store import (
     CorruptJournal,
     DiskFull,
@@ -40,7 +40,8 @@ def sweep_dir(sweep: SweepConfig) -> Path:
 
 
 def check_keys(sweep: SweepConfig) -> None:
-    """Stop before the first call, naming the missing key and the offline way."""
+    """Stop before Ray and the first call, naming the missing key and the offline way, or what the local model
+    needs installed."""
     missing = missing_keys(sweep)
     if missing:
         raise SystemExit(
@@ -49,6 +50,10 @@ def check_keys(sweep: SweepConfig) -> None:
             f"`python -m bargain_ray +grid={sweep.grid.name} provider=sim` "
             "(simulated provider) or `+grid=demo` (strategy agents)."
         )
+    try:
+        check_service(sweep)
+    except LocalModelUnavailable as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 Report = Callable[[Path], Path]
@@ -74,7 +79,7 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
     try:
         with hold_lock(path):
             return _run_locked(sweep, path, StartupClock(started), report)
-    except (FolderLocked, CorruptJournal) as exc:
+    except (FolderLocked, CorruptJournal, LocalModelUnavailable) as exc:  # the last: the server did not come up
         raise SystemExit(f"error: {exc}") from None
     except ClusterUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)

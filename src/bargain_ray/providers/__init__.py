@@ -7,8 +7,9 @@ LLM to the simulated provider (each through its own API's real SDK);
 """
 
 from bargain_ray.providers.clients import ClientPool, make_client
+from bargain_ray.providers.local import LocalModelUnavailable
 from bargain_ray.providers.routing import effective_model, key_env, key_env_vars, key_names, missing_keys
-from bargain_ray.providers.services import provider_service
+from bargain_ray.providers.services import check_service, provider_service
 
-__all__ = ["ClientPool", "effective_model", "key_env", "key_env_vars", "key_names", "make_client", "missing_keys",
+__all__ = ["ClientPool", "LocalModelUnavailable", "check_service", "effective_model", "key_env", "key_env_vars", "key_names", "make_client", "missing_keys",
            "provider_service"]

@@ -72,18 +72,35 @@ def bundled_gguf() -> Path:
     raise LocalModelUnavailable(f"{GGUF_PACKAGE} has no {GGUF_FILE}; reinstall it with: {INSTALL}")
 
 
+NO_SERVER = f"the local model server is not installed; install it with: {INSTALL}"
+
+
 def _xllamacpp() -> ModuleType:
     try:
         import xllamacpp
     except ImportError as exc:
-        raise LocalModelUnavailable(f"the local model server is not installed; install it with: {INSTALL}") from exc
+        raise LocalModelUnavailable(NO_SERVER) from exc
     return xllamacpp
 
 
-def _params(xllamacpp: ModuleType, settings: LocalSettings) -> Any:
+def model_file(settings: LocalSettings) -> Path:
+    """The GGUF file the server loads: ``model_path``, else the bundled one."""
     path = Path(settings.model_path) if settings.model_path else bundled_gguf()
     if not path.is_file():
         raise LocalModelUnavailable(f"provider.settings.model_path: no file at {path}")
+    return path
+
+
+def check_installed(settings: LocalSettings) -> None:
+    """What ``serve`` needs is installed (the server's package and the weights), checked without importing the
+    server, so a run says what to install before Ray starts."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise LocalModelUnavailable(NO_SERVER)
+    model_file(settings)
+
+
+def _params(xllamacpp: ModuleType, settings: LocalSettings) -> Any:
+    path = model_file(settings)
     params = xllamacpp.CommonParams()
     params.model.path = str(path)
     params.model_alias = {settings.name}

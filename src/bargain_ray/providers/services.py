@@ -44,6 +44,16 @@ def quiet_client_resets() -> Iterator[None]:
         server.removeFilter(gone)
 
 
+def check_service(sweep: Served) -> None:
+    """Before Ray starts: the local model's server and weights are installed, or ``LocalModelUnavailable`` says what
+    to install (a server already serving elsewhere needs nothing here)."""
+    provider = sweep.provider
+    if isinstance(provider, LocalProvider) and not provider.settings.base_url:
+        from bargain_ray.providers.local import check_installed  # optional extra: imported only when used
+
+        check_installed(provider.settings)
+
+
 @contextmanager
 def provider_service(sweep: S) -> Iterator[S]:
     """Start what ``sweep.provider`` needs and yield the sweep pointed at it; stop it after."""

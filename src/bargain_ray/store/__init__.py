@@ -7,7 +7,7 @@ holds one line per finished game; ``calls.journal.jsonl`` one per paid call (its
 the parquet tables are rebuilt from the journal and published as one set (``tables.json``).
 """
 
-from bargain_ray.store.batches import JournaledBatch, read_batches
+from bargain_ray.store.batches import BatchIntent, JournaledBatch, NoBatch, read_batch_journal, read_batches
 from bargain_ray.store.calls import (
     CallEntry,
     CallJournal,
@@ -37,7 +37,7 @@ from bargain_ray.store.status import Progress, read_progress, write_status
 from bargain_ray.store.tables import TABLES, read_tables, scan_tables, write_tables
 
 __all__ = [
-    "BATCHES_JOURNAL", "JournaledBatch", "read_batches",
+    "BATCHES_JOURNAL", "BatchIntent", "JournaledBatch", "NoBatch", "read_batch_journal", "read_batches",
     "CALLS_JOURNAL", "DATASET", "JOURNAL", "MANIFEST", "REPORT", "SCHEMAS", "TABLES", "CallEntry", "CallJournal",
     "SpendEntry", "VoidEntry", "read_call_lines",
     "ChangedConfig", "CorruptJournal", "DiskFull", "FolderLocked", "FolderUnwritable", "GameJournal", "Holder", "Manifest", "Progress",

@@ -24,8 +24,9 @@ T = TypeVar("T")
 JOURNAL_VERSION = 3
 """The line format this code writes: 1 had no ``version`` field; 2 stamps it on every line (and adds the
 call journal's spend entries); 3 adds when each call was sent and answered and each game started and ended,
-a call's ``system_fingerprint``, and names a unit's role -> letter map ``letter_of_role`` (``model_of_role``
-before, still read). A reader takes every version up to this one and refuses a newer line."""
+a call's ``system_fingerprint``, the batch journal's intents (a batch's key and call ids, journaled before its
+create call), and names a unit's role -> letter map ``letter_of_role`` (``model_of_role`` before, still
+read). A reader takes every version up to this one and refuses a newer line."""
 
 VERSION = {"version": JOURNAL_VERSION}
 

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bargain_ray.games.kit.replies import MAX_DECIMALS
 from bargain_ray.games.kit.turns import MAX_TURNS
 from bargain_ray.games.provenance import Setting, ours, seed
 
@@ -33,7 +34,7 @@ class BargainingConfig(BaseModel):
     price_min: Annotated[int, Setting(ours("seed 002 bounds the valuations, not the prices: 0 to 100 is ours"))] = 0
     price_max: Annotated[int, Setting(ours("seed 002 bounds the valuations, not the prices: 0 to 100 is ours"))] = 100
     decimals: Annotated[int, Setting(ours("seed 002 gives no price grid: at most 2 decimals is ours")),
-                        Field(ge=0)] = 2
+                        Field(ge=0, le=MAX_DECIMALS)] = 2
     first_speaker: Annotated[Literal["seller", "buyer"], Setting(seed("002", "seller moves first"))] = "seller"
     max_rounds: Annotated[int, Setting(seed("002", "maximum 20 rounds of one message each")), Field(ge=1, le=MAX_TURNS)] = 20
     discount: Annotated[float, Setting(seed("002", "pays `0.95^(t−1) ×` surplus")), Field(gt=0, le=1)] = 0.95

@@ -80,6 +80,12 @@ def is_number(x: object) -> bool:
     return isinstance(x, Decimal) and x.is_finite()
 
 
+MAX_DECIMALS = 6
+"""Decimal places a family's ``decimals`` setting may allow (ours): prices and terms reach the journal and the tables
+as JSON numbers (floats), exact to 15 significant digits, so 6 leave 9 digits before the point; and prompts, error
+texts and metrics render each number to that many places."""
+
+
 def decimals_of(value: Decimal) -> int:
     """Decimal places a number really has (64.100 has one)."""
     exponent = value.normalize().as_tuple().exponent

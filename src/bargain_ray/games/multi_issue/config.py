@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bargain_ray.games.kit.replies import MAX_DECIMALS
 from bargain_ray.games.kit.turns import MAX_TURNS
 from bargain_ray.games.kit.turns import exact as exact  # re-exported: metrics and the frontier read it here
 from bargain_ray.games.provenance import Scenario, Setting, ours, seed
@@ -67,7 +68,7 @@ class MultiIssueConfig(BaseModel):
     max_repairs: Annotated[int, Setting(ours("seeds 000 and 001 give no repair limit: 2 a turn, as seed 002's, is "
                                              "ours")), Field(ge=0)] = 2
     max_message_words: Annotated[int, Setting(seed("000", '"message" is at most 80 words')), Field(ge=1)] = 80
-    decimals: Annotated[int, Setting(seed("000", "two decimal places at most")), Field(ge=0)] = 2
+    decimals: Annotated[int, Setting(seed("000", "two decimal places at most")), Field(ge=0, le=MAX_DECIMALS)] = 2
     messages: Annotated[bool, Setting(seed("000", '"message" is at most 80 words and is shown to the other side.'))] = (
         True)
     """False closes the message channel (the no-communication condition, ours): a reply's message is read as

@@ -3,7 +3,9 @@
 Paths and shapes follow the SDKs (anthropic 2.10, openai 3.51): ``POST /v1/messages/batches``
 with ``requests: [{custom_id, params}]``, ``GET /v1/messages/batches/{id}`` (``results_url`` once
 ended) and its JSONL results; ``POST /v1/files`` (multipart, ``purpose=batch``), ``POST /v1/batches``,
-``GET /v1/batches/{id}`` and ``GET /v1/files/{id}/content`` (JSONL with ``custom_id``/``response``/``error``).
+``GET /v1/batches/{id}`` and ``GET /v1/files/{id}/content`` (JSONL with ``custom_id``/``response``/``error``);
+both lists (``GET /v1/messages/batches``, ``GET /v1/batches``: newest first, paged by ``after_id``/``after``), and
+OpenAI's batch ``metadata``, so a client that lost a create's answer finds its batch.
 
 Each request of a batch is answered by the sim's one answer function (the online path's), drawn
 errored or expired at the configured rates when the batch is created, and shown only once the
@@ -14,6 +16,7 @@ test counts what the provider received. Errored, expired and canceled requests a
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import random
@@ -43,6 +46,7 @@ class SimBatch:
     entries: list[dict[str, Any]]
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)
     canceled_at: float | None = None
+    metadata: dict[str, str] | None = None
     input_file_id: str | None = None
     output_file_id: str | None = None
     error_file_id: str | None = None
@@ -86,12 +90,14 @@ class Batches:
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/messages/batches", self._anthropic_create)
+        app.router.add_get("/v1/messages/batches", self._anthropic_list)
         app.router.add_get("/v1/messages/batches/{id}", self._anthropic_retrieve)
         app.router.add_get("/v1/messages/batches/{id}/results", self._anthropic_results)
         app.router.add_post("/v1/messages/batches/{id}/cancel", self._anthropic_cancel)
         app.router.add_post("/v1/files", self._file_create)
         app.router.add_get("/v1/files/{id}/content", self._file_content)
         app.router.add_post("/v1/batches", self._openai_create)
+        app.router.add_get("/v1/batches", self._openai_list)
         app.router.add_get("/v1/batches/{id}", self._openai_retrieve)
         app.router.add_post("/v1/batches/{id}/cancel", self._openai_cancel)
         app.router.add_get("/sim/batches", self._get_batches)
@@ -139,6 +145,19 @@ class Batches:
         return {"processing": 0, "succeeded": statuses.count(200), "errored": statuses.count("errored"),
                 "canceled": statuses.count("canceled"), "expired": statuses.count("expired")}
 
+    def _page(self, request: web.Request, api: str, after: str | None) -> tuple[list[SimBatch], bool]:
+        """One page of ``api``'s batches, newest first, after the batch ``after`` (as both APIs list them)."""
+        newest = [b for b in reversed(self._batches.values()) if b.api == api]
+        ids = [b.id for b in newest]
+        start = ids.index(after) + 1 if after in ids else 0
+        limit = max(1, min(int(request.query.get("limit", 20)), 1000))
+        return newest[start:start + limit], start + limit < len(newest)
+
+    async def _created(self, batch: SimBatch) -> SimBatch:
+        """The batch, once the create call's answer waited ``create_delay_s``."""
+        await asyncio.sleep(self.settings.batch.create_delay_s)
+        return batch
+
     async def _get_batches(self, request: web.Request) -> web.Response:
         return web.json_response([
             {"batch_id": b.id, "api": b.api, "created": b.created, "custom_ids": [e["custom_id"] for e in b.entries]}
@@ -165,7 +184,14 @@ class Batches:
         ids = [c for c, _ in requests]
         if not requests or any(not isinstance(c, str) or not c for c in ids) or len(set(ids)) != len(ids):
             return _bad_request("anthropic", "requests must be non-empty, each with a unique custom_id")
-        return web.json_response(self._anthropic_batch(request, self._create(request, "anthropic", requests)))
+        batch = await self._created(self._create(request, "anthropic", requests))
+        return web.json_response(self._anthropic_batch(request, batch))
+
+    async def _anthropic_list(self, request: web.Request) -> web.Response:
+        page, more = self._page(request, "anthropic", request.query.get("after_id"))
+        data = [self._anthropic_batch(request, b) for b in page]
+        return web.json_response({"data": data, "has_more": more, "first_id": data[0]["id"] if data else None,
+                                  "last_id": data[-1]["id"] if data else None})
 
     async def _anthropic_retrieve(self, request: web.Request) -> web.Response:
         batch = self._batches.get(request.match_info["id"])
@@ -233,7 +259,15 @@ class Batches:
             return _bad_request("openai", "each line needs a unique custom_id")
         batch = self._create(request, "openai", requests)
         batch.input_file_id = body["input_file_id"]
-        return web.json_response(self._openai_batch(batch))
+        batch.metadata = body.get("metadata")
+        return web.json_response(self._openai_batch(await self._created(batch)))
+
+    async def _openai_list(self, request: web.Request) -> web.Response:
+        page, more = self._page(request, "openai", request.query.get("after"))
+        data = [self._openai_batch(b) for b in page]
+        return web.json_response({"object": "list", "data": data, "has_more": more,
+                                  "first_id": data[0]["id"] if data else None,
+                                  "last_id": data[-1]["id"] if data else None})
 
     def _openai_batch(self, batch: SimBatch) -> dict[str, Any]:
         ended = batch.ended()
@@ -248,6 +282,7 @@ class Batches:
             "completed_at": int(batch.ends) if ended and not batch.canceled_at else None,
             "cancelled_at": int(batch.canceled_at) if batch.canceled_at else None,
             "output_file_id": batch.output_file_id, "error_file_id": batch.error_file_id, "errors": None,
+            "metadata": batch.metadata,
             "request_counts": {"total": len(batch.entries), "completed": counts["succeeded"],
                                "failed": counts["errored"] + counts["expired"] + counts["canceled"]},
         }

@@ -62,6 +62,9 @@ class BatchSettings(Strict):
     delay_s: float = Field(2.0, ge=0)
     errored: float = Field(0.0, ge=0, le=1)
     expired: float = Field(0.0, ge=0, le=1)
+    create_delay_s: float = Field(0.0, ge=0, le=600)
+    """Seconds a create call's answer waits after the batch is created (listed, billed): the window in which a
+    client killed has paid for a batch it never heard of."""
 
 
 class VersionChange(Strict):
