@@ -58,6 +58,7 @@ REVIEWED: dict[str, str] = {
     "clients/registry.py: module": "an API's part its registry entry names as module:attribute (the built-in ones "
                                    "name clients modules; another package's entry point names its own module)",
     'games/__init__.py: f"{__name__}.{name}"': "a family package, within games",
+    'store/__init__.py: f"bargain_ray.store.{_MODULE_OF[name]}"': "a polars-backed table module, within store",
 }
 
 
