@@ -17,7 +17,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
@@ -169,9 +169,11 @@ def quiet_ray_logs() -> None:
         worker.addFilter(_QuietDroppedRefs())
 
 
-def start_ray(choice: RayChoice, keys: Collection[str] = ()) -> None:
+def start_ray(choice: RayChoice, keys: Collection[str] = (), meanwhile: Callable[[], object] | None = None) -> None:
     """Join or start Ray as ``choice`` says, its processes carrying no API key (``keys`` names key variables beyond
-    the ``*_API_KEY`` ones: a model's own ``api_key_env``); this is the one place Ray is started.
+    the ``*_API_KEY`` ones: a model's own ``api_key_env``); this is the one place Ray is started. ``meanwhile`` runs
+    on this thread while Ray starts (the sweep's simulated provider or local model: they start in parallel), with
+    no key in the environment either.
 
     ``ray.init`` runs in a thread the main thread waits on, so SIGINT/SIGTERM still reach the main thread's handlers
     while it blocks (in C++ code, where none runs), and Ray leaves the SIGTERM handler alone (it sets its own only
@@ -180,6 +182,9 @@ def start_ray(choice: RayChoice, keys: Collection[str] = ()) -> None:
     """
     quiet_ray_logs()
     if choice.how == "process":
+        if meanwhile is not None:
+            with without_keys(keys):
+                meanwhile()
         return
     failed: list[Exception] = []
     up = threading.Event()
@@ -196,8 +201,12 @@ def start_ray(choice: RayChoice, keys: Collection[str] = ()) -> None:
 
     with without_keys(keys):
         threading.Thread(target=init, name="bargain-ray-init", daemon=True).start()
-        while not up.wait(0.1):  # interruptible: a signal's handler runs here
-            pass
+        try:
+            if meanwhile is not None:
+                meanwhile()
+        finally:
+            while not up.wait(0.1):  # interruptible: a signal's handler runs here
+                pass
     if failed:
         first = str(failed[0]).strip().splitlines()
         raise ClusterUnavailable(choice, f"could not be {'started' if choice.how == 'new' else 'joined'}: "

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 from bargain_ray.analysis.report import build_report
@@ -78,12 +80,12 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None) 
         return ExitCode.DISK_FULL
 
 
-def _ray_for(sweep: SweepConfig, plan_line: str, clock: StartupClock) -> RayChoice:
-    """Which Ray the run uses, said in the plan line, then joined or started."""
+def _ray_for(sweep: SweepConfig, plan_line: str, clock: StartupClock, meanwhile: Callable[[], object]) -> RayChoice:
+    """Which Ray the run uses, said in the plan line, then joined or started (``meanwhile`` runs as it starts)."""
     choice = choose_ray(sweep.run.ray_timeout_s)
     print(f"{plan_line}; ray: {choice.describe()}", flush=True)
     clock.mark("plan")
-    start_ray(choice, key_names(sweep))
+    start_ray(choice, key_names(sweep), meanwhile)
     clock.mark("ray")
     return choice
 
@@ -97,15 +99,17 @@ def _run_locked(sweep: SweepConfig, path: Path, clock: StartupClock) -> int:
             print(line)
             print(estimate(sweep, list(todo()), typical_calls))
             return 0
-        choice = _ray_for(sweep, line, clock)
-        with watch_cluster(choice, sweep.run.ray_timeout_s):
-            write_status(path, "running", count + finished)
-            stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
-            with provider_service(sweep) as served:
-                result = run_units(served, todo(), count, GameJournal(path), path, done, stop, clock)
-            counts = write_tables(path)
-            write_status(path, "interrupted" if stop.requested else "ended", count + finished)
-            if sweep.run.report and not stop.requested:
-                print(f"report: {build_report(path)}")
+        with ExitStack() as service:  # the simulated provider (or local model) starts while Ray does
+            served: list[ResolvedSweep] = []
+            choice = _ray_for(sweep, line, clock, lambda: served.append(service.enter_context(provider_service(sweep))))
+            with watch_cluster(choice, sweep.run.ray_timeout_s):
+                write_status(path, "running", count + finished)
+                stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
+                result = run_units(served[0], todo(), count, GameJournal(path), path, done, stop, clock)
+                service.close()
+                counts = write_tables(path)
+                write_status(path, "interrupted" if stop.requested else "ended", count + finished)
+                if sweep.run.report and not stop.requested:
+                    print(f"report: {build_report(path)}")
         print(summary(result, path, finished, counts))  # last: its last line says what is unknown and why
         return stop.exit_code if stop.requested else result.exit_code
