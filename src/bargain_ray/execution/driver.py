@@ -19,6 +19,7 @@ from typing import Any
 import ray
 from tqdm import tqdm
 
+from bargain_ray.clients.limiter import start_limiters
 from bargain_ray.core.errors import LOST_ACTOR
 from bargain_ray.core.unit import Unit
 from bargain_ray.design import ResolvedSweep
@@ -60,6 +61,8 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     llm = any(m.is_llm for m in sweep.models.values())
     size = run.batch_size or (1 if llm else 32)
     replies = run.journal_calls is not False  # run.journal_calls=false journals each paid call's cost only
+    if llm:
+        start_limiters()  # its process starts beside the workers', not after their first call
     calls = list(read_call_lines(path))  # before Ray: the plan has read it whole already
     paid_before = spent(calls)
     recorded = replayable(calls, skip=finished) if replies else {}
