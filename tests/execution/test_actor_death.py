@@ -135,7 +135,7 @@ def left_usd(output: str) -> float:
 
 @pytest.fixture
 def sim():
-    server = SimServer(SimSettings(latency={"median_s": 0.3}, batch={"delay_s": 1.5}))
+    server = SimServer(SimSettings(latency={"median_s": 0.1}, batch={"delay_s": 1.5}))  # 8 calls always in flight
     with server as url:
         yield server, url
 
