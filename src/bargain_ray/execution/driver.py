@@ -70,7 +70,8 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     budget = start_budget(sweep, path, sum(cost for _, cost in paid_before))
     journal = start_journal(path) if llm or run.journal_calls else None
     batcher = start_batcher(sweep, path) if batching(sweep) else None
-    pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), run.workers,
+    runners = max(1, min(run.workers, -(-total // size)))  # a runner no batch would reach is not started
+    pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), runners,
                       max(run.max_in_flight, 16), budget, refresh=lambda jobs: journaled_since(jobs, path, journal))
     loop = Loop(pool, batches(units, size, recorded), size, max(run.max_in_flight, size), journal_file,
                 SweepBar(total, run.progress, LiveCalls(path, {m.name for m in sweep.models.values()}, journal is not None, clock)),
