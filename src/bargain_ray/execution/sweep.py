@@ -7,7 +7,6 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
-from bargain_ray.analysis.report import build_report
 from bargain_ray.config import SweepConfig
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design import ResolvedSweep, estimate, resolve
@@ -26,7 +25,6 @@ from bargain_ray.store import (
     hold_lock,
     is_disk_full,
     write_status,
-    write_tables,
 )
 
 
@@ -107,9 +105,13 @@ def _run_locked(sweep: SweepConfig, path: Path, clock: StartupClock) -> int:
                 stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
                 result = run_units(served[0], todo(), count, GameJournal(path), path, done, stop, clock)
                 service.close()
+                from bargain_ray.store import write_tables  # polars: loaded after the games, off the start-up's path
+
                 counts = write_tables(path)
                 write_status(path, "interrupted" if stop.requested else "ended", count + finished)
                 if sweep.run.report and not stop.requested:
+                    from bargain_ray.analysis.report import build_report  # after the games: off the start-up's path
+
                     print(f"report: {build_report(path)}")
         print(summary(result, path, finished, counts))  # last: its last line says what is unknown and why
         return stop.exit_code if stop.requested else result.exit_code
