@@ -201,12 +201,10 @@ def start_ray(choice: RayChoice, keys: Collection[str] = (), meanwhile: Callable
 
     with without_keys(keys):
         threading.Thread(target=init, name="bargain-ray-init", daemon=True).start()
-        try:
-            if meanwhile is not None:
-                meanwhile()
-        finally:
-            while not up.wait(0.1):  # interruptible: a signal's handler runs here
-                pass
+        if meanwhile is not None:  # what it raises (a signal's handler too) ends the command at once, as below
+            meanwhile()
+        while not up.wait(0.1):  # interruptible: a signal's handler runs here
+            pass
     if failed:
         first = str(failed[0]).strip().splitlines()
         raise ClusterUnavailable(choice, f"could not be {'started' if choice.how == 'new' else 'joined'}: "
