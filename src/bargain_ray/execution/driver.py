@@ -61,8 +61,6 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     llm = any(m.is_llm for m in sweep.models.values())
     size = run.batch_size or (1 if llm else 32)
     replies = run.journal_calls is not False  # run.journal_calls=false journals each paid call's cost only
-    if llm:
-        start_limiters()  # its process starts beside the workers', not after their first call
     calls = list(read_call_lines(path))  # before Ray: the plan has read it whole already
     paid_before = spent(calls)
     recorded = replayable(calls, skip=finished) if replies else {}
@@ -73,6 +71,8 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     runners = max(1, min(run.workers, -(-total // size)))  # a runner no batch would reach is not started
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), runners,
                       max(run.max_in_flight, 16), budget, refresh=lambda jobs: journaled_since(jobs, path, journal))
+    if llm:  # after the runners, so an idle worker process Ray has ready goes to a runner; beside them, not after a call
+        start_limiters()
     loop = Loop(pool, batches(units, size, recorded), size, max(run.max_in_flight, size), journal_file,
                 SweepBar(total, run.progress, LiveCalls(path, {m.name for m in sweep.models.values()}, journal is not None, clock)),
                 stop, known=set(finished))
