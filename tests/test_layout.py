@@ -59,6 +59,7 @@ REVIEWED: dict[str, str] = {
     "clients/registry.py: module": "an API's part its registry entry names as module:attribute (the built-in ones "
                                    "name clients modules; another package's entry point names its own module)",
     'games/__init__.py: f"{__name__}.{name}"': "a family package, within games",
+    'store/__init__.py: f"bargain_ray.store.{_MODULE_OF[name]}"': "a polars-backed table module, within store",
 }
 
 
@@ -124,15 +125,25 @@ def named_imports(node: ast.AST, importer: str, package: str, modules: set[str])
             yield node.value
 
 
+def segment(lines: list[bytes], node: ast.AST) -> str:
+    """The source of ``node``, as ``ast.get_source_segment`` gives it, from the file's lines split once (that
+    function splits the whole file again on every call: most of a check's time)."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first][node.col_offset:node.end_col_offset].decode()
+    return b"".join([lines[first][node.col_offset:], *lines[first + 1:last], lines[last][:node.end_col_offset]]).decode()
+
+
 def read_imports(root: Path) -> Iterator[Import]:
     """Every import of every module under ``root`` (the package folder), wherever in the module it sits."""
     package, modules = root.name, importable(root)
     for path in sorted(root.rglob("*.py")):
         text, file, importer = path.read_text(), path.relative_to(root).as_posix(), module_name(root, path)
+        lines = text.encode().splitlines(keepends=True)
         seen: set[tuple[int, str | None]] = set()  # ``from m import a, b``, or import_module's string: once a line
         for node in ast.walk(ast.parse(text)):  # breadth first: a call comes before the string it holds
             for name in named_imports(node, importer, package, modules):
-                source = ast.get_source_segment(text, node.args[0] if name is None else node) or ""
+                source = segment(lines, node.args[0] if name is None else node)
                 target = None if name is None else resolve(name, package, modules)
                 if (name is None or target is not None) and (node.lineno, target) not in seen:
                     seen.add((node.lineno, target))

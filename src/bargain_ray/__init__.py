@@ -12,6 +12,7 @@ The public API, imported on first use (so ``import bargain_ray.games`` never sta
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Any
 
 __version__ = "0.1.0"
@@ -32,10 +33,17 @@ __all__ = [*_API, "__version__", "run_sweep"]
 def run_sweep(sweep: Any, started: float | None = None) -> int:
     """Run or resume a sweep as ``python -m bargain_ray`` does (its exit code): the runner plays it, then, with
     ``run.report``, the command builds its report (``execution`` never imports ``analysis``)."""
-    from bargain_ray.analysis.report import build_report
     from bargain_ray.execution import sweep as runner
 
-    return runner.run_sweep(sweep, started, build_report)
+    return runner.run_sweep(sweep, started, _build_report)
+
+
+def _build_report(path: Path) -> Path:
+    """``analysis.report.build_report``, imported once the games are played (polars and the report code are
+    off the start-up's path)."""
+    from bargain_ray.analysis.report import build_report
+
+    return build_report(path)
 
 
 def __getattr__(name: str) -> Any:

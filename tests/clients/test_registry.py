@@ -91,7 +91,7 @@ def test_the_sim_serves_each_api_it_claims_online_and_batched(api: str) -> None:
     async def batched(client) -> dict:
         batches = batch_client(client.batch_route())
         try:
-            batch_id = await batches.create({"c1": client.body(prompt)})
+            batch_id = await batches.create({"c1": client.body(prompt)}, "i-c1")
             while not await batches.ended(batch_id):
                 await asyncio.sleep(0.1)
             return await batches.results(batch_id)

@@ -140,7 +140,7 @@ def left_usd(output: str) -> float:
 def sim(request):
     """The sim; a test marked ``create_delay_s`` gets create calls that answer that long after the batch exists."""
     create_delay_s = getattr(request, "param", 0.0)
-    server = SimServer(SimSettings(latency={"median_s": 0.3}, batch={"delay_s": 1.5, "create_delay_s": create_delay_s}))
+    server = SimServer(SimSettings(latency={"median_s": 0.1}, batch={"delay_s": 1.5, "create_delay_s": create_delay_s}))  # 8 calls always in flight
     with server as url:
         yield server, url
 

@@ -155,3 +155,14 @@ def test_turn_level_resume_replays_journaled_calls_and_pays_only_for_new_ones(tm
     a = pl.read_parquet(tmp_path / "killed" / "games.parquet").select("unit_id", "outcome").sort("unit_id")
     b = pl.read_parquet(whole / "games.parquet").select("unit_id", "outcome").sort("unit_id")
     assert a.height == 200 and a.equals(b), "a resumed sweep ends exactly as an uninterrupted one"
+
+
+def test_a_strategy_sweep_of_one_batch_starts_one_game_runner_and_no_call_actor(tmp_path, ray_session):
+    """A runner no batch would reach is not started, nor an actor for calls no strategy agent makes (limiter,
+    budget, call journal, batcher): each is a process and its imports, start-up paid for nothing."""
+    from ray._private import state
+
+    before = set(state.actors())
+    assert main(["+grid=demo", "grid.blocks=1", f"run.dir={tmp_path}", "run.report=false", "run.progress=false"]) == 0
+    started = [a["ActorClassName"] for i, a in state.actors().items() if i not in before]
+    assert started == ["GameRunner"], "20 units, one batch of 32: one runner, though run.workers is 2"

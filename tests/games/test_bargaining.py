@@ -356,7 +356,7 @@ def test_replay_rescores_a_recorded_game():
 
 
 def test_demo_sweep_writes_tables(tmp_path, ray_session):
-    assert main(["+grid=bargaining_demo", f"run.dir={tmp_path}", "run.progress=false"]) == 0  # in-process
+    assert main(["+grid=bargaining_demo", f"run.dir={tmp_path}", "run.progress=false", "run.report=false"]) == 0  # in-process
     games = pl.read_parquet(tmp_path / "games.parquet")
     assert games.height == 24 and games["known"].all()
     assert set(games["status"]) <= {"AGREEMENT", "NO_AGREEMENT"} and games["agreement"].any()
@@ -383,7 +383,7 @@ def test_eight_cells_rehearse_on_the_simulated_provider(tmp_path, ray_session, m
     # sweep.missing_keys still asks for api_key_env when provider=sim reroutes the models: a dummy stands in.
     monkeypatch.setenv("OPENROUTER_API_KEY", "not-a-key")
     assert main(["+grid=bargaining_8cells", "provider=sim", f"run.dir={tmp_path}", "run.progress=false",
-                 "grid.blocks=1", "grid.seeds=[1001]"]) == 0  # in-process
+                 "run.report=false", "grid.blocks=1", "grid.seeds=[1001]"]) == 0  # in-process
     games = pl.read_parquet(tmp_path / "games.parquet")
     assert games.height == 8 and games["known"].all()
     names = ("haiku_seller", "haiku_buyer", "haiku_haiku", "llama_llama")  # seed 002's cell names, from the grid

@@ -394,7 +394,7 @@ def test_the_seat_swap_grid_puts_the_focal_model_at_each_seat_in_turn():
 
 
 def test_scorable_demo_sweep_runs_offline(tmp_path, ray_session):
-    assert main(["+grid=scorable_demo", f"run.dir={tmp_path}"]) == 0  # in-process
+    assert main(["+grid=scorable_demo", f"run.dir={tmp_path}", "run.report=false"]) == 0  # in-process
     games = pl.read_parquet(tmp_path / "games.parquet")
     assert games.height == 36 and set(games["family"]) == {"scorable"} and games["known"].all()
     assert set(games["status"]) <= {"AGREEMENT", "NO_AGREEMENT"} and games["agreement"].sum() > 0

@@ -541,6 +541,12 @@ def dead_jobs() -> set[str]:
 RemoteLimiters = ray.remote(num_cpus=0, max_concurrency=100_000)(Limiters)
 
 
+def start_limiters() -> Any:
+    """The cluster's limiter actor, created now if it does not run yet (a driver asks before its workers start, so
+    the actor's process starts beside theirs rather than after their first call); None without Ray."""
+    return _actor()
+
+
 def _actor() -> Any:
     """The cluster's limiter actor (created on first use), or None without Ray."""
     if not ray.is_initialized():

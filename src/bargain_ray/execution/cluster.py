@@ -192,9 +192,11 @@ def quiet_ray_logs() -> None:
         ray_worker.print_to_stdstream = _without_retry_notices(ray_worker.print_to_stdstream)
 
 
-def start_ray(choice: RayChoice, keys: Collection[str] = ()) -> None:
+def start_ray(choice: RayChoice, keys: Collection[str] = (), meanwhile: Callable[[], object] | None = None) -> None:
     """Join or start Ray as ``choice`` says, its processes carrying no API key (``keys`` names key variables beyond
-    the ``*_API_KEY`` ones: a model's own ``api_key_env``); this is the one place Ray is started.
+    the ``*_API_KEY`` ones: a model's own ``api_key_env``); this is the one place Ray is started. ``meanwhile`` runs
+    on this thread while Ray starts (the sweep's simulated provider or local model: they start in parallel), with
+    no key in the environment either.
 
     ``ray.init`` runs in a thread the main thread waits on, so SIGINT/SIGTERM still reach the main thread's handlers
     while it blocks (in C++ code, where none runs), and Ray leaves the SIGTERM handler alone (it sets its own only
@@ -203,6 +205,9 @@ def start_ray(choice: RayChoice, keys: Collection[str] = ()) -> None:
     """
     quiet_ray_logs()
     if choice.how == "process":
+        if meanwhile is not None:
+            with without_keys(keys):
+                meanwhile()
         return
     failed: list[Exception] = []
     up = threading.Event()
@@ -219,6 +224,8 @@ def start_ray(choice: RayChoice, keys: Collection[str] = ()) -> None:
 
     with without_keys(keys):
         threading.Thread(target=init, name="bargain-ray-init", daemon=True).start()
+        if meanwhile is not None:  # what it raises (a signal's handler too) ends the command at once, as below
+            meanwhile()
         while not up.wait(0.1):  # interruptible: a signal's handler runs here
             pass
     if failed:

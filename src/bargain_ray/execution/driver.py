@@ -19,6 +19,7 @@ from typing import Any
 import ray
 from tqdm import tqdm
 
+from bargain_ray.clients.limiter import start_limiters
 from bargain_ray.core.errors import LOST_ACTOR, FailureKind
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
@@ -71,8 +72,11 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     budget = start_budget(sweep, path, sum(cost for _, cost in paid_before))
     journal = start_journal(path) if llm or run.journal_calls else None
     batcher = start_batcher(sweep, path) if batching(sweep) else None
-    pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), run.workers,
+    runners = max(1, min(run.workers, -(-total // size)))  # a runner no batch would reach is not started
+    pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), runners,
                       max(run.max_in_flight, 16), budget, refresh=lambda jobs: journaled_since(jobs, path, journal))
+    if llm:  # after the runners, so an idle worker process Ray has ready goes to a runner; beside them, not after a call
+        start_limiters()
     tailed = journal is not None and replies  # each answer is seen once: in the call journal, else in its game
     live = LiveCalls(path, {m.name for m in sweep.models.values()}, journal is not None, clock, drift if tailed else None)
     loop = Loop(pool, tasks(units, size, recorded), size, max(run.max_in_flight, size), journal_file,

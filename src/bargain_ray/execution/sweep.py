@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 from bargain_ray.config import SweepConfig, local_conf_note
@@ -26,7 +27,6 @@ from bargain_ray.store import (
     hold_lock,
     is_disk_full,
     write_status,
-    write_tables,
 )
 
 
@@ -91,12 +91,12 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
         return ExitCode.DISK_FULL
 
 
-def _ray_for(sweep: ResolvedSweep, plan_line: str, clock: StartupClock) -> RayChoice:
-    """Which Ray the run uses, said in the plan line, then joined or started."""
+def _ray_for(sweep: ResolvedSweep, plan_line: str, clock: StartupClock, meanwhile: Callable[[], object]) -> RayChoice:
+    """Which Ray the run uses, said in the plan line, then joined or started (``meanwhile`` runs as it starts)."""
     choice = choose_ray(sweep.run.ray_timeout_s)
     print(f"{plan_line}; ray: {choice.describe()}", flush=True)
     clock.mark("plan")
-    start_ray(choice, key_names(sweep))
+    start_ray(choice, key_names(sweep), meanwhile)
     clock.mark("ray")
     return choice
 
@@ -111,16 +111,20 @@ def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: R
             print(line)
             print(estimate(sweep, list(todo()), typical_calls))
             return 0
-        choice = _ray_for(sweep, line, clock)
-        with watch_cluster(choice, sweep.run.ray_timeout_s):
-            write_status(path, "running", count + finished)
-            stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
-            with provider_service(sweep) as served:
-                result = run_units(served, todo(), count, GameJournal(path), path, done, stop, clock)
-            counts = write_tables(path)
-            write_status(path, "interrupted" if stop.requested else "ended", count + finished)
-            if report is not None and sweep.run.report and not stop.requested:
-                print(f"report: {report(path)}")
+        with ExitStack() as service:  # the simulated provider (or local model) starts while Ray does
+            served: list[ResolvedSweep] = []
+            choice = _ray_for(sweep, line, clock, lambda: served.append(service.enter_context(provider_service(sweep))))
+            with watch_cluster(choice, sweep.run.ray_timeout_s):
+                write_status(path, "running", count + finished)
+                stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
+                result = run_units(served[0], todo(), count, GameJournal(path), path, done, stop, clock)
+                service.close()
+                from bargain_ray.store import write_tables  # polars: loaded after the games, off the start-up's path
+
+                counts = write_tables(path)
+                write_status(path, "interrupted" if stop.requested else "ended", count + finished)
+                if report is not None and sweep.run.report and not stop.requested:
+                    print(f"report: {report(path)}")
         if note := local_conf_note(sweep.config.local_conf):
             print(note)  # the summary's first line: which ./conf files the games were played from
         print(summary(result, path, finished, counts, planned.dropped))  # last: its last line says what is unknown and why

@@ -8,7 +8,6 @@ from contextlib import contextmanager
 from typing import Protocol, Self, TypeVar
 
 from bargain_ray.providers.routing import LocalProvider, Provider, SimProvider
-from bargain_ray.providers.sim import SimServer
 
 
 class Served(Protocol):
@@ -61,6 +60,8 @@ def provider_service(sweep: S) -> Iterator[S]:
     if isinstance(provider, SimProvider | LocalProvider) and provider.settings.base_url:
         yield sweep  # a server already serving elsewhere (``python -m bargain_ray.providers.sim``, a llama.cpp server)
     elif isinstance(provider, SimProvider):
+        from bargain_ray.providers.sim import SimServer  # aiohttp's server: loaded by the driver that serves it only
+
         with quiet_client_resets(), SimServer(provider.settings) as base_url:
             yield sweep.served_at(base_url)
     elif isinstance(provider, LocalProvider):

@@ -7,6 +7,9 @@ holds one line per finished game; ``calls.journal.jsonl`` one per paid call (its
 the parquet tables are rebuilt from the journal and published as one set (``tables.json``).
 """
 
+from importlib import import_module
+from typing import TYPE_CHECKING
+
 from bargain_ray.store.batches import BatchIntent, JournaledBatch, NoBatch, read_batch_journal, read_batches
 from bargain_ray.store.calls import (
     CallEntry,
@@ -32,9 +35,23 @@ from bargain_ray.store.jsonl import CorruptJournal, DiskFull, is_disk_full
 from bargain_ray.store.lock import FolderLocked, FolderUnwritable, Holder, hold_lock, lock_holder
 from bargain_ray.store.manifest import ChangedConfig, Manifest, UnreadableManifest, open_manifest, read_manifest
 from bargain_ray.store.paths import BATCHES_JOURNAL, CALLS_JOURNAL, DATASET, JOURNAL, MANIFEST, REPORT
-from bargain_ray.store.rows import SCHEMAS, call_row, game_row, record_rows, turn_rows
 from bargain_ray.store.status import Progress, read_progress, write_status
-from bargain_ray.store.tables import TABLES, read_tables, scan_tables, write_tables
+
+if TYPE_CHECKING:
+    from bargain_ray.store.rows import SCHEMAS, call_row, game_row, record_rows, turn_rows
+    from bargain_ray.store.tables import TABLES, read_tables, scan_tables, write_tables
+
+_MODULE_OF = dict.fromkeys(("SCHEMAS", "call_row", "game_row", "record_rows", "turn_rows"), "rows") | dict.fromkeys(
+    ("TABLES", "read_tables", "scan_tables", "write_tables"), "tables")
+
+
+def __getattr__(name: str) -> object:
+    """The tables (polars, half a second) load on first use: the actors that only append to a journal (call
+    journal, budget, game runners) never import them."""
+    if name in _MODULE_OF:
+        return getattr(import_module(f"bargain_ray.store.{_MODULE_OF[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BATCHES_JOURNAL", "BatchIntent", "JournaledBatch", "NoBatch", "read_batch_journal", "read_batches",
