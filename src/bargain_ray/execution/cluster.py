@@ -170,6 +170,9 @@ of a lost actor: a notice, not an error. The retry then succeeds, or the loss re
 names it; printed as it arrives, the notice lands after that summary."""
 
 
+_QUIET_PRINTER = "print_to_stdstream_without_retry_notices"
+
+
 def _without_retry_notices(print_lines: Callable[..., None]) -> Callable[..., None]:
     """Ray's printer of the job's published errors, minus its retry notices; every other error still prints."""
 
@@ -178,7 +181,7 @@ def _without_retry_notices(print_lines: Callable[..., None]) -> Callable[..., No
         if lines:
             print_lines({**data, "lines": lines}, ignore_prefix)
 
-    print_to_stdstream.quiet = True  # type: ignore[attr-defined]
+    print_to_stdstream.__name__ = _QUIET_PRINTER  # how quiet_ray_logs knows it is installed already
     return print_to_stdstream
 
 
@@ -188,7 +191,7 @@ def quiet_ray_logs() -> None:
     worker = logging.getLogger("ray._private.worker")
     if not any(isinstance(f, _QuietDroppedRefs) for f in worker.filters):
         worker.addFilter(_QuietDroppedRefs())
-    if not getattr(ray_worker.print_to_stdstream, "quiet", False):
+    if ray_worker.print_to_stdstream.__name__ != _QUIET_PRINTER:
         ray_worker.print_to_stdstream = _without_retry_notices(ray_worker.print_to_stdstream)
 
 
