@@ -132,7 +132,7 @@ class Written(BaseModel):
     serves one export's rows for another's."""
 
 
-def prompt_hash(config: dict[str, Any]) -> str:
+def prompt_hash(config: dict[str, Any]) -> str:  # free-form: a game config as written
     """12 hex digits of the rendered system prompt(s) of a game config: the ``brief:<role>`` texts of
     ``Game.texts()`` (rendered from the opening state), joined in name order (``brief:buyer``, ``brief:seller``). The same for every game of
     a prompt variant, different between variants (seed 002's ``prompt_hash``)."""

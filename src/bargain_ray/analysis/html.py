@@ -100,7 +100,7 @@ def _numbers(v: Any) -> Any:
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 
-def transcript(rec: GameRecord, briefs: dict[str, tuple[str, bool]], row: dict[str, Any] | None = None,
+def transcript(rec: GameRecord, briefs: dict[str, tuple[str, bool]], row: dict[str, Any] | None = None,  # free-form: a polars row
                sources: dict[str, str] | None = None, raw: str | None = None) -> str:
     """One game as seed 001 shows it, briefs and private fields apart and marked private; its header shows
     what the game agreed and each role's figure (``row``: the game's typed columns), each brief where its

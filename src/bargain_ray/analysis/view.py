@@ -58,7 +58,7 @@ Phase = Literal["planned", "running", "ended", "interrupted", "stopped", "unknow
 """``planned``: a manifest (a dry run wrote it) and nothing played; ``unknown``: games but no driver's status."""
 
 
-def event_time(entry: dict[str, Any], keys: tuple[str, ...]) -> float | None:
+def event_time(entry: dict[str, Any], keys: tuple[str, ...]) -> float | None:  # free-form: a JSON line as decoded
     """When a journal line's event happened (POSIX seconds), from the first of ``keys`` it records (an ISO 8601
     UTC time or POSIX seconds, at the line's top level or in its ``reply``/``outcome``), None when it records none.
     The caller falls back to the journal file's time when it read the line (``Follower``)."""
@@ -152,8 +152,8 @@ class ShownTurn(BaseModel):
     model: str | None
     call_id: str | None
     message: str | None
-    action: dict[str, Any]
-    private: dict[str, Any]
+    action: dict[str, Any]  # record (issue 17, left): a family's free-form fields until each family types its record
+    private: dict[str, Any]  # record (issue 17, left): a family's free-form fields until each family types its record
 
 
 class ShownGame(BaseModel):
@@ -188,7 +188,7 @@ class Snapshot(BaseModel):
     rates: Rates
     limiter: LimiterSnapshot | None
     """Only while a driver holds the folder: an ended sweep's last limiter state is not live."""
-    errors: list[dict[str, Any]]
+    errors: list[dict[str, Any]]  # free-form: a JSON line as decoded
     latest: list[ShownGame]
     in_flight: list[ShownTurn]
     """The latest reply of each game still being played (from the call journal), most recent first."""
@@ -213,7 +213,7 @@ def shown_game(rec: GameRecord) -> ShownGame:
                      turns=turns)
 
 
-def shown_reply(entry: dict[str, Any], families: list[str]) -> ShownTurn:
+def shown_reply(entry: dict[str, Any], families: list[str]) -> ShownTurn:  # free-form: a JSON line as decoded
     """A call journal line (a reply paid for a game in flight) as a turn: a JSON reply's message and fields, its
     private ones (under any of the sweep's families) apart; any other reply as its text."""
     reply = entry.get("reply") or {}
@@ -245,19 +245,19 @@ class Follower:
         self.call_times = Window()
         self.game_times = Window()
         self.timed_by: set[str] = set()
-        self.errors: deque[dict[str, Any]] = deque(maxlen=ERRORS)
+        self.errors: deque[dict[str, Any]] = deque(maxlen=ERRORS)  # free-form: a JSON line as decoded
         self.latest: deque[GameRecord] = deque(maxlen=LATEST)
-        self.in_flight: dict[str, dict[str, Any]] = {}
+        self.in_flight: dict[str, dict[str, Any]] = {}  # free-form: a JSON line as decoded
         """unit_id -> the latest call journal line of a game not journaled since."""
         self.started = False
         manifest = read_manifest(path)
         self.families = sorted({str(g.get("family")) for g in manifest.config.games.values()})
 
-    def _read(self, name: str) -> list[dict[str, Any]]:
+    def _read(self, name: str) -> list[dict[str, Any]]:  # free-form: a JSON line as decoded
         lines, self.offsets[name] = tail_lines(self.path / name, self.offsets[name])
         return lines
 
-    def _time(self, entry: dict[str, Any], keys: tuple[str, ...], file: str) -> float | None:
+    def _time(self, entry: dict[str, Any], keys: tuple[str, ...], file: str) -> float | None:  # free-form: decoded JSON
         """The line's own time, else (for a line written since the view started) its journal's file time."""
         own = event_time(entry, keys)
         if own is not None:
@@ -308,7 +308,7 @@ class Follower:
                     self.in_flight[entry.get("unit_id")] = entry  # re-inserted: the dict keeps the newest last
         self.started = True
 
-    def _drift(self, entry: dict[str, Any], reply: dict[str, Any], references: dict[str, Served], at: float | None) -> None:
+    def _drift(self, entry: dict[str, Any], reply: dict[str, Any], references: dict[str, Served], at: float | None) -> None:  # free-form: decoded JSON
         """Count a reply served otherwise than its model's reference (``Served.changed_from``)."""
         model = f"{reply.get('provider')}:{reply.get('model')}"
         reference = references.get(model)
@@ -360,7 +360,7 @@ class Follower:
         )
 
 
-def list_sweeps(root: Path) -> list[dict[str, Any]]:
+def list_sweeps(root: Path) -> list[dict[str, Any]]:  # free-form: a response body, JSON as sent (/sweeps)
     """Every sweep folder directly under ``root`` (it holds a manifest), newest first: from its status
     file and lock only, so listing many large sweeps reads no journal. A folder no driver has started (a dry
     run wrote its manifest) is ``planned`` with the units its design lays out."""

@@ -41,7 +41,7 @@ class Sent:
     system_fingerprint: str | None = None
 
 
-def body_tokens(body: dict[str, Any]) -> int:
+def body_tokens(body: dict[str, Any]) -> int:  # free-form: a request body, JSON as sent
     """Input tokens of a request body before the call (``estimate_tokens``), for the limiter's reservation."""
     texts = [str(body.get("system", "")), *(str(m.get("content", "")) for m in body.get("messages", []))]
     return estimate_tokens("".join(texts))
@@ -87,21 +87,21 @@ class HTTPClient(ABC):
                           api_key=self._secret, timeout_s=self.model.retry.timeout_s)
 
     @abstractmethod
-    def body(self, prompt: Prompt) -> dict[str, Any]:
+    def body(self, prompt: Prompt) -> dict[str, Any]:  # free-form: a request body, JSON as sent
         """The request body exactly as sent (and recorded)."""
 
     @abstractmethod
-    async def send(self, body: dict[str, Any], headers: dict[str, str]) -> Sent:
+    async def send(self, body: dict[str, Any], headers: dict[str, str]) -> Sent:  # free-form: a request body, as sent
         """One attempt (``headers``: extra HTTP headers); raises the SDK's errors or MalformedReply."""
 
     @abstractmethod
     async def close(self) -> None:
         """Release the SDK's connections."""
 
-    def _reply(self, body: dict[str, Any], **fields: Any) -> Reply:
+    def _reply(self, body: dict[str, Any], **fields: Any) -> Reply:  # free-form: a request body, JSON as sent
         return Reply(provider=self.provider, model=body["model"], request=body, **fields)
 
-    async def _attempt(self, body: dict[str, Any], errors: list[str], headers: dict[str, str]) -> tuple[Sent, float]:
+    async def _attempt(self, body: dict[str, Any], errors: list[str], headers: dict[str, str]) -> tuple[Sent, float]:  # free-form: request JSON
         ticket = await self.limiter.acquire(body_tokens(body), self.model.max_tokens)
         start = time.monotonic()
         try:
@@ -137,7 +137,7 @@ class HTTPClient(ABC):
             raise TechnicalFailure(failure, reply) from None
         return self.reply_of(body, sent, latency, errors, sent_at=sent_at)
 
-    def reply_of(self, body: dict[str, Any], sent: Sent, latency: float, errors: list[str],
+    def reply_of(self, body: dict[str, Any], sent: Sent, latency: float, errors: list[str],  # free-form: request JSON
                  batched: bool = False, sent_at: datetime | None = None) -> Reply:
         """The reply to ``body`` from its successful attempt, answered now (its call sent at ``sent_at``); a
         batched call costs the batch price."""

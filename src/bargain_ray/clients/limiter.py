@@ -344,7 +344,7 @@ class Limiters:
         self.epoch = uuid.uuid4().hex
         self.boxes: dict[tuple[str, str], Mailbox] = {}  # (requester, key) -> its calls handed out, not yet told
 
-    def _state(self, key: str, limits: dict[str, Any], job: str | None) -> KeyState:
+    def _state(self, key: str, limits: dict[str, Any], job: str | None) -> KeyState:  # left (issue 17): actor JSON, validated here
         if job is not None and (self._reaper is None or self._reaper.done()):
             self._reaper = asyncio.create_task(self._forget_ended_jobs())
         state = self.keys.get(key)
@@ -355,15 +355,15 @@ class Limiters:
         self._told[key] = limits
         return state
 
-    async def acquire(self, key: str, limits: dict[str, Any], input_tokens: int, max_tokens: int = 0,
+    async def acquire(self, key: str, limits: dict[str, Any], input_tokens: int, max_tokens: int = 0,  # left (issue 17): actor JSON, validated here
                       job: str | None = None) -> int:
         """A ticket once the call may go (the in-process limiter's way; workers ``grant``)."""
         ticket = next(self.tickets)
         await self._state(key, limits, job).acquire(ticket, input_tokens, max_tokens, job)
         return ticket
 
-    async def grant(self, key: str, limits: dict[str, Any], job: str | None, requester: str, epoch: str | None,
-                    needs: list[tuple[int, int, int]], settled: list[tuple[str, int, dict[str, Any]]]
+    async def grant(self, key: str, limits: dict[str, Any], job: str | None, requester: str, epoch: str | None,  # left (issue 17): actor JSON, validated here
+                    needs: list[tuple[int, int, int]], settled: list[tuple[str, int, dict[str, Any]]]  # left (issue 17): actor JSON, validated here
                     ) -> tuple[str, list[tuple[int, int]]]:
         """Queue one process's waiting calls of ``key`` and answer once any of its calls is handed out.
 
@@ -398,11 +398,11 @@ class Limiters:
             for where in [w for w, box in self.boxes.items() if box.job in ended]:
                 self.boxes.pop(where).close()
 
-    def settle(self, key: str, ticket: int, feedback: dict[str, Any]) -> None:
+    def settle(self, key: str, ticket: int, feedback: dict[str, Any]) -> None:  # left (issue 17): actor JSON, validated here
         if key in self.keys:
             self.keys[key].release(ticket, Feedback.model_validate(feedback))
 
-    async def release(self, settled: list[tuple[str, int, dict[str, Any]]]) -> None:
+    async def release(self, settled: list[tuple[str, int, dict[str, Any]]]) -> None:  # left (issue 17): actor JSON, validated here
         """The (key, ticket, feedback) of calls a worker saw end, sent together (``Limiter.release``)."""
         for key, ticket, feedback in settled:
             self.settle(key, ticket, feedback)
@@ -512,7 +512,7 @@ class Limiter:
             Limiter._flush_loop = loop
             loop.call_later(FLUSH_S, Limiter._send)
 
-    def _take(self) -> list[tuple[str, int, dict[str, Any]]]:
+    def _take(self) -> list[tuple[str, int, dict[str, Any]]]:  # left (issue 17): JSON across the actor, validated here
         return Limiter._unsent.pop(self._actor, [])
 
     @staticmethod

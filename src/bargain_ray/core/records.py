@@ -75,7 +75,7 @@ class CallMeta(BaseModel):
 
     provider: str
     model: str
-    request: dict[str, Any]
+    request: dict[str, Any]  # free-form: a request body, JSON as sent
     stop_reason: str | None = None
     usage: Usage = Usage()
     latency_s: float = 0.0
@@ -141,7 +141,7 @@ class TurnRecord(BaseModel):
     call_ids: list[str]
     attempts: int
     valid: bool
-    fields: dict[str, Any] = {}
+    fields: dict[str, Any] = {}  # record (issue 17, left): a family's free-form fields until each family types its record
 
 
 class InvalidAttempt(BaseModel):
@@ -181,7 +181,7 @@ class Outcome(BaseModel):
     agreement: bool
     failure: Failure | None = None
     """What made an unknown game unknown, typed (None for a known game; left off the wire then)."""
-    scored: dict[str, Any] = {}
+    scored: dict[str, Any] = {}  # record (issue 17, left): a family's free-form fields until each family types its record
     """The family's figures of the game (empty for an unknown one)."""
     technical_pass: bool
 
@@ -196,7 +196,7 @@ class Outcome(BaseModel):
         return data
 
     @model_serializer(mode="wrap")
-    def _flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:  # free-form: a serializer's JSON output
         data = handler(self)
         scored = data.pop("scored", {})
         tail = {"technical_pass": data.pop("technical_pass")} if "technical_pass" in data else {}

@@ -61,7 +61,7 @@ def batcher_name() -> str:
 class Batcher:
     """Gathers requests per route, sends them as batches, journals each batch, routes results back."""
 
-    def __init__(self, sweep_dir: str, settings: dict[str, Any]) -> None:
+    def __init__(self, sweep_dir: str, settings: dict[str, Any]) -> None:  # left (issue 17): actor JSON, validated here
         path = Path(sweep_dir)
         self.settings = BatchRun.model_validate(settings)
         self.journaled: dict[str, JournaledBatch] = {}
@@ -77,7 +77,7 @@ class Batcher:
         self.finding: dict[str, asyncio.Task[str | None]] = {}
         """intent -> the batch it created, looked up at the provider once, whoever waits on it."""
         self.apis: dict[str, BatchAPI] = {}
-        self.waiting: dict[str, list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]] = {}
+        self.waiting: dict[str, list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]] = {}  # free-form: request JSON
         self.collecting: dict[str, asyncio.Task[dict[str, BatchResult]]] = {}
         """batch_id -> its results once it ended: one poll per batch, whoever waits on it."""
         self.sent = 0
@@ -91,7 +91,7 @@ class Batcher:
             self.apis[route.key] = batch_client(route)
         return self.apis[route.key]
 
-    async def submit(self, route: BatchRoute, body: dict[str, Any], call_id: str) -> BatchResult:
+    async def submit(self, route: BatchRoute, body: dict[str, Any], call_id: str) -> BatchResult:  # free-form: request JSON
         """This request's result once its batch ended (a journaled batch's, if it holds this very request)."""
         old = self.journaled.get(call_id)
         if old is not None and old.route == route.key and old.calls[call_id] == digest(body):
@@ -121,7 +121,7 @@ class Batcher:
         if items:
             asyncio.get_running_loop().create_task(self._send(route, items))
 
-    async def _send(self, route: BatchRoute, items: list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]) -> None:
+    async def _send(self, route: BatchRoute, items: list[tuple[str, dict[str, Any], asyncio.Future[BatchResult]]]) -> None:  # free-form: request JSON
         api = self._api(route)
         requests = {call_id: body for call_id, body, _ in items}
         intent = BatchIntent(intent=uuid.uuid4().hex, api=route.api, route=route.key, created=time.time(),
@@ -217,7 +217,7 @@ def batched_clients(sweep: SweepConfig) -> Callable[[ModelConfig, ModelClient], 
         return None
     handle: list[Any] = []
 
-    async def submit(route: BatchRoute, body: dict[str, Any], call_id: str) -> BatchResult:
+    async def submit(route: BatchRoute, body: dict[str, Any], call_id: str) -> BatchResult:  # free-form: request JSON
         try:
             if not handle:
                 handle.append(ray.get_actor(batcher_name(), namespace=NAMESPACE))

@@ -176,7 +176,7 @@ _QUIET_PRINTER = "print_to_stdstream_without_retry_notices"
 def _without_retry_notices(print_lines: Callable[..., None]) -> Callable[..., None]:
     """Ray's printer of the job's published errors, minus its retry notices; every other error still prints."""
 
-    def print_to_stdstream(data: dict[str, Any], ignore_prefix: bool) -> None:
+    def print_to_stdstream(data: dict[str, Any], ignore_prefix: bool) -> None:  # free-form: Ray's log message
         lines = [line for line in data.get("lines", []) if not RETRY_NOTICE.match(line)]
         if lines:
             print_lines({**data, "lines": lines}, ignore_prefix)

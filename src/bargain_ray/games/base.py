@@ -84,7 +84,7 @@ class Engine(Protocol[C, S, A]):
     def parse(self, config: C, state: S, role: str, reply: str) -> A: ...
     def apply(self, config: C, state: S, role: str, action: A) -> S: ...
     def exhausted(self, config: C, state: S, role: str) -> S: ...
-    def turn_fields(self, config: C, state: S, role: str, action: A) -> dict[str, Any]: ...
+    def turn_fields(self, config: C, state: S, role: str, action: A) -> dict[str, Any]: ...  # record (issue 17, left): a family's free-form fields until each family types its record
 
 
 @runtime_checkable
@@ -105,7 +105,7 @@ class Metrics(Protocol[C, S]):
 
     METRICS: dict[str, Metric]
 
-    def outcome(self, config: C, state: S) -> dict[str, Any]: ...
+    def outcome(self, config: C, state: S) -> dict[str, Any]: ...  # record (issue 17, left): a family's free-form fields until each family types its record
     def per_game(self, config: C, record: GameRecord,
                  turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]: ...
     def per_turn(self, config: C, record: GameRecord) -> list[dict[str, Scalar]]: ...
@@ -232,11 +232,11 @@ class Game(Generic[C, S, A]):
         """How the game ended, once it has."""
         return state.ended
 
-    def outcome(self, state: S) -> dict[str, Any]:
+    def outcome(self, state: S) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
         """The family's scored figures for an ended game."""
         return self.metrics.outcome(self.config, state)
 
-    def turn_fields(self, state: S, role: str, action: A) -> dict[str, Any]:
+    def turn_fields(self, state: S, role: str, action: A) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
         """Family columns of the turn record for a legal action."""
         return self.engine.turn_fields(self.config, state, role, action)
 

@@ -47,17 +47,17 @@ class Determinants(BaseModel):
     grid: GridConfig
     provider: str
     """``default``, ``sim`` or ``local``: a rehearsal never resumes as a real run, nor the reverse."""
-    games: dict[str, dict[str, Any]]
+    games: dict[str, dict[str, Any]]  # free-form: game configs as written, typed by each family's schema
     conditions: dict[str, Condition]
     models: dict[str, ModelConfig]
     """Each model as this run calls it (``provider=sim|local`` reroutes every LLM)."""
 
     @field_serializer("conditions")
-    def _conditions(self, conditions: dict[str, Condition]) -> dict[str, Any]:
+    def _conditions(self, conditions: dict[str, Condition]) -> dict[str, Any]:  # free-form: a serializer's JSON output
         return {k: c.model_dump(mode="json", exclude={"description"}) for k, c in conditions.items()}
 
     @field_serializer("models")
-    def _models(self, models: dict[str, ModelConfig]) -> dict[str, Any]:
+    def _models(self, models: dict[str, ModelConfig]) -> dict[str, Any]:  # free-form: a serializer's JSON output
         return {k: m.model_dump(mode="json", exclude=set(RUNTIME_KEYS)) for k, m in models.items()}
 
 
@@ -92,7 +92,7 @@ class DesignRecord(BaseModel):
     """When the folder was first run with it, UTC (None: a folder's first design from before designs were kept)."""
     grid: str
     config: Determinants
-    components: dict[str, Any]
+    components: dict[str, Any]  # free-form: fingerprint JSON, compared key by key
     git_commit: str | None = None
     units: int | None = None
     """Units the design lays out (None where not recorded)."""
@@ -106,7 +106,7 @@ class DesignRecord(BaseModel):
     def cell_keys(self) -> frozenset[CellKey]:
         return frozenset(self.config.grid.cell_keys())
 
-    def same_as(self, other: Determinants, components: dict[str, Any]) -> bool:
+    def same_as(self, other: Determinants, components: dict[str, Any]) -> bool:  # free-form: fingerprint JSON
         """Whether this design determines the units ``other`` and ``components`` determine, field for field."""
         return (self.config.model_dump(mode="json") == other.model_dump(mode="json")
                 and not differences(self.components, json.loads(json.dumps(components))))
@@ -122,7 +122,7 @@ class Manifest(BaseModel):
     created: str
     """YYYYMMDD of the first run: unit ids carry it, so it is kept for the life of the folder."""
     config: Determinants
-    components: dict[str, Any]
+    components: dict[str, Any]  # free-form: fingerprint JSON, compared key by key
     """The fingerprint of every game and model (``design.fingerprint``, which names its parts: ``game_part``
     reads one): opaque JSON here, compared as a backstop for what the config fields cannot show (the text a
     model reads)."""

@@ -56,7 +56,7 @@ def failed_role(rec: GameRecord) -> str | None:
     return last.role if last is not None and not last.valid else None
 
 
-def shared_columns(rec: GameRecord) -> dict[str, Any]:
+def shared_columns(rec: GameRecord) -> dict[str, Any]:  # free-form: rows as polars takes them (columns vary per family)
     """The columns every family has, from the unit, the loop's outcome, turns and calls."""
     unit, out = rec.unit, rec.outcome
     known = out.known
@@ -99,7 +99,7 @@ def side_tokens(rec: GameRecord) -> dict[str, int]:
     return out
 
 
-def game_row(rec: GameRecord) -> dict[str, Any]:
+def game_row(rec: GameRecord) -> dict[str, Any]:  # free-form: table rows as polars takes them (columns vary per family)
     """One row of games.parquet: identity, who played, status, every figure, and the outcome object."""
     unit = rec.unit
     row = shared_columns(rec)
@@ -129,11 +129,11 @@ def _number(v: Any) -> Any:
     return float(v) if isinstance(v, str) and _NUMBER.fullmatch(v) else v
 
 
-def action_columns(fields: dict[str, Any]) -> dict[str, Any]:
+def action_columns(fields: dict[str, Any]) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
     """A turn's family fields as typed cells: scalars as they are, a dict of scalars as ``<field>_<key>`` (its
     decimal strings, e.g. an offer's terms as the record writes them, as numbers); empty fields and nested
     lists add nothing."""
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {}  # free-form: table rows as polars takes them (columns vary per family)
     for key, value in fields.items():
         if isinstance(value, dict):
             out |= {f"{key}_{k}": cell for k, v in value.items() if (cell := _cell(_number(v))) is not _SKIP}
@@ -142,7 +142,7 @@ def action_columns(fields: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def turn_rows(rec: GameRecord) -> list[dict[str, Any]]:
+def turn_rows(rec: GameRecord) -> list[dict[str, Any]]:  # free-form: rows as polars takes them
     """The rows of turns.parquet for one game: the turn, the model that answered, its replies asked and the
     invalid ones, each action field in its own typed column, the family's per-turn metrics of that turn
     beside them (``turn_scored`` marks the turns that have them)."""
@@ -195,26 +195,27 @@ def drifted(c: CallMeta, references: References) -> bool | None:
     return None if reference is None or not served.reported() else bool(served.changed_from(reference))
 
 
-def call_row(c: CallRecord, references: References | None = None) -> dict[str, Any]:
+def call_row(c: CallRecord, references: References | None = None) -> dict[str, Any]:  # left (issue 17): a calls row, fixed schema, typable
     """One row of calls.parquet: the call's fields, its usage as columns, the request as sent (JSON), its drift."""
     row = {k: getattr(c, k) for k in _CALL_FIELDS}
     row["request"] = json.dumps(c.request, ensure_ascii=False)
     return row | {k: getattr(c.usage, k) for k in _USAGE} | {"drift": drifted(c, references or {})}
 
 
-def record_rows(rec: GameRecord, references: References | None = None) -> dict[str, list[dict[str, Any]]]:
+def record_rows(rec: GameRecord, references: References | None = None) -> dict[str, list[dict[str, Any]]]:  # free-form: polars rows
     """Every row one journaled game contributes, by table (each call's drift against ``references``)."""
     return {"games": [game_row(rec)], "turns": turn_rows(rec),
             "calls": [call_row(c, references) for c in rec.calls]}
 
 
-SCHEMAS: dict[str, dict[str, Any]] = {"games": GAME_SCHEMA, "turns": TURN_SCHEMA, "calls": CALL_SCHEMA}
+SCHEMAS: dict[str, dict[str, pl.DataType | type[pl.DataType]]] = {
+    "games": GAME_SCHEMA, "turns": TURN_SCHEMA, "calls": CALL_SCHEMA}
 """Each table's columns when it has no rows; games and turns gain a family's columns when they do."""
 FIXED = frozenset({"calls"})
 """Tables whose rows always have exactly their schema's columns."""
 
 
-def rows_frame(name: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
+def rows_frame(name: str, rows: list[dict[str, Any]]) -> pl.DataFrame:  # free-form: rows as polars takes them
     """Rows of table ``name`` as a frame: the fixed schema where a table has one, else inferred over
     every row with the shared columns' types kept."""
     if not rows:

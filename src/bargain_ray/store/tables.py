@@ -46,7 +46,7 @@ class TableSet(BaseModel):
     """How many designs the folder had when the set was built: a set built for an earlier design is stale."""
 
 
-def add_rows(rows: dict[str, list[dict[str, Any]]], rec: GameRecord, references: References | None = None) -> None:
+def add_rows(rows: dict[str, list[dict[str, Any]]], rec: GameRecord, references: References | None = None) -> None:  # free-form: polars rows
     """A record's rows appended to each table's list (its calls' drift against ``references``)."""
     for name, more in record_rows(rec, references).items():
         rows[name].extend(more)
@@ -97,7 +97,7 @@ def _publish(path: Path, work: Path, generation: str, chunk: int, refigure: Refi
     journal_bytes = complete_size(path / JOURNAL)
     parts = work / "parts"
     parts.mkdir(parents=True)
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}  # free-form: rows as polars takes them
     written: dict[str, list[Path]] = {name: [] for name in TABLES}
 
     def flush() -> None:
@@ -185,7 +185,7 @@ def read_tables(path: Path) -> dict[str, pl.DataFrame]:
     is mixed, or the journal has grown since) the same rows built in memory from the journal."""
     if published(path):
         return {name: pl.read_parquet(path / f"{name}.parquet") for name in TABLES}
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}  # free-form: rows as polars takes them
     records, references = tabled_records(path)
     for rec in records:
         add_rows(rows, rec, references)

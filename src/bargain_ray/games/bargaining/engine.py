@@ -97,7 +97,7 @@ def to_move(config: BargainingConfig, state: State) -> str | None:
     return turns.alternating(ROLES, state.first_speaker, len(state.record))
 
 
-def public(entry: Entry) -> dict[str, Any]:
+def public(entry: Entry) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
     """What the counterparty sees of a round: never ``reasoning_private``.
 
     As in seed 002, an ``offer`` sent with accept or reject is shown although
@@ -189,7 +189,7 @@ def parse(config: BargainingConfig, state: State, role: str, text: str) -> Reply
     )
 
 
-def turn_fields(config: BargainingConfig, state: State, role: str, action: Reply) -> dict[str, Any]:
+def turn_fields(config: BargainingConfig, state: State, role: str, action: Reply) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
     """Seed 002's turn record: the parsed reply, the truth, and the public part the other side saw."""
     entry = state.record[-1]
     before = entry.standing_before

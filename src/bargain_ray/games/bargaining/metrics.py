@@ -32,10 +32,10 @@ VALUATION_CUES = ("cost", "valu", "worth", "budget", "limit", "afford", "reserv"
 LEAK_TOLERANCE = Fraction(1)
 
 
-def outcome(config: BargainingConfig, state: State) -> dict[str, Any]:
+def outcome(config: BargainingConfig, state: State) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
     """The scored part of the outcome record; payoffs are exact fractions."""
     cost, value = state.seller_cost, state.buyer_value
-    result: dict[str, Any] = {
+    result: dict[str, Any] = {  # record (issue 17, left): a family's free-form fields until each family types its record
         "seller_cost": cost,
         "buyer_value": value,
         "available_surplus": value - cost,
@@ -141,7 +141,7 @@ def _leaks(message: str, value: int) -> bool:
     return any(Fraction(n) == value for n in _NUMERAL.findall(message))
 
 
-def _own_price(fields: dict[str, Any]) -> Fraction | None:
+def _own_price(fields: dict[str, Any]) -> Fraction | None:  # record (issue 17, left): a family's free-form fields until each family types its record
     """The price this turn commits to: the offer made, or the price accepted."""
     if fields["action"] == "offer":
         return Fraction(str(fields["offer"]))

@@ -105,7 +105,7 @@ def _value(x: Decimal | None) -> str:
     return "none" if x is None else num(x)
 
 
-def round_text(view: dict[str, Any], talk: bool = True) -> str:
+def round_text(view: dict[str, Any], talk: bool = True) -> str:  # record (issue 17, left): a family's free-form fields until each family types its record
     """One round of the public record, as both sides see it (without the talk when the channel is closed)."""
     offer = view["offer"]
     if view["action"] == "offer":

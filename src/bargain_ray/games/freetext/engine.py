@@ -154,7 +154,7 @@ def exhausted(config: FreeTextConfig, state: State, role: str) -> State:
     return turns.format_failure(state, role)
 
 
-def turn_fields(config: FreeTextConfig, state: State, role: str, action: Said | Verdict) -> dict[str, Any]:
+def turn_fields(config: FreeTextConfig, state: State, role: str, action: Said | Verdict) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
     """The turn record's family columns: a party's message with its measured length, or the observer's verdict."""
     if isinstance(action, Said):
         return {"action": "MESSAGE", "party_turn": action.turn, "message": action.text,

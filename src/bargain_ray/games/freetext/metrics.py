@@ -19,7 +19,7 @@ from bargain_ray.games.provenance import Metric, metric, mixed, ours, seed
 INTEGRATIVE = ("integrative_full", "integrative_partial")
 
 
-def outcome(config: FreeTextConfig, state: State) -> dict[str, Any]:
+def outcome(config: FreeTextConfig, state: State) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
     """The scored part of the outcome record (``Outcome.scored``; the loop adds status and calls).
 
     Only a game the observer closed or the turn limit ended has a verdict to

@@ -185,7 +185,7 @@ def _term(config: MultiIssueConfig, term: Term, value: Any) -> Decimal:
     return value
 
 
-def turn_fields(config: MultiIssueConfig, state: State, role: str, action: Action) -> dict[str, Any]:
+def turn_fields(config: MultiIssueConfig, state: State, role: str, action: Action) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
     """The turn record's family columns: the action, its offer id, its terms as written, the message."""
     entry = state.record[-1]
     return {

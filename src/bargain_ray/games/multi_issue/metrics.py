@@ -45,11 +45,11 @@ def _bounds(key: str) -> dict[str, tuple[Fraction, Fraction]]:
     return out
 
 
-def outcome(config: MultiIssueConfig, state: State) -> dict[str, Any]:
+def outcome(config: MultiIssueConfig, state: State) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
     """The scored part of the outcome record (``Outcome.scored``; ``bounds`` goes to ``Outcome.bounds``)."""
     b = bounds(config)
     best = b["joint_gain"][1]
-    result: dict[str, Any] = {
+    result: dict[str, Any] = {  # record (issue 17, left): a family's free-form fields until each family types its record
         "bounds": {k: [Figure.of(lo).value, Figure.of(hi).value] for k, (lo, hi) in b.items()},
         "no_deal": state.ended is not None and state.ended.status == Status.NO_AGREEMENT,
         "deal": None,

@@ -236,7 +236,7 @@ def _option(issue: Issue, option: Any) -> str:
     return option
 
 
-def turn_fields(config: ScorableConfig, state: State, role: str, action: Action) -> dict[str, Any]:
+def turn_fields(config: ScorableConfig, state: State, role: str, action: Action) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
     """The turn record's family columns: the move, its round and offer id, the message and the private scratchpad."""
     entry = state.record[-1]
     return {

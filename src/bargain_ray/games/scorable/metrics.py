@@ -99,7 +99,7 @@ def dominated(s: Space, mine: tuple[int, ...]) -> bool:
     return any(all(a >= b for a, b in zip(pts, mine, strict=True)) and pts != mine for pts in s.points)
 
 
-def placement(config: ScorableConfig, chosen: dict[str, str] | None) -> tuple[dict[str, Any], Fraction | None]:
+def placement(config: ScorableConfig, chosen: dict[str, str] | None) -> tuple[dict[str, Any], Fraction | None]:  # record (issue 17, left): a family's free-form fields until each family types its record
     """Figures of the whole deal space and where the chosen deal stands in it; plus the best
     feasible deal's welfare (the first in enumeration order on ties)."""
     s = space(config)
@@ -117,11 +117,11 @@ def placement(config: ScorableConfig, chosen: dict[str, str] | None) -> tuple[di
     }, best
 
 
-def outcome(config: ScorableConfig, state: State) -> dict[str, Any]:
+def outcome(config: ScorableConfig, state: State) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
     """The scored part of the outcome record (``Outcome.scored``; the loop adds status and calls)."""
     status = state.ended.status if state.ended else None
     deal = state.deal.deal if status == Status.AGREEMENT and state.deal else None
-    result: dict[str, Any] = {
+    result: dict[str, Any] = {  # record (issue 17, left): a family's free-form fields until each family types its record
         "deal": None if deal is None else {
             "offer_id": state.deal.offer_id, "proposer": state.deal.proposer,
             "supporters": list(state.deal.supporters),

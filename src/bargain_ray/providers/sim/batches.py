@@ -30,7 +30,7 @@ from aiohttp import web
 
 from bargain_ray.providers.sim.config import SimSettings
 
-Answer = Callable[..., tuple[dict[str, Any], int]]
+Answer = Callable[..., tuple[dict[str, Any], int]]  # free-form: a response body, JSON as sent
 """The sim's answer: (settings, api, request body, request id, call=its custom id) -> (response body, output tokens)."""
 OPENAI_ENDPOINT = "/v1/chat/completions"
 
@@ -43,8 +43,8 @@ class SimBatch:
     api: str
     created: float
     ends: float
-    entries: list[dict[str, Any]]
-    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    entries: list[dict[str, Any]]  # left (issue 17): a sim request-log entry, JSON as served (/log)
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)  # free-form: a response body, JSON as sent
     canceled_at: float | None = None
     metadata: dict[str, str] | None = None
     input_file_id: str | None = None
@@ -77,7 +77,7 @@ def _bad_request(api: str, message: str) -> web.Response:
 class Batches:
     """The batch endpoints of one sim; ``routes(app)`` registers them."""
 
-    def __init__(self, settings: SimSettings, log: list[dict[str, Any]], answer: Answer,
+    def __init__(self, settings: SimSettings, log: list[dict[str, Any]], answer: Answer,  # left (issue 17): sim log JSON
                  key_sha: Callable[[web.Request], str | None]) -> None:
         self.settings = settings
         self._log = log
@@ -103,7 +103,7 @@ class Batches:
         app.router.add_get("/sim/batches", self._get_batches)
 
     # shared --------------------------------------------------------------------
-    def _create(self, request: web.Request, api: str, requests: list[tuple[str, dict[str, Any]]]) -> SimBatch:
+    def _create(self, request: web.Request, api: str, requests: list[tuple[str, dict[str, Any]]]) -> SimBatch:  # free-form: request JSON
         """Log the batch and each request, draw each request's fate and answer it now (shown once ended)."""
         n = next(self._ids)
         batch_id = f"msgbatch_sim{n:08d}" if api == "anthropic" else f"batch_sim{n:08d}"
@@ -115,7 +115,7 @@ class Batches:
             x = self._draws.random()
             fate = "errored" if x < self.settings.batch.errored else (
                 "expired" if x < self.settings.batch.errored + self.settings.batch.expired else None)
-            entry: dict[str, Any] = {
+            entry: dict[str, Any] = {  # left (issue 17): a sim request-log entry, JSON as served (/log)
                 "request_id": rid, "api": api, "model": str(body.get("model", "")), "arrived": now,
                 "status": fate or 200, "fault": None, "input_tokens": 0, "output_tokens": 0,
                 "key_sha": key_sha, "batch_id": batch_id, "custom_id": custom_id,
@@ -165,7 +165,7 @@ class Batches:
         ])
 
     # Anthropic -----------------------------------------------------------------
-    def _anthropic_batch(self, request: web.Request, batch: SimBatch) -> dict[str, Any]:
+    def _anthropic_batch(self, request: web.Request, batch: SimBatch) -> dict[str, Any]:  # free-form: response JSON
         ended = batch.ended()
         end = (batch.canceled_at or batch.ends) if ended else None
         base = f"{request.scheme}://{request.host}"
@@ -213,7 +213,7 @@ class Batches:
         for entry in batch.entries:
             status = entry["status"]
             if status == 200:
-                result: dict[str, Any] = {"type": "succeeded", "message": batch.answers[entry["custom_id"]]}
+                result: dict[str, Any] = {"type": "succeeded", "message": batch.answers[entry["custom_id"]]}  # free-form: response JSON
             elif status == "errored":
                 result = {"type": "errored", "error": {"type": "error", "request_id": entry["request_id"], "error": {
                     "type": "api_error", "message": "simulated batch request error"}}}
@@ -233,7 +233,7 @@ class Batches:
         self._files[file_id] = data
         return web.json_response(self._file_object(file_id, str(form.get("purpose", "batch")), upload.filename))
 
-    def _file_object(self, file_id: str, purpose: str, filename: str) -> dict[str, Any]:
+    def _file_object(self, file_id: str, purpose: str, filename: str) -> dict[str, Any]:  # free-form: response JSON
         return {"id": file_id, "object": "file", "bytes": len(self._files[file_id]), "created_at": int(time.time()),
                 "filename": filename or "batch.jsonl", "purpose": purpose, "status": "processed"}
 
@@ -269,7 +269,7 @@ class Batches:
                                   "first_id": data[0]["id"] if data else None,
                                   "last_id": data[-1]["id"] if data else None})
 
-    def _openai_batch(self, batch: SimBatch) -> dict[str, Any]:
+    def _openai_batch(self, batch: SimBatch) -> dict[str, Any]:  # free-form: a response body, JSON as sent
         ended = batch.ended()
         if ended and batch.output_file_id is None and batch.error_file_id is None:
             self._write_outputs(batch)
@@ -291,7 +291,7 @@ class Batches:
         """The output file (successes) and the error file (errored, expired, canceled), as OpenAI writes them."""
         out, err = [], []
         for entry in batch.entries:
-            line: dict[str, Any] = {"id": entry["request_id"], "custom_id": entry["custom_id"]}
+            line: dict[str, Any] = {"id": entry["request_id"], "custom_id": entry["custom_id"]}  # free-form: response JSON
             status = entry["status"]
             if status == 200:
                 payload = batch.answers[entry["custom_id"]]

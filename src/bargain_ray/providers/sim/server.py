@@ -80,7 +80,7 @@ class SimServer:
         self._answered: defaultdict[str | None, int] = defaultdict(int)
         """Replies given, per model and in all (None), online and batched: what a version change counts."""
         self._limits: dict[str, ModelLimits] = {}
-        self._log: list[dict[str, Any]] = []
+        self._log: list[dict[str, Any]] = []  # left (issue 17): a sim request-log entry, JSON as served (/log)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -143,7 +143,7 @@ class SimServer:
         self.stop()
 
     @property
-    def log(self) -> list[dict[str, Any]]:
+    def log(self) -> list[dict[str, Any]]:  # left (issue 17): a sim request-log entry, JSON as served (/log)
         """Every request that arrived, in arrival order (a copy)."""
         return [dict(e) for e in self._log]
 
@@ -157,12 +157,12 @@ class SimServer:
     async def _openai(self, request: web.Request) -> web.StreamResponse:
         return await self._serve(request, "openai", await request.json())
 
-    async def _serve(self, request: web.Request, api: str, body: dict[str, Any]) -> web.StreamResponse:
+    async def _serve(self, request: web.Request, api: str, body: dict[str, Any]) -> web.StreamResponse:  # free-form: request JSON
         model = str(body.get("model", ""))
         n = next(self._ids)
         rid = f"req_sim_{n:08d}" if api == "anthropic" else f"chatcmpl-sim{n:08d}"
         input_tokens = prompt_tokens(api, body)
-        entry: dict[str, Any] = {
+        entry: dict[str, Any] = {  # left (issue 17): a sim request-log entry, JSON as served (/log)
             "request_id": rid, "api": api, "model": model, "arrived": time.time(), "status": None,
             "fault": None, "input_tokens": input_tokens, "output_tokens": 0, "key_sha": _key_sha(request),
             "call_id": request.headers.get(CALL_ID_HEADER),
@@ -203,8 +203,8 @@ class SimServer:
         headers = self._headers(rid, entry, admitted or limits.announce())
         return web.Response(body=data, status=200, headers=headers, content_type="application/json")
 
-    def _answer(self, settings: SimSettings, api: str, body: dict[str, Any], rid: str,
-                fault: str | None = None, call: str = "") -> tuple[dict[str, Any], int]:
+    def _answer(self, settings: SimSettings, api: str, body: dict[str, Any], rid: str,  # free-form: request JSON
+                fault: str | None = None, call: str = "") -> tuple[dict[str, Any], int]:  # free-form: response JSON
         """``answer``, counted, reporting the changed version once ``served_version_change`` says so."""
         payload, out_tokens = answer(settings, api, body, rid, fault, call)
         model = str(body.get("model", ""))
@@ -234,7 +234,7 @@ class SimServer:
             return 0.0
         return min(lat.median_s * self._latency.lognormvariate(0.0, lat.sigma), lat.max_s)
 
-    def _headers(self, rid: str, entry: dict[str, Any], told: Announcement,
+    def _headers(self, rid: str, entry: dict[str, Any], told: Announcement,  # left (issue 17): sim log JSON
                  refused: dict[str, float] | None = None) -> dict[str, str]:
         """The response's headers; the wait a 429 announces is logged (``announced_at``, ``wait_until``, wall times).
 
@@ -263,7 +263,7 @@ class SimServer:
         return web.json_response(body, status=status, headers=headers)
 
     @staticmethod
-    def _anthropic_body(rid: str, model: str, text: str, stop: str, n_in: int, n_out: int) -> dict[str, Any]:
+    def _anthropic_body(rid: str, model: str, text: str, stop: str, n_in: int, n_out: int) -> dict[str, Any]:  # free-form: response JSON
         return {
             "id": f"msg_{rid}", "type": "message", "role": "assistant", "model": model,
             "content": [{"type": "text", "text": text}] if text else [],
@@ -274,7 +274,7 @@ class SimServer:
 
     @staticmethod
     def _openai_body(rid: str, model: str, text: str, stop: str, n_in: int, n_out: int,
-                     served_by: str | None = None) -> dict[str, Any]:
+                     served_by: str | None = None) -> dict[str, Any]:  # free-form: a response body, JSON as sent
         refused = stop == "refusal"
         finish = {"end_turn": "stop", "max_tokens": "length"}.get(stop, "stop")
         return {
@@ -287,7 +287,7 @@ class SimServer:
         } | ({"provider": served_by} if served_by else {})
 
 
-def requests_inside_waits(log: list[dict[str, Any]], announced_by: tuple[Any, ...] = (429,)) -> int:
+def requests_inside_waits(log: list[dict[str, Any]], announced_by: tuple[Any, ...] = (429,)) -> int:  # left (issue 17): sim log JSON
     """Requests that arrived while a wait announced by an earlier response (of a status in ``announced_by``)
     to the same (API, model, key) still ran: each one a request sent against the provider's word."""
     waits: dict[tuple[str, str, str | None], list[tuple[float, float]]] = defaultdict(list)
@@ -299,7 +299,7 @@ def requests_inside_waits(log: list[dict[str, Any]], announced_by: tuple[Any, ..
     )
 
 
-def read_prompt(api: str, body: dict[str, Any]) -> tuple[str, list[dict[str, str]]]:
+def read_prompt(api: str, body: dict[str, Any]) -> tuple[str, list[dict[str, str]]]:  # free-form: request JSON
     """The system text and the conversation of a request of either API."""
     messages = [{"role": m["role"], "content": _text(m.get("content"))} for m in body.get("messages", [])]
     if api == "anthropic":
@@ -308,13 +308,13 @@ def read_prompt(api: str, body: dict[str, Any]) -> tuple[str, list[dict[str, str
     return system, [m for m in messages if m["role"] not in ("system", "developer")]
 
 
-def prompt_tokens(api: str, body: dict[str, Any]) -> int:
+def prompt_tokens(api: str, body: dict[str, Any]) -> int:  # free-form: a request body, JSON as received
     system, messages = read_prompt(api, body)
     return tokens(system + "".join(m["content"] for m in messages))
 
 
 def strategy_params(settings: SimSettings, model: str, system: str, messages: list[dict[str, str]],
-                    call: str) -> dict[str, Any]:
+                    call: str) -> dict[str, Any]:  # free-form: a strategy's own parameters
     """The strategy that answers one request: the model's, or (``reply_noise`` > 0) drawn around it.
 
     The draw multiplies the concession exponent by ``exp(reply_noise * z)``, ``z`` a standard normal seeded
@@ -330,8 +330,8 @@ def strategy_params(settings: SimSettings, model: str, system: str, messages: li
     return {"kind": kind, "exponent": EXPONENTS[kind] * math.exp(settings.reply_noise * z)}
 
 
-def answer(settings: SimSettings, api: str, body: dict[str, Any], rid: str,
-           fault: str | None = None, call: str = "") -> tuple[dict[str, Any], int]:
+def answer(settings: SimSettings, api: str, body: dict[str, Any], rid: str,  # free-form: a request body, as received
+           fault: str | None = None, call: str = "") -> tuple[dict[str, Any], int]:  # free-form: response JSON
     """(the response body, its output tokens): the model's strategy answering a request (``call``: its id).
 
     The one answer of the sim, for online requests and for each request of a batch alike.
