@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
 from bargain_ray.analysis.build import DEFAULT_BY
-from bargain_ray.analysis.commands import Parser
+from bargain_ray.analysis.commands import Parser, count, share
 from bargain_ray.analysis.power import Pilot, read_pilot, z_of
 from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.config import ProviderConfig, SweepConfig, compose_command
@@ -48,24 +48,10 @@ exit codes: 0 planned (nothing is run or spent), 1 a usage error, not a sweep fo
   that cannot be planned from (one line says why)."""
 
 
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not >= 1")
-    return value
-
-
 def _positive(text: str) -> float:
     value = float(text)
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text} is not > 0")
-    return value
-
-
-def _share(text: str) -> float:
-    value = float(text)
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1")
     return value
 
 
@@ -78,9 +64,9 @@ def parser() -> Parser:
     goal = p.add_mutually_exclusive_group(required=True)
     goal.add_argument("--target-halfwidth", type=_positive, metavar="X", help="the half-width wanted for A - B")
     goal.add_argument("--effect", type=_positive, metavar="D", help="the difference A - B to find (with --power)")
-    p.add_argument("--power", type=_share, default=0.8, help="the chance of finding --effect (default 0.8)")
-    p.add_argument("--level", type=_share, default=LEVEL, help=f"the intervals' confidence level (default {LEVEL})")
-    p.add_argument("--resamples", type=_count, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
+    p.add_argument("--power", type=share, default=0.8, help="the chance of finding --effect (default 0.8)")
+    p.add_argument("--level", type=share, default=LEVEL, help=f"the intervals' confidence level (default {LEVEL})")
+    p.add_argument("--resamples", type=count, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap generator")
     return p
 

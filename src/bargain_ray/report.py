@@ -6,32 +6,17 @@ SWEEP/report-by-<columns>.html beside them (neither is overwritten).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
 from bargain_ray.analysis.build import DEFAULT_BY
-from bargain_ray.analysis.commands import Parser, hint
+from bargain_ray.analysis.commands import Parser, count, hint, share
 from bargain_ray.analysis.report import build_report, partial_note
 from bargain_ray.core.status import ExitCode
 from bargain_ray.store import DATASET, MANIFEST, REPORT
 
 COMMAND = "python -m bargain_ray.report"
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
-    return value
-
-
-def _level(text: str) -> float:
-    value = float(text)
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not between 0 and 1")
-    return value
 
 
 def parser() -> Parser:
@@ -40,8 +25,8 @@ def parser() -> Parser:
     p.add_argument("sweep", type=Path, help="sweep folder (holds manifest.json and journal.jsonl), e.g. outputs/demo")
     p.add_argument("--by", default=",".join(DEFAULT_BY),
                    help=f"comma-separated per-game columns that define a cell (default {','.join(DEFAULT_BY)})")
-    p.add_argument("--resamples", type=_positive, default=RESAMPLES, help="bootstrap resamples of seeds")
-    p.add_argument("--level", type=_level, default=LEVEL, help="confidence level of the intervals")
+    p.add_argument("--resamples", type=count, default=RESAMPLES, help="bootstrap resamples of seeds")
+    p.add_argument("--level", type=share, default=LEVEL, help="confidence level of the intervals")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap generator")
     return p
 
