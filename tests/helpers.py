@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 import yaml
 from aiohttp import web
@@ -34,6 +35,19 @@ DEMO_WHOLE = ["+grid=demo", "run.progress=false", "run.report=false", "grid.bloc
               "run.games_per_task=4"]
 """The uninterrupted demo sweep that killed, disk-full and resumed ones of the same grid must end equal to
 (played once per session by the ``finished_sweep`` fixture)."""
+
+
+def undated(frame: pl.DataFrame) -> pl.DataFrame:
+    """A table sorted by unit (and turn), the sweep's date taken out of its unit ids: the session's uninterrupted
+    sweep an interrupted one is held against may have been played the day before (a suite run that crosses
+    midnight)."""
+    frame = frame.with_columns(pl.col("unit_id").str.replace(r"-\d{8}-", "-"))
+    return frame.sort("unit_id", *(["turn"] if "turn" in frame.columns else []))
+
+
+def read_undated(folder: Path, table: str) -> pl.DataFrame:
+    """``undated`` of ``folder``'s ``table``."""
+    return undated(pl.read_parquet(folder / f"{table}.parquet"))
 
 
 def game_config(name: str, **overrides: Any) -> dict[str, Any]:

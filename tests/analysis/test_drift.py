@@ -131,11 +131,12 @@ def test_on_drift_stop_stops_the_run_with_exit_1_naming_the_model_and_both_versi
     stopped = games.filter(pl.col("outcome_json").str.contains(f'"kind": "{FailureKind.DRIFT.value}"'))
     assert stopped.height > 0 and games.filter(pl.col("known")).height < 16
     # no call started once the run stopped: the stop reaches each runner as its game ends, so a request may still
-    # arrive after the first stopped game ended only if its runner had sent it before hearing of the stop (at most
-    # one per game in flight), and none arrives after the last stopped game ended
-    first, last = (t.timestamp() for t in (min(stopped["ended_at"]), max(stopped["ended_at"])))
+    # arrive after the first stopped game ended only if its runner had sent it before hearing of the stop: at most
+    # one per game in flight (when it arrives is the machine's: under load a request sent before the stop can
+    # reach the server after the last stopped game ended, so no clock is compared beyond this count)
+    first = min(stopped["ended_at"]).timestamp()
     late = [e for e in log if e["arrived"] >= first]
-    assert len(late) <= stopped.height and max(e["arrived"] for e in log) < last
+    assert len(late) <= stopped.height
     assert all(isinstance(t, datetime) for t in stopped["ended_at"])
 
     # the journals are kept and the folder resumes: under warn the sweep ends, no paid call sent again

@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import ray
-from helpers import DEMO_WHOLE, ROOT, resize_disk, small_disk
+from helpers import DEMO_WHOLE, ROOT, read_undated, resize_disk, undated, small_disk
 
 from bargain_ray.__main__ import main
 from bargain_ray.core.status import ExitCode
@@ -94,10 +94,9 @@ def test_a_disk_that_fills_mid_sweep_ends_cleanly_and_resumes_to_the_same_tables
     open_calls = {c for c in journaled if c.rsplit("-k", 1)[0] not in finished}
     assert replayed == open_calls, "calls journaled for unfinished games are replayed, never paid again"
 
-    a, b = tables["games"].sort("unit_id"), pl.read_parquet(whole / "games.parquet").sort("unit_id")
+    a, b = undated(tables["games"]), read_undated(whole, "games")
     assert a.height == 200 and a.select("unit_id", "status", "outcome").equals(b.select("unit_id", "status", "outcome"))
-    assert tables["turns"].drop("call_ids").sort("unit_id", "turn").equals(
-        pl.read_parquet(whole / "turns.parquet").drop("call_ids").sort("unit_id", "turn"))
+    assert undated(tables["turns"]).drop("call_ids").equals(read_undated(whole, "turns").drop("call_ids"))
 
 
 @ray.remote(num_cpus=0)

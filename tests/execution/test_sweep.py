@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from helpers import DEMO_WHOLE, ROOT
+from helpers import DEMO_WHOLE, ROOT, read_undated
 
 from bargain_ray.__main__ import main
 from bargain_ray.analysis.view import Follower, list_sweeps
@@ -152,8 +152,8 @@ def test_turn_level_resume_replays_journaled_calls_and_pays_only_for_new_ones(tm
     assert len(paid_again) == len(set(paid_again)), "no call was made twice"
 
     whole = finished_sweep(DEMO_WHOLE, tmp_path / "whole")
-    a = pl.read_parquet(tmp_path / "killed" / "games.parquet").select("unit_id", "outcome").sort("unit_id")
-    b = pl.read_parquet(whole / "games.parquet").select("unit_id", "outcome").sort("unit_id")
+    a = read_undated(tmp_path / "killed", "games").select("unit_id", "outcome")
+    b = read_undated(whole, "games").select("unit_id", "outcome")
     assert a.height == 200 and a.equals(b), "a resumed sweep ends exactly as an uninterrupted one"
 
 
