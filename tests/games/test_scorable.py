@@ -15,10 +15,10 @@ from helpers import CONF, DATA, ROOT, game_config, play_replies
 
 from bargain_ray.__main__ import main
 from bargain_ray.config import compose_dict
+from bargain_ray.core.figures import Figure
 from bargain_ray.design import load_config, units
 from bargain_ray.games import load_game
 from bargain_ray.games.base import RuleError
-from bargain_ray.core.figures import Figure
 from bargain_ray.games.scorable import metrics, prompts, strategy
 from bargain_ray.store.journal import read_records
 

@@ -10,10 +10,10 @@ import polars as pl
 
 from bargain_ray.config import compose_dict
 from bargain_ray.core.figures import exact_of
-from bargain_ray.games.multi_issue.records import MultiIssueOutcome
 from bargain_ray.core.records import GameRecord
 from bargain_ray.design import resolve
 from bargain_ray.execution.sweep import run_sweep
+from bargain_ray.games.multi_issue.records import MultiIssueOutcome
 from bargain_ray.play.rescore import ReplayFile, replay_transcript
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store.rows import SHARED_SCHEMA, UTC_TIME, game_row, rows_frame, turn_rows

@@ -137,9 +137,9 @@ class FamilyRecord(BaseModel):
 
     Core and the store never know a family (``tests/test_layout.py``), so a journal line read there keeps this
     part as written: this base, its keys kept in their order as extra fields. The family's ``Game.typed``
-    validates it into the family's model where a reader knows the family (re-scoring, the report, the export,
-    the live view), and ``of`` gives a family's reader its model either way. Both forms write the same JSON,
-    and are equal when they do (a record read back equals the one written)."""
+    validates it into the family's model where the family's own code reads it (its metrics), and ``of`` gives a
+    family's reader its model either way. Both forms write the same JSON, and are equal when they do (a record
+    read back equals the one written)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 

@@ -260,9 +260,11 @@ class Game(Generic[C, S, A]):
 
         The family's models are applied here, not where a journal line is read: the store reads every line at
         the core layer, which knows no family, so a record read back holds its parts as written (the base
-        models); a reader that knows the family (re-scoring, the report, the export, the live view) types the
-        record through its Game, once, and reads attributes from then on. A record already typed (played by
-        this code) is returned as it is."""
+        models). The family's own readers get the record through its Game (``game_metrics``, ``turn_metrics``:
+        re-scoring, the figures of a game as it ends), so they read attributes of its models and a line that
+        does not fit them is refused there. Readers that show every family alike (the tables, the report, the
+        export, the live view) read the parts as the JSON they write, which is the same typed or not. A record
+        already typed (played by this code) is returned as it is."""
         out = record.outcome
         scored = out.scored if out.scored.blank else cls.Scored.of(out.scored)
         turns = [cls._typed_turn(t) for t in record.turns]

@@ -18,7 +18,6 @@ from bargain_ray.games.multi_issue.records import Kind, MultiIssueTurn
 from bargain_ray.games.provenance import Declared, ours, rule, seed
 
 
-
 class Action(BaseModel):
     """A legal move; terms are kept as the exact decimals the model wrote."""
 
