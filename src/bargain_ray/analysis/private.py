@@ -49,7 +49,7 @@ class TurnParts(BaseModel):
 def turn_parts(family: str | None, fields: FamilyFields) -> TurnParts:
     """``fields`` (a family's model, or as read back) split by the private-field rule. Every family's fields are
     shown alike, field by field, so the report and the live view read them as the JSON the family's model writes."""
-    data = fields.model_dump(mode="json")
+    data = fields.written()
     message = data.pop("message", None)
     public, private = split_private(family, data)
     return TurnParts(message=None if message is None else str(message), public=public, private=private)

@@ -146,12 +146,19 @@ class FamilyRecord(BaseModel):
     @classmethod
     def of(cls, part: FamilyRecord) -> Self:
         """``part`` as this model: itself once its Game has typed it, else validated from its JSON as read."""
-        return part if isinstance(part, cls) else cls.read(part.model_dump(mode="json"))
+        return part if isinstance(part, cls) else cls.read(part.written())
 
     @classmethod
     def read(cls, data: dict[str, Any]) -> Self:  # free-form: a family's part as written, validated here
         """This model of ``data`` as written (a family whose part has several shapes picks one here)."""
         return cls.model_validate(data)
+
+    def written(self) -> dict[str, Any]:  # free-form: the part's JSON, as its record writes it
+        """This part as its record writes it (JSON values, in order): kept so as read back, dumped once typed."""
+        extra = self.model_extra
+        if extra is not None and not type(self).__pydantic_fields__:
+            return dict(extra)
+        return self.model_dump(mode="json")
 
     @property
     def blank(self) -> bool:
@@ -161,7 +168,7 @@ class FamilyRecord(BaseModel):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FamilyRecord):
             return NotImplemented
-        return self.model_dump(mode="json") == other.model_dump(mode="json")
+        return self.written() == other.written()
 
     def __hash__(self) -> int:
         return hash(self.model_dump_json())

@@ -121,5 +121,6 @@ def with_figures(game: Game, record: GameRecord) -> GameRecord:
     has none."""
     if not record.outcome.known:
         return record.model_copy(update={"metrics": {}, "turn_metrics": []})
-    turns = game.turn_metrics(record)
-    return record.model_copy(update={"metrics": game.game_metrics(record, turns), "turn_metrics": turns})
+    typed = game.typed(record)  # once: both figures read the family's models
+    turns = game.turn_metrics(typed)
+    return record.model_copy(update={"metrics": game.game_metrics(typed, turns), "turn_metrics": turns})

@@ -109,7 +109,7 @@ def game_row(rec: GameRecord) -> dict[str, Any]:  # free-form: table rows as pol
     row |= side_tokens(rec)
     row["unit_hash"] = unit.hash
     row |= {"started_at": rec.started_at, "ended_at": rec.ended_at}
-    for key, value in rec.outcome.scored.model_dump(mode="json").items():  # the named fields are the shared columns already
+    for key, value in rec.outcome.scored.written().items():  # the named fields are the shared columns already
         if key not in row and (cell := _cell(value)) is not _SKIP:
             row[key] = cell
     row |= rec.metrics  # the family's figures win: they name each figure once
@@ -136,7 +136,7 @@ def action_columns(fields: FamilyFields) -> dict[str, Any]:  # free-form: table 
     lists add nothing. The store knows no family (its records are read at the core layer), so it reads the
     fields as the JSON they write, typed or as read back alike."""
     out: dict[str, Any] = {}  # free-form: table rows as polars takes them (columns vary per family)
-    for key, value in fields.model_dump(mode="json").items():
+    for key, value in fields.written().items():
         if isinstance(value, dict):
             out |= {f"{key}_{k}": cell for k, v in value.items() if (cell := _cell(_number(v))) is not _SKIP}
         elif (cell := _cell(value)) is not _SKIP:
