@@ -251,7 +251,7 @@ def test_a_running_games_latest_reply_is_readable_and_private_fields_are_marked(
     calls = replies_of(last)[:3]
     (folder / CALLS_JOURNAL).write_text("".join(json.dumps(c) + "\n" for c in calls))
     latest = json.loads(calls[-1]["reply"]["text"])
-    valuations = {str(t.fields["actual_valuation"]) for t in last.turns}
+    valuations = {str(t.fields.actual_valuation) for t in last.turns}
     write_status(folder, "running", 4)
     with held(folder), serving(tmp_path) as base:
         snap = Follower(folder).snapshot()

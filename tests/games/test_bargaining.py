@@ -17,6 +17,7 @@ import pytest
 from bargain_ray.__main__ import main
 from bargain_ray.agents.replay import ReplayAgent
 from bargain_ray.config import compose_dict
+from bargain_ray.core.figures import Figure
 from bargain_ray.core.records import GameRecord, Reply
 from bargain_ray.core.unit import Unit
 from bargain_ray.design import load_config, units
@@ -120,14 +121,14 @@ def test_offer_accept_reject_semantics():
     # reject withdraws without countering, even with an "offer" alongside (seed 002's quirk: shown, never standing)
     state = played(game, reply(offer=80), reply(action="reject", offer=50))
     assert state.standing is None and game.to_move(state) == "seller" and state.ended is None
-    assert engine.public(state.record[-1])["offer"] == 50
+    assert engine.public(state.record[-1]).offer == 50
     # accept closes at the counterparty's standing offer, whatever "offer" says
     state = played(game, reply(offer=80), reply(offer=40), reply(action="accept", offer=99))
     assert state.ended.status == "AGREEMENT" and state.deal.price == 40 and state.deal_round == 3
     out = game.outcome(state)
-    assert out["price"] == {"exact": "40", "value": 40}
-    assert out["seller_payoff"]["exact"] == "11913/400"  # (40 - 7) x 0.95^2 = 33 x 361/400
-    assert out["buyer_payoff"]["exact"] == "20577/400"  # (97 - 40) x 361/400
+    assert out.price == Figure(exact="40", value=40)
+    assert out.seller_payoff.exact == "11913/400"  # (40 - 7) x 0.95^2 = 33 x 361/400
+    assert out.buyer_payoff.exact == "20577/400"  # (97 - 40) x 361/400
     assert game.to_move(state) is None
 
 
@@ -136,7 +137,7 @@ def test_the_round_limit_ends_without_agreement_and_pays_nothing():
     state = played(game, reply(offer=80), reply(offer=40), reply(offer=70))
     assert state.ended.status == "NO_AGREEMENT" and state.ended.reason == "round_limit"
     out = game.outcome(state)
-    assert out["price"] is None and out["joint_payoff"] == {"exact": "0", "value": 0}
+    assert out.price is None and out.joint_payoff == Figure(exact="0", value=0)
     assert "This is round 3 of 3; this is the last round." in game.prompt(played(game, reply(offer=80), reply(offer=40)), "seller").messages[0].content
 
 
@@ -150,8 +151,8 @@ def test_two_retries_with_the_error_then_format_failure():
     bad = reply(action="counter")
     record = asyncio.run(_scripted(game, [reply(offer=80), bad, bad, bad]))
     out = record.outcome
-    assert out.status == "FORMAT_FAILURE" and out.scored["failed_role"] == "buyer" and out.known
-    assert out.scored["joint_payoff"]["exact"] == "0" and out.calls_attempted == 4 and out.repairs_used == 2
+    assert out.status == "FORMAT_FAILURE" and out.scored.failed_role == "buyer" and out.known
+    assert out.scored.joint_payoff.exact == "0" and out.calls_attempted == 4 and out.repairs_used == 2
     last = record.calls[-1].request["messages"]
     assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]
     assert last[-1]["content"].startswith("Your reply was not accepted: Unknown action 'counter'")
@@ -174,11 +175,11 @@ def test_reasoning_private_never_reaches_the_other_side():
         seen = json.dumps(call.request)
         theirs = "BUYER-SECRET" if call.role == "seller" else "SELLER-SECRET"
         assert theirs not in seen
-        hidden = str(record.outcome.scored["buyer_value" if call.role == "seller" else "seller_cost"])  # 97 or 7
+        hidden = str(getattr(record.outcome.scored, "buyer_value" if call.role == "seller" else "seller_cost"))  # 97 or 7
         assert hidden not in re.findall(r"\d+(?:\.\d+)?", call.request["system"])
     seller_view = record.calls[-1].request["messages"][0]["content"]
     assert 'Round 3, Seller: reject (its "offer" field: 50); stated valuation: none; message: "hi"' in seller_view
-    fields = record.turns[-1].fields
+    fields = record.turns[-1].fields.model_dump(mode="json")
     assert fields["reasoning_private"] == "SELLER-SECRET-3" and "reasoning_private" not in fields["public"]
     assert fields | {"public": None} == {
         "round": 5, "role": "seller", "action": "accept", "offer": None, "stated_valuation": None,
@@ -227,9 +228,11 @@ def fig(exact: str) -> dict:
 
 
 def turn(rnd, role, action, offer=None, claim=None, accepted=None, message=""):
+    public = {"round": rnd, "role": role, "action": action, "offer": offer, "stated_valuation": claim,
+              "message": message}
     return {"unit_id": "g", "turn": rnd, "role": role, "call_ids": [], "attempts": 1, "valid": True,
-            "fields": {"round": rnd, "role": role, "action": action, "offer": offer, "stated_valuation": claim,
-                       "accepted_price": accepted, "message": message}}
+            "fields": public | {"actual_valuation": 0, "standing_offer_before": None, "accepted_price": accepted,
+                                "reasoning_private": "", "public": public}}
 
 
 CONFIG = make_game().config
@@ -242,8 +245,10 @@ def record(status, cost=None, value=None, price=None, rnd=None, discount=None, s
            "agreement": status == "AGREEMENT", "technical_pass": known and status != "FORMAT_FAILURE"}
     if known:
         joint = str(Fraction(seller) + Fraction(buyer))
-        out |= {"seller_cost": cost, "buyer_value": value, "price": price and fig(price), "round": rnd,
-                "discount": discount and fig(discount), "seller_payoff": fig(seller), "buyer_payoff": fig(buyer),
+        out |= {"seller_cost": cost, "buyer_value": value, "available_surplus": value - cost,
+                "prompt_variant": "default", "rounds_played": len(turns), "failed_role": None,
+                "price": price and fig(price), "round": rnd, "discount": discount and fig(discount),
+                "proposer": price and "seller", "seller_payoff": fig(seller), "buyer_payoff": fig(buyer),
                 "joint_payoff": fig(joint)}
     unit = Unit.for_replay("bargaining", "bargaining", 1, unit_id="g")
     return GameRecord.model_validate({"unit": unit, "outcome": out, "turns": list(turns), "calls": []})
@@ -337,7 +342,7 @@ def test_strategy_reads_its_prompt_and_states_claims_per_params():
     record = asyncio.run(play(game, {"seller": Tactic({"kind": "linear"}), "buyer": Tactic({"kind": "conceder"})},
                               Unit.for_replay("bargaining", "bargaining", 1001, unit_id="u")))
     out = record.outcome
-    assert out.status == "AGREEMENT" and 7 <= out.scored["price"]["value"] <= 97 and out.repairs_used == 0
+    assert out.status == "AGREEMENT" and 7 <= out.scored.price.value <= 97 and out.repairs_used == 0
 
 
 def test_replay_rescores_a_recorded_game():

@@ -148,7 +148,7 @@ def test_sentence_count_is_measured_not_enforced_and_recorded_per_message():
     assert (said.sentences, said.words) == (6, 156)
     s = g.apply(s, "party_a", said)
     fields = g.turn_fields(s, "party_a", said)
-    assert (fields["sentences"], fields["words"], fields["message"]) == (6, 156, six.strip())
+    assert (fields.sentences, fields.words, fields.message) == (6, 156, six.strip())
     capped = game("orange", "game.max_words=155")
     with pytest.raises(RuleError) as err:
         capped.parse(capped.start(0, None), "party_a", six)
@@ -213,7 +213,7 @@ def test_observer_agreement_closes_the_game_else_the_turn_limit():
     s = g.apply(s, "observer", g.parse(s, "observer", verdict()))
     assert (s.ended.status, s.ended.reason, g.to_move(s)) == (Status.NO_AGREEMENT, "turn_limit", None)
     out = g.outcome(s)
-    assert (out["allocation_type"], out["party_turns"], out["turns_to_agreement"]) == ("none", 2, None)
+    assert (out.allocation_type, out.party_turns, out.turns_to_agreement) == ("none", 2, None)
 
 
 # --- failures ------------------------------------------------------------------------------
@@ -221,14 +221,14 @@ def test_observer_agreement_closes_the_game_else_the_turn_limit():
 def test_observer_failure_is_a_technical_error_after_bounded_retries():
     record = replay_transcript(ReplayFile.model_validate_json((DATA / "freetext_observer_failure.json").read_text()))
     out = record.outcome
-    assert (out.status, out.known, out.reason, out.scored["failed_role"]) == (
+    assert (out.status, out.known, out.reason, out.scored.failed_role) == (
         "TECHNICAL_ERROR", False, "observer_failure", "observer")
     assert out.failure is not None and out.failure.kind == "unreadable_instrument"
     observer_calls = [c for c in record.calls if c.role == "observer"]
     assert len(observer_calls) == 1 + 2  # max_repairs re-asks, then it stops
     assert [c.rule for c in observer_calls] == ["not_one_json_object", "empty_text", "inconsistent_verdict"]
     assert observer_calls[0].response_text == "Party A wants the pack for a power bank; no proposal yet."
-    assert out.scored["allocation_type"] is None and out.scored["agreement_reached"] is None
+    assert out.scored.allocation_type is None and out.scored.agreement_reached is None
 
 
 def test_a_party_breaking_the_format_is_a_format_failure():
@@ -236,9 +236,9 @@ def test_a_party_breaking_the_format_is_a_format_failure():
     empty = "   "  # the only party rule with the hard word limit off
     record = run(g, dict.fromkeys(g.roles, ReplayAgent(deque([empty] * 3))))
     out = record.outcome
-    assert (out.status, out.known, out.scored["failed_role"], out.calls_attempted) == (
+    assert (out.status, out.known, out.scored.failed_role, out.calls_attempted) == (
         "FORMAT_FAILURE", True, "party_a", 3)
-    assert out.scored["allocation_type"] is None
+    assert out.scored.allocation_type is None
 
 
 # --- privacy -------------------------------------------------------------------------------
@@ -319,7 +319,7 @@ def test_scripted_pairings_reach_each_allocation_type(pairing, expected):
         g = game(name)
         record = run(g, scripted(g, pairing))
         out = record.outcome
-        assert (out.status, out.scored["allocation_type"], out.scored["party_turns"]) == expected
+        assert (out.status, out.scored.allocation_type, out.scored.party_turns) == expected
         assert out.repairs_used == 0
         figures = metrics.per_game(record_config(record), record)
         assert figures["allocation_type"] == expected[1]
@@ -394,6 +394,6 @@ def test_the_rule_observer_reads_the_recorded_game_as_its_observer_did():
     agents = dict.fromkeys(g.config.parties, ReplayAgent(party)) | {
         "observer": StrategyAgent("rule-observer", {}, "freetext")}
     out = run(g, agents).outcome
-    assert (out.status, out.scored["allocation_type"], out.scored["turns_to_agreement"]) == ("AGREEMENT", "integrative_full", 4)
-    assert out.scored["allocation"] == (
+    assert (out.status, out.scored.allocation_type, out.scored.turns_to_agreement) == ("AGREEMENT", "integrative_full", 4)
+    assert out.scored.allocation == (
         'Party A proposed "Then you could take all of the peel and I\'ll take all of the juice." and Party B agreed.')

@@ -9,6 +9,7 @@ import sys
 import pytest
 from helpers import DATA, ROOT, game_config, play_replies, reply
 
+from bargain_ray.core.figures import Figure
 from bargain_ray.games import load_game
 from bargain_ray.games.multi_issue import engine, metrics, prompts, scoring
 
@@ -112,7 +113,7 @@ def test_accepting_own_or_stale_offer_is_refused_and_ids_are_turn_numbers():
         first_speaker="buyer",
     )
     out = record.outcome
-    assert out.status == "AGREEMENT" and out.scored["deal"]["offer_id"] == "O2"
+    assert out.status == "AGREEMENT" and out.scored.deal.offer_id == "O2"
     assert [i.rule for i in out.invalid_attempts] == ["accept_stale_offer"]
     assert out.repairs_used == 1 and out.calls_attempted == 4
 
@@ -143,7 +144,7 @@ def test_repairs_run_out_into_a_format_failure_and_are_configurable():
     out = record.outcome
     assert out.status == "FORMAT_FAILURE" and out.known is True and out.technical_pass is False
     assert out.calls_attempted == 3 and out.repairs_used == 2 and len(out.invalid_attempts) == 3
-    assert out.scored["utilities"] is None
+    assert out.scored.utilities is None
     record = play_replies(game_config("tickets", max_repairs=0), junk, first_speaker="seller")
     assert record.outcome.calls_attempted == 1 and record.outcome.status == "FORMAT_FAILURE"
 
@@ -152,14 +153,14 @@ def test_turn_12_offer_gets_one_final_reply_that_can_only_accept_or_end():
     replies = [reply("NONE")] * 11 + [reply("OFFER", terms=MID)]
     record = play_replies(game_config("tickets"), replies + [reply("OFFER", terms=CHEAP), reply("ACCEPT", offer_id="O12")], first_speaker="buyer")
     out = record.outcome
-    assert out.status == "AGREEMENT" and out.scored["deal"]["offer_id"] == "O12" and out.scored["deal"]["acceptor"] == "buyer"
+    assert out.status == "AGREEMENT" and out.scored.deal.offer_id == "O12" and out.scored.deal.acceptor == "buyer"
     assert out.invalid_attempts[0].rule == "final_reply"
     final_prompt = record.calls[12].request["messages"][0]["content"]
     assert "This is the final reply after turn 12" in final_prompt and "ACCEPT O12" not in final_prompt.split("Public record")[0]
 
     record = play_replies(game_config("tickets"), replies + [reply("END")], first_speaker="buyer")
     assert record.outcome.status == "NO_AGREEMENT" and record.outcome.reason == "final_reply_end"
-    assert record.outcome.scored["utilities"]["buyer"]["value"] == 20
+    assert record.outcome.scored.utilities["buyer"].value == 20
 
 
 def test_end_is_not_an_action_before_the_final_reply(tickets):
@@ -184,8 +185,8 @@ def test_the_engine_raises_a_rule_and_its_facts_and_prompts_words_it(tickets):
 def test_no_agreement_after_12_turns_scores_fallbacks():
     record = play_replies(game_config("tickets"), [reply("NONE")] * 12, first_speaker="seller")
     out = record.outcome
-    assert out.status == "NO_AGREEMENT" and out.scored["no_deal"] is True and out.scored["joint_gain"]["value"] == 0
-    assert out.scored["efficiency"] is None and out.scored["efficiency_all_assigned"] == {"exact": "0", "value": 0}
+    assert out.status == "NO_AGREEMENT" and out.scored.no_deal is True and out.scored.joint_gain.value == 0
+    assert out.scored.efficiency is None and out.scored.efficiency_all_assigned == Figure(exact="0", value=0)
     assert len(record.turns) == 12 and record.turns[0].role == "seller"
 
 
@@ -231,8 +232,8 @@ def test_another_scenario_is_only_another_config():
     terms = {"price_eur": 700, "warranty_months": 12}
     record = play_replies(cfg, [reply("OFFER", terms=terms), reply("ACCEPT", offer_id="O1")])
     # client: 60*(1-2/4) + 40*(1/3) = 130/3; vendor: 70*(2/4) + 30*(1-1/3) = 55
-    assert record.outcome.scored["utilities"]["client"]["exact"] == "130/3"
-    assert record.outcome.scored["utilities"]["vendor"]["exact"] == "55"
+    assert record.outcome.scored.utilities["client"].exact == "130/3"
+    assert record.outcome.scored.utilities["vendor"].exact == "55"
     # best joint: price at 900 (vendor 70 > client 60), warranty at 36 (client 40 > vendor 30); minus fallbacks 40
     assert metrics.bounds(game.config)["joint_gain"] == (0, 70)
 

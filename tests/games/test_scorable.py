@@ -15,6 +15,7 @@ from helpers import CONF, DATA, ROOT, game_config, play_replies
 
 from bargain_ray.__main__ import main
 from bargain_ray.config import compose_dict
+from bargain_ray.core.figures import Figure
 from bargain_ray.design import load_config, units
 from bargain_ray.games import load_game
 from bargain_ray.games.base import RuleError
@@ -162,7 +163,7 @@ def test_the_opener_rotates_each_round_over_a_fixed_rotation():
     ]
     out = record.outcome
     assert out.status == "NO_AGREEMENT" and out.reason == "rounds_exhausted" and out.calls_attempted == 24
-    assert [t.fields["round"] for t in record.turns] == [1] * 6 + [2] * 6 + [3] * 6 + [4] * 6
+    assert [t.fields.round for t in record.turns] == [1] * 6 + [2] * 6 + [3] * 6 + [4] * 6
 
 
 def test_an_accept_without_an_id_does_nothing(table):
@@ -177,7 +178,7 @@ def test_an_accept_without_an_id_does_nothing(table):
     record = play_replies(game_config("scorable6", rounds=1), [r("propose", deal=P1)] + [r("accept")] * 5,
                           first_speaker="Avery")
     assert record.outcome.invalid_attempts == [] and record.outcome.repairs_used == 0
-    assert [t.fields["action"] for t in record.turns] == ["propose"] + ["none"] * 5
+    assert [t.fields.action for t in record.turns] == ["propose"] + ["none"] * 5
     assert record.outcome.reason == "rounds_exhausted"
 
 
@@ -188,7 +189,7 @@ def test_the_opener_rotates_every_round_also_after_a_walk():
     record = play_replies(game_config("scorable6", rounds=4), replies, first_speaker="Blake")
     rounds: dict[int, list[str]] = {}
     for t in record.turns:
-        rounds.setdefault(t.fields["round"], []).append(t.role)
+        rounds.setdefault(t.fields.round, []).append(t.role)
     assert rounds == {
         1: ["Blake", "Casey", "Devon", "Ember", "Flynn", "Avery"],
         2: ["Devon", "Ember", "Flynn", "Avery", "Blake"],
@@ -205,8 +206,8 @@ def test_a_walk_is_final_and_the_rotation_skips_the_walker():
     record = play_replies(game_config("scorable6", rounds=2), replies, first_speaker="Flynn")
     order = [t.role for t in record.turns]
     assert order == ["Flynn", "Avery", "Blake", "Casey", "Devon", "Ember", "Avery", "Blake", "Casey", "Devon", "Ember"]
-    assert record.outcome.scored["walked"] == ["Flynn"] and record.outcome.reason == "rounds_exhausted"
-    assert record.outcome.scored["surplus"]["Flynn"] == {"exact": "0", "value": 0}
+    assert record.outcome.scored.walked == ["Flynn"] and record.outcome.reason == "rounds_exhausted"
+    assert record.outcome.scored.surplus["Flynn"] == Figure(exact="0", value=0)
 
 
 def test_a_deal_closes_once_everyone_at_the_table_backs_the_same_offer(table):
@@ -252,7 +253,7 @@ def test_repairs_reach_the_model_and_run_out_into_a_format_failure():
     record = play_replies(game_config("scorable6"), ["junk"] * 3, first_speaker="Avery")
     out = record.outcome
     assert out.status == "FORMAT_FAILURE" and out.known is True and out.calls_attempted == 3
-    assert out.scored["scores"] is None and out.scored["surplus"] is None and out.scored["feasible_deals"] == 37
+    assert out.scored.scores is None and out.scored.surplus is None and out.scored.feasible_deals == 37
 
 
 # --- privacy -------------------------------------------------------------------------------
@@ -267,7 +268,7 @@ def test_no_party_ever_sees_another_partys_scratchpad():
         replies.append(text)
     record = play_replies(game_config("scorable6"), replies, first_speaker="Ember")
     assert record.outcome.status == "AGREEMENT"
-    pads = {t.fields["scratchpad"]: t.role for t in record.turns}
+    pads = {t.fields.scratchpad: t.role for t in record.turns}
     assert len(pads) == 12
     for call in record.calls:
         first_ask = json.dumps({"system": call.request["system"], "first": call.request["messages"][0]})
@@ -299,11 +300,11 @@ def test_feasible_deals_and_the_best_feasible_deal_match_brute_force(table):
     feasible = [c for c in space if all(points[c][p] >= bar[p] for p in PARTIES)]
     best = max(feasible, key=lambda c: sum(points[c].values()))
     figures, best_welfare = metrics.placement(table.config, None)
-    assert figures["feasible_deals"] == len(feasible) == 37
-    assert figures["best_feasible"]["options"] == dict(zip([f"issue{i}" for i in range(5)], best, strict=True))
+    assert figures.feasible_deals == len(feasible) == 37
+    assert figures.best_feasible.options == dict(zip([f"issue{i}" for i in range(5)], best, strict=True))
     assert best == ("opt0", "opt0", "opt1", "opt1", "opt1")
     assert best_welfare == sum(points[best].values()) == 1086
-    assert figures["best_feasible"]["joint_surplus"] == {"exact": "510437/1000", "value": 510.437}
+    assert figures.best_feasible.joint_surplus == Figure(exact="510437/1000", value=510.437)
     assert 1086 - sum(bar.values()) == Fraction("510.437")
 
 
@@ -316,7 +317,7 @@ def test_pareto_optimality_matches_brute_force(table):
     optimal = {c for c in space if not dominated(c)}
     for combo in space:
         deal = dict(zip([f"issue{i}" for i in range(5)], combo, strict=True))
-        assert metrics.placement(table.config, deal)[0]["pareto_optimal"] == (combo in optimal)
+        assert metrics.placement(table.config, deal)[0].pareto_optimal == (combo in optimal)
     assert 0 < len(optimal) < len(space)
 
 
@@ -327,9 +328,9 @@ def test_a_deal_space_past_the_limit_is_reported_not_enumerated():
     record = play_replies(game_config("scorable6", max_enumerated_deals=100),
                           [r("propose", deal=P2)] + [r("accept", offer_id="P1")] * 5, first_speaker="Avery")
     out = record.outcome
-    assert out.status == "AGREEMENT" and out.scored["feasible_deals"] is None and out.scored["pareto_optimal"] is None
-    assert "243 possible deals exceed max_enumerated_deals=100" in out.scored["space_error"]
-    assert out.scored["scores"]["Avery"]["value"] == 155 and out.scored["welfare_ratio"] is None
+    assert out.status == "AGREEMENT" and out.scored.feasible_deals is None and out.scored.pareto_optimal is None
+    assert "243 possible deals exceed max_enumerated_deals=100" in out.scored.space_error
+    assert out.scored.scores["Avery"].value == 155 and out.scored.welfare_ratio is None
 
 
 def test_replay_rescores_the_recorded_transcript():

@@ -42,7 +42,7 @@ def test_round_one_and_a_reject_with_nothing_standing_are_settings():
     loose = game_config("bargaining", max_rounds=3, first_round_offer=False, reject_needs_offer=False)
     record = play_replies(loose, [bargain("reject", None), bargain(offer=70), bargain("accept", None)])
     assert record.outcome.invalid_attempts == [] and record.outcome.status == "AGREEMENT"
-    assert [t.fields["action"] for t in record.turns] == ["reject", "offer", "accept"]
+    assert [t.fields.action for t in record.turns] == ["reject", "offer", "accept"]
     half = game_config("bargaining", first_round_offer=False)  # a round-1 reject is still refused: nothing stands
     refused = play_replies(half | {"max_rounds": 2}, [bargain("reject", None), bargain(offer=70), bargain(offer=70)])
     assert [a.rule for a in refused.outcome.invalid_attempts] == ["no_standing_offer"]
@@ -66,7 +66,7 @@ def test_the_observer_validity_checks_are_settings():
     loose = game_config("orange", verdict_confidence_in_range=False, verdict_consistent=False)
     record = play_replies(loose, ["Can I have the juice?", odd])
     assert record.outcome.status == "AGREEMENT" and record.outcome.invalid_attempts == []
-    assert (record.outcome.scored["allocation_type"], record.outcome.scored["observer_confidence"]) == ("none", 1.5)
+    assert (record.outcome.scored.allocation_type, record.outcome.scored.observer_confidence) == ("none", 1.5)
     still = play_replies(loose, ["Can I have the juice?", verdict(confidence="high"), verdict(confidence=0.4),
                                  "Take the juice.", verdict(agreement_reached=True, allocation_type="lopsided")])
     assert [a.rule for a in still.outcome.invalid_attempts] == ["confidence_out_of_range"]  # a number, still
@@ -78,5 +78,5 @@ def test_the_observer_validity_checks_are_settings():
 
 def test_the_free_text_turn_limit_is_a_setting():
     record = play_replies(game_config("orange", max_turns=2), ["Hello.", verdict(), "Hi.", verdict()])
-    assert (record.outcome.status, record.outcome.reason, record.outcome.scored["party_turns"]) == (
+    assert (record.outcome.status, record.outcome.reason, record.outcome.scored.party_turns) == (
         "NO_AGREEMENT", "turn_limit", 2)

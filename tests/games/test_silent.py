@@ -80,10 +80,10 @@ def test_under_silence_no_side_ever_reads_what_another_wrote(name):
         later = [c for c in record.calls if c.turn > 1]
         read = any(MARK in json.dumps(c.request) for c in later)
         assert read is heard, (name, heard)
-        spoken = [t.fields.get("message") for t in record.turns]
+        spoken = [t.fields.message for t in record.turns]
         assert all(spoken) if heard else not any(spoken)  # a closed channel records nothing said
     if name == "bargaining":
-        assert [t.fields["stated_valuation"] for t in record.turns] == [None] * 3  # no claim delivered either
+        assert [t.fields.stated_valuation for t in record.turns] == [None] * 3  # no claim delivered either
         assert record.metrics["seller_disclosure"] == 0.0
 
 

@@ -13,6 +13,7 @@ from bargain_ray.core.figures import exact_of
 from bargain_ray.core.records import GameRecord
 from bargain_ray.design import resolve
 from bargain_ray.execution.sweep import run_sweep
+from bargain_ray.games.multi_issue.records import MultiIssueOutcome
 from bargain_ray.play.rescore import ReplayFile, replay_transcript
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store.rows import SHARED_SCHEMA, UTC_TIME, game_row, rows_frame, turn_rows
@@ -42,7 +43,7 @@ def test_a_multi_issue_game_row_names_each_figure_once_as_a_number():
     assert games.schema["deal_unit_price_usd"] == pl.Float64 and games.schema["rounds"] == pl.Int64
     assert row["rounds"] == 9 and row["status"] == "AGREEMENT" and row["agreement"] is True
     # the family's name for the figure, from the exact fraction; the outcome's nested name is not a column
-    assert row["utility_buyer"] == float(exact_of(rec.outcome.scored["utilities"]["buyer"])) == 2531 / 40
+    assert row["utility_buyer"] == float(exact_of(MultiIssueOutcome.of(rec.outcome.scored).utilities["buyer"])) == 2531 / 40
     assert not any(c.startswith(("utilities_", "gains_")) for c in games.columns)
     assert {"dist_pareto", "pareto_optimal", "efficiency"} <= set(games.columns)  # agreement space via the hook
     assert json_columns(games, {"outcome_json"}) == [] and row["outcome"] == "deal"
@@ -124,7 +125,7 @@ def test_a_record_is_journaled_once_as_its_dump_and_reads_back_as_the_model(tmp_
     outcome = json.loads(line)["outcome"]
     assert not set(outcome) & set(Unit.model_fields), "identity lives in the unit only"
     assert list(outcome)[:5] == ["calls_attempted", "repairs_used", "invalid_attempts", "bounds", "status"]
-    assert list(outcome)[-1] == "technical_pass" and outcome["utilities"] == game.outcome.scored["utilities"]
+    assert list(outcome)[-1] == "technical_pass" and outcome["utilities"] == game.outcome.scored.model_dump(mode="json")["utilities"]
     assert json.loads(line)["version"] == JOURNAL_VERSION and list(json.loads(line))[-1] == "version"
     assert parse_record(line) == game and type(parse_record(line)) is GameRecord
 

@@ -213,7 +213,7 @@ def raw_lines(record: GameRecord, file: str, rep: int, config: dict[str, Any] | 
         **unit.model_dump(include={"unit_id", "game", "family", "condition", "pairing", "assignment", "first_speaker"}),
         **{f"{role}_model": name for role, name in models.items()},
         **{k: flat[k] for k in truth if k in flat},
-        "prompt_variant": out.scored.get("prompt_variant", unit.condition), "prompt_hash": prompts,
+        "prompt_variant": flat.get("prompt_variant", unit.condition), "prompt_hash": prompts,
         "git_commit": commit, "game_config": config, "unit": unit.model_dump(mode="json"),
         "private_briefs": {role: {"text": text, "sent": sent} for role, (text, sent) in briefs.items()},
     }

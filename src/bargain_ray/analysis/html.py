@@ -9,7 +9,6 @@ scale. Private briefs and private fields are shown apart and marked private; tec
 from __future__ import annotations
 
 import json
-import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,7 +21,7 @@ from bargain_ray.analysis.export import file_keys
 from bargain_ray.analysis.families import deal_line
 from bargain_ray.analysis.history import design_history, history_note
 from bargain_ray.analysis.page import CSS, escape, private_block, table
-from bargain_ray.analysis.private import split_private
+from bargain_ray.analysis.private import turn_parts
 from bargain_ray.analysis.rehearsal import statement
 from bargain_ray.analysis.rescore import Figures, read_figures
 from bargain_ray.analysis.sample import SAMPLE, game_count, raw_scope, sampled
@@ -30,6 +29,7 @@ from bargain_ray.analysis.section import Section, sections
 from bargain_ray.analysis.transcript import ShownTurn, shown_turns
 from bargain_ray.core.records import GameRecord
 from bargain_ray.store import DATASET, JOURNAL
+from bargain_ray.store.rows import DECIMAL_TEXT
 
 FILTER_SCRIPT = """
 (function(){
@@ -92,12 +92,9 @@ def _numbers(v: Any) -> Any:
     """Decimal strings of the record shown as the numbers the model wrote (as seed 001 shows them)."""
     if isinstance(v, dict):
         return {k: _numbers(x) for k, x in v.items()}
-    if isinstance(v, str) and _NUMBER.fullmatch(v):
+    if isinstance(v, str) and DECIMAL_TEXT.fullmatch(v):
         return int(v) if v.lstrip("-").isdigit() else float(v)
     return v
-
-
-_NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 
 def transcript(rec: GameRecord, briefs: dict[str, tuple[str, bool]], row: dict[str, Any] | None = None,  # free-form: a polars row
@@ -132,10 +129,9 @@ def transcript(rec: GameRecord, briefs: dict[str, tuple[str, bool]], row: dict[s
 
 def _turn(shown: ShownTurn, family: str | None) -> str:
     t = shown.turn
-    fields = dict(t.fields)
-    message = fields.pop("message", None)
-    public, private = split_private(family, fields)
-    action = {k: _numbers(v) for k, v in public.items() if v is not False}
+    fields = turn_parts(family, t.fields)
+    message, private = fields.message, fields.private
+    action = {k: _numbers(v) for k, v in fields.public.items() if v is not False}
     parts = [f'<div class="turn"><h4>Turn {t.turn} · {escape(t.role)}</h4>']
     for c in shown.calls:
         parts.append(f'<div class="cid">{escape(c.call_id)}</div>')

@@ -11,7 +11,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from pydantic import BaseModel, JsonValue
+
 from bargain_ray.analysis.per_game import game_class
+from bargain_ray.core.records import FamilyFields
 
 PRIVATE_KEYS = ("private", "scratchpad", "reasoning")
 """A field whose name contains one of these is private to the speaker, in every family."""
@@ -32,6 +35,24 @@ def split_private(family: str | None, fields: dict[str, Any]) -> tuple[dict[str,
     """(public, private) parts of a turn's fields (or a reply's keys), in their order."""
     public = {k: v for k, v in fields.items() if not is_private(family, k)}
     return public, {k: v for k, v in fields.items() if k not in public}
+
+
+class TurnParts(BaseModel):
+    """A turn's fields as a reader shows them: the message the other side read, the other public fields, and apart
+    the fields only the speaker saw; each as the JSON the record writes."""
+
+    message: str | None
+    public: dict[str, JsonValue]
+    private: dict[str, JsonValue]
+
+
+def turn_parts(family: str | None, fields: FamilyFields) -> TurnParts:
+    """``fields`` (a family's model, or as read back) split by the private-field rule. Every family's fields are
+    shown alike, field by field, so the report and the live view read them as the JSON the family's model writes."""
+    data = fields.written()
+    message = data.pop("message", None)
+    public, private = split_private(family, data)
+    return TurnParts(message=None if message is None else str(message), public=public, private=private)
 
 
 def private_columns(families: list[str], columns: list[str]) -> list[str]:

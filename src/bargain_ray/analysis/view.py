@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from aiohttp import web
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
 from bargain_ray.analysis.families import deal_line
 from bargain_ray.analysis.page import CSS, escape, script_value
-from bargain_ray.analysis.private import is_private, split_private
+from bargain_ray.analysis.private import is_private, turn_parts
 from bargain_ray.analysis.rehearsal import rehearsal, statement
 from bargain_ray.analysis.transcript import shown_turns
 from bargain_ray.clients.snapshot import LimiterSnapshot
@@ -152,8 +152,10 @@ class ShownTurn(BaseModel):
     model: str | None
     call_id: str | None
     message: str | None
-    action: dict[str, Any]  # record (issue 17, left): a family's free-form fields until each family types its record
-    private: dict[str, Any]  # record (issue 17, left): a family's free-form fields until each family types its record
+    action: dict[str, JsonValue]
+    """The turn's public fields that hold something (none null or false), as the record writes them."""
+    private: dict[str, JsonValue]
+    """Its fields only the speaker saw (``analysis.private``), shown apart and marked."""
 
 
 class ShownGame(BaseModel):
@@ -202,12 +204,11 @@ def shown_game(rec: GameRecord) -> ShownGame:
     turns = []
     for shown in shown_turns(rec):
         t = shown.turn
-        fields = dict(t.fields)
-        message = fields.pop("message", None)
-        public, private = split_private(unit.family, fields)
+        parts = turn_parts(unit.family, t.fields)
         turns.append(ShownTurn(turn=t.turn, role=t.role, model=unit.models_by_role.get(t.role),
-                               call_id=t.call_ids[-1] if t.call_ids else None, message=message,
-                               action={k: v for k, v in public.items() if v not in (None, False)}, private=private))
+                               call_id=t.call_ids[-1] if t.call_ids else None, message=parts.message,
+                               action={k: v for k, v in parts.public.items() if v not in (None, False)},
+                               private=parts.private))
     return ShownGame(unit_id=unit.unit_id, cell=unit.cell, status=rec.outcome.status.value,
                      models=unit.models_by_role, deal=deal_line(game_row(rec), unit.family, list(unit.models_by_role)),
                      turns=turns)

@@ -3,13 +3,22 @@ the two facts about the running process that more than one layer needs (which va
 commit)."""
 
 from bargain_ray.core.errors import TechnicalFailure
-from bargain_ray.core.figures import figure
+from bargain_ray.core.figures import Figure
 from bargain_ray.core.hashing import digest
 from bargain_ray.core.prompt import Message, Prompt
-from bargain_ray.core.records import CallMeta, CallRecord, GameRecord, Reply, TurnRecord, Usage
+from bargain_ray.core.records import (
+    CallMeta,
+    CallRecord,
+    FamilyFields,
+    FamilyOutcome,
+    GameRecord,
+    Reply,
+    TurnRecord,
+    Usage,
+)
 from bargain_ray.core.status import Ended, Status
 
 __all__ = [
-    "CallMeta", "CallRecord", "Ended", "GameRecord", "Message", "Prompt", "Reply", "Status",
-    "TechnicalFailure", "TurnRecord", "Usage", "digest", "figure",
+    "CallMeta", "CallRecord", "Ended", "FamilyFields", "FamilyOutcome", "Figure", "GameRecord", "Message", "Prompt",
+    "Reply", "Status", "TechnicalFailure", "TurnRecord", "Usage", "digest",
 ]

@@ -1,8 +1,9 @@
 """Exact figures: the one codec every outcome record, metric and table uses.
 
 A figure is written as ``{"exact": "77/80", "value": 0.9625}``: the fraction as text (what a
-re-score compares) and the number (what a table holds). ``figure`` writes one, ``exact_of`` and
-``value_of`` read one back; nothing else parses the pair.
+re-score compares) and the number (what a table holds). ``Figure.of`` makes one (a family's outcome
+model holds ``Figure`` fields), ``exact_of`` and ``value_of`` read one back, typed or as JSON (a table
+row); nothing else parses the pair.
 """
 
 from __future__ import annotations
@@ -32,15 +33,10 @@ class Figure(BaseModel):
 
 
 class FigureJSON(TypedDict):
-    """A figure as outcome records carry it in their JSON (inside a family's free-form fields, so a dict)."""
+    """A figure as a decoded JSON value carries it (an outcome as the tables flatten it)."""
 
     exact: str
     value: int | float
-
-
-def figure(x: Fraction) -> FigureJSON:
-    """The JSON form of a figure, as outcome records carry it."""
-    return FigureJSON(**Figure.of(x).model_dump())
 
 
 def is_figure(v: Any) -> bool:
@@ -48,11 +44,11 @@ def is_figure(v: Any) -> bool:
     return isinstance(v, dict) and set(v) == {"exact", "value"}
 
 
-def exact_of(v: FigureJSON | None) -> Fraction | None:
+def exact_of(v: Figure | FigureJSON | None) -> Fraction | None:
     """The exact fraction of a figure (None stays None)."""
     return None if v is None else Figure.model_validate(v).fraction
 
 
-def value_of(v: FigureJSON | None) -> float | None:
+def value_of(v: Figure | FigureJSON | None) -> float | None:
     """The figure as a float, for tables (None stays None)."""
     return None if v is None else float(Figure.model_validate(v).value)

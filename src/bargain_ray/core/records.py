@@ -7,12 +7,13 @@ These are the rows of ``calls.parquet``, ``turns.parquet`` and
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Self
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializeAsAny,
     SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
@@ -130,6 +131,58 @@ class CallRecord(CallMeta):
     resumed: bool = False
 
 
+class FamilyRecord(BaseModel):
+    """A family's own part of a record (its turn fields, its scored outcome), as the base every family's model
+    subclasses (``games/<family>/records.py``).
+
+    Core and the store never know a family (``tests/test_layout.py``), so a journal line read there keeps this
+    part as written: this base, its keys kept in their order as extra fields. The family's ``Game.typed``
+    validates it into the family's model where the family's own code reads it (its metrics), and ``of`` gives a
+    family's reader its model either way. Both forms write the same JSON, and are equal when they do (a record
+    read back equals the one written)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    @classmethod
+    def of(cls, part: FamilyRecord) -> Self:
+        """``part`` as this model: itself once its Game has typed it, else validated from its JSON as read."""
+        return part if isinstance(part, cls) else cls.read(part.written())
+
+    @classmethod
+    def read(cls, data: dict[str, Any]) -> Self:  # free-form: a family's part as written, validated here
+        """This model of ``data`` as written (a family whose part has several shapes picks one here)."""
+        return cls.model_validate(data)
+
+    def written(self) -> dict[str, Any]:  # free-form: the part's JSON, as its record writes it
+        """This part as its record writes it (JSON values, in order): kept so as read back, dumped once typed."""
+        extra = self.model_extra
+        if extra is not None and not type(self).__pydantic_fields__:
+            return dict(extra)
+        return self.model_dump(mode="json")
+
+    @property
+    def blank(self) -> bool:
+        """Nothing to type: the empty part of an invalid turn or of a game with no scored outcome."""
+        return not type(self).__pydantic_fields__ and not self.model_extra
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FamilyRecord):
+            return NotImplemented
+        return self.written() == other.written()
+
+    def __hash__(self) -> int:
+        return hash(self.model_dump_json())
+
+
+class FamilyFields(FamilyRecord):
+    """The base of a family's turn fields (``TurnRecord.fields``): what its engine's ``turn_fields`` returns."""
+
+
+class FamilyOutcome(FamilyRecord):
+    """The base of a family's scored outcome (``Outcome.scored``): what its metrics' ``outcome`` returns, its
+    figures in ``core.figures`` form and in the order seed 001's outcome has them."""
+
+
 class TurnRecord(BaseModel):
     """One accepted move (or the move that exhausted its repairs)."""
 
@@ -141,7 +194,8 @@ class TurnRecord(BaseModel):
     call_ids: list[str]
     attempts: int
     valid: bool
-    fields: dict[str, Any] = {}  # record (issue 17, left): a family's free-form fields until each family types its record
+    fields: SerializeAsAny[FamilyFields] = FamilyFields()
+    """The family's fields of a legal turn (an invalid one has none)."""
 
 
 class InvalidAttempt(BaseModel):
@@ -159,10 +213,8 @@ class InvalidAttempt(BaseModel):
 class Outcome(BaseModel):
     """How a game ended: the fields every family has, typed, and the family's own figures in ``scored``.
 
-    ``scored`` is the family's data as its ``metrics.outcome`` returns it (JSON values, exact figures in
-    ``core.figures`` form), one dict rather than a model per family: four families' outcome shapes are
-    read by their own metrics, the tables and the report as JSON, and a model each would repeat every
-    field list for no reader that needs it typed. On the wire (journal line, ``games.parquet``'s
+    ``scored`` is the family's model as its ``metrics.outcome`` returns it (exact figures in ``core.figures``
+    form; read back from a journal, the base ``FamilyOutcome`` until the family's Game types it). On the wire (journal line, ``games.parquet``'s
     ``outcome``, the replay print) an outcome is one flat object in seed 001's order: calls, repairs,
     invalid attempts, bounds (families that have them), status, known, reason, agreement, the failure (unknown
     games only), the family's figures, technical_pass. Reading one back puts every key this model does not name into ``scored``.
@@ -181,7 +233,7 @@ class Outcome(BaseModel):
     agreement: bool
     failure: Failure | None = None
     """What made an unknown game unknown, typed (None for a known game; left off the wire then)."""
-    scored: dict[str, Any] = {}  # record (issue 17, left): a family's free-form fields until each family types its record
+    scored: SerializeAsAny[FamilyOutcome] = FamilyOutcome()
     """The family's figures of the game (empty for an unknown one)."""
     technical_pass: bool
 

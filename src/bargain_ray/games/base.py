@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.prompt import Prompt
-from bargain_ray.core.records import GameRecord, Scalar
+from bargain_ray.core.records import FamilyFields, FamilyOutcome, GameRecord, Scalar, TurnRecord
 from bargain_ray.core.status import Ended
 from bargain_ray.games.kit.results import Results
 from bargain_ray.games.provenance import Declared, Metric, Provenance, Text
@@ -84,7 +84,7 @@ class Engine(Protocol[C, S, A]):
     def parse(self, config: C, state: S, role: str, reply: str) -> A: ...
     def apply(self, config: C, state: S, role: str, action: A) -> S: ...
     def exhausted(self, config: C, state: S, role: str) -> S: ...
-    def turn_fields(self, config: C, state: S, role: str, action: A) -> dict[str, Any]: ...  # record (issue 17, left): a family's free-form fields until each family types its record
+    def turn_fields(self, config: C, state: S, role: str, action: A) -> FamilyFields: ...
 
 
 @runtime_checkable
@@ -105,7 +105,7 @@ class Metrics(Protocol[C, S]):
 
     METRICS: dict[str, Metric]
 
-    def outcome(self, config: C, state: S) -> dict[str, Any]: ...  # record (issue 17, left): a family's free-form fields until each family types its record
+    def outcome(self, config: C, state: S) -> FamilyOutcome: ...
     def per_game(self, config: C, record: GameRecord,
                  turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]: ...
     def per_turn(self, config: C, record: GameRecord) -> list[dict[str, Scalar]]: ...
@@ -148,13 +148,18 @@ class Game(Generic[C, S, A]):
     """A game family bound to one config; every method is pure. The loop knows games only by this.
 
     A family subclasses it (``class BargainingGame(Game[BargainingConfig, State, Reply])``) naming its
-    ``Config`` and its four modules; the subclass is checked against the contract as it is defined.
+    ``Config``, its four modules and its two record models (``Fields``, ``Scored``); the subclass is checked
+    against the contract as it is defined.
     What analysis reads of a family is declared here as typed class attributes, so a family overrides
     them and analysis never looks a hook up by name.
     """
 
     family: ClassVar[str]
     Config: ClassVar[type[BaseModel]]
+    Fields: ClassVar[type[FamilyFields]]
+    """The model of the family's turn fields (its engine's ``turn_fields``)."""
+    Scored: ClassVar[type[FamilyOutcome]]
+    """The model of the family's scored outcome (its metrics' ``outcome``)."""
     engine: ClassVar[Engine[Any, Any, Any]]
     prompts: ClassVar[Prompts[Any, Any]]
     metrics: ClassVar[Metrics[Any, Any]]
@@ -175,6 +180,11 @@ class Game(Generic[C, S, A]):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         check_family(cls.__name__, {kind: getattr(cls, kind, None) for kind in CONTRACT})
+        untyped = [name for name, base in (("Fields", FamilyFields), ("Scored", FamilyOutcome))
+                   if not (isinstance(getattr(cls, name, None), type) and issubclass(getattr(cls, name), base))]
+        if untyped:
+            raise IncompleteFamily(f"game family {cls.__name__} names no record model {' or '.join(untyped)} "
+                                   "(a FamilyFields and a FamilyOutcome subclass, games/<family>/records.py)")
 
     def __init__(self, config: C) -> None:
         self.config = config
@@ -232,23 +242,50 @@ class Game(Generic[C, S, A]):
         """How the game ended, once it has."""
         return state.ended
 
-    def outcome(self, state: S) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
+    def outcome(self, state: S) -> FamilyOutcome:
         """The family's scored figures for an ended game."""
         return self.metrics.outcome(self.config, state)
 
-    def turn_fields(self, state: S, role: str, action: A) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
+    def outcome_bounds(self) -> dict[str, list[int | float]] | None:
+        """Each figure's range under this config, for ``Outcome.bounds`` (families that have them)."""
+        return None
+
+    def turn_fields(self, state: S, role: str, action: A) -> FamilyFields:
         """Family columns of the turn record for a legal action."""
         return self.engine.turn_fields(self.config, state, role, action)
+
+    @classmethod
+    def typed(cls, record: GameRecord) -> GameRecord:
+        """``record`` with its family parts (each legal turn's fields, the scored outcome) as this family's models.
+
+        The family's models are applied here, not where a journal line is read: the store reads every line at
+        the core layer, which knows no family, so a record read back holds its parts as written (the base
+        models). The family's own readers get the record through its Game (``game_metrics``, ``turn_metrics``:
+        re-scoring, the figures of a game as it ends), so they read attributes of its models and a line that
+        does not fit them is refused there. Readers that show every family alike (the tables, the report, the
+        export, the live view) read the parts as the JSON they write, which is the same typed or not. A record
+        already typed (played by this code) is returned as it is."""
+        out = record.outcome
+        scored = out.scored if out.scored.blank else cls.Scored.of(out.scored)
+        turns = [cls._typed_turn(t) for t in record.turns]
+        if scored is out.scored and all(a is b for a, b in zip(turns, record.turns, strict=True)):
+            return record
+        return record.model_copy(update={"outcome": out.model_copy(update={"scored": scored}), "turns": turns})
+
+    @classmethod
+    def _typed_turn(cls, turn: TurnRecord) -> TurnRecord:
+        fields = turn.fields if turn.fields.blank else cls.Fields.of(turn.fields)
+        return turn if fields is turn.fields else turn.model_copy(update={"fields": fields})
 
     def game_metrics(self, record: GameRecord, turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]:
         """The family's figures of one finished, known game, computed from its record as it ends (and by
         ``rescore`` from the journal, with the config the game was played under); ``turns``: its per-turn
         figures, when already computed."""
-        return self.metrics.per_game(self.config, record, turns)
+        return self.metrics.per_game(self.config, self.typed(record), turns)
 
     def turn_metrics(self, record: GameRecord) -> list[dict[str, Scalar]]:
         """The family's per-turn figures of a finished game; each row names its ``turn``."""
-        return self.metrics.per_turn(self.config, record)
+        return self.metrics.per_turn(self.config, self.typed(record))
 
     def utility_space(self) -> UtilitySpace | None:
         """The exact agreement space a plot draws deals against, for families that have one."""

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from bargain_ray.agents.base import Agent
 from bargain_ray.core.errors import Failure, FailureKind, TechnicalFailure
-from bargain_ray.core.records import CallRecord, GameRecord, InvalidAttempt, Outcome, Reply, TurnRecord
+from bargain_ray.core.records import CallRecord, FamilyOutcome, GameRecord, InvalidAttempt, Outcome, Reply, TurnRecord
 from bargain_ray.core.status import Status
 from bargain_ray.core.unit import Unit
 from bargain_ray.games.base import Game, GameState, RuleError
@@ -100,14 +100,14 @@ async def play(game: Game, agents: dict[str, Agent], unit: Unit) -> GameRecord:
     ended = game.ended(state)
     if failure is not None or ended is None:
         failure = failure or Failure(kind=FailureKind.UNFINISHED, detail="unfinished")
-        status, reason, scored = Status.TECHNICAL_ERROR, str(failure), {}
+        status, reason, scored, bounds = Status.TECHNICAL_ERROR, str(failure), FamilyOutcome(), None
     else:
-        status, reason, scored = ended.status, ended.reason, game.outcome(state)
+        status, reason, scored, bounds = ended.status, ended.reason, game.outcome(state), game.outcome_bounds()
         if ended.failure is not None:
             failure = Failure(kind=ended.failure, detail=ended.reason)
     outcome = Outcome(
         calls_attempted=len(log.calls), repairs_used=log.repairs, invalid_attempts=log.invalid,
-        bounds=scored.pop("bounds", None), status=status, known=status.known, reason=reason,
+        bounds=bounds, status=status, known=status.known, reason=reason,
         agreement=status == Status.AGREEMENT, failure=failure, scored=scored,
         technical_pass=status in (Status.AGREEMENT, Status.NO_AGREEMENT),
     )
@@ -121,5 +121,6 @@ def with_figures(game: Game, record: GameRecord) -> GameRecord:
     has none."""
     if not record.outcome.known:
         return record.model_copy(update={"metrics": {}, "turn_metrics": []})
-    turns = game.turn_metrics(record)
-    return record.model_copy(update={"metrics": game.game_metrics(record, turns), "turn_metrics": turns})
+    typed = game.typed(record)  # once: both figures read the family's models
+    turns = game.turn_metrics(typed)
+    return record.model_copy(update={"metrics": game.game_metrics(typed, turns), "turn_metrics": turns})

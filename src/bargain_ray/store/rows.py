@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from bargain_ray.core.figures import is_figure, value_of
-from bargain_ray.core.records import CallMeta, CallRecord, GameRecord, Served
+from bargain_ray.core.records import CallMeta, CallRecord, FamilyFields, GameRecord, Served
 from bargain_ray.core.status import Status
 
 IDENTITY = (
@@ -46,7 +46,8 @@ OUTCOMES = {Status.AGREEMENT: "deal", Status.NO_AGREEMENT: "no_deal", Status.FOR
             Status.TECHNICAL_ERROR: "technical_failure", Status.INTERRUPTED: "technical_failure"}
 """Seed 002's ``outcome`` values; ``technical_failure`` is ours (an unknown game, re-run on resume)."""
 
-_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+DECIMAL_TEXT = re.compile(r"-?\d+(\.\d+)?")
+"""A decimal as a record writes it in text (a deal's terms, ``"64.50"``): the tables and the report show it as a number."""
 
 
 def failed_role(rec: GameRecord) -> str | None:
@@ -108,7 +109,7 @@ def game_row(rec: GameRecord) -> dict[str, Any]:  # free-form: table rows as pol
     row |= side_tokens(rec)
     row["unit_hash"] = unit.hash
     row |= {"started_at": rec.started_at, "ended_at": rec.ended_at}
-    for key, value in rec.outcome.scored.items():  # the named fields are the shared columns already
+    for key, value in rec.outcome.scored.written().items():  # the named fields are the shared columns already
         if key not in row and (cell := _cell(value)) is not _SKIP:
             row[key] = cell
     row |= rec.metrics  # the family's figures win: they name each figure once
@@ -126,15 +127,16 @@ TURN_SCHEMA = {
 
 def _number(v: Any) -> Any:
     """A decimal string as written in a record (terms) as its number."""
-    return float(v) if isinstance(v, str) and _NUMBER.fullmatch(v) else v
+    return float(v) if isinstance(v, str) and DECIMAL_TEXT.fullmatch(v) else v
 
 
-def action_columns(fields: dict[str, Any]) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
+def action_columns(fields: FamilyFields) -> dict[str, Any]:  # free-form: table cells as polars takes them (columns vary per family)
     """A turn's family fields as typed cells: scalars as they are, a dict of scalars as ``<field>_<key>`` (its
     decimal strings, e.g. an offer's terms as the record writes them, as numbers); empty fields and nested
-    lists add nothing."""
+    lists add nothing. The store knows no family (its records are read at the core layer), so it reads the
+    fields as the JSON they write, typed or as read back alike."""
     out: dict[str, Any] = {}  # free-form: table rows as polars takes them (columns vary per family)
-    for key, value in fields.items():
+    for key, value in fields.written().items():
         if isinstance(value, dict):
             out |= {f"{key}_{k}": cell for k, v in value.items() if (cell := _cell(_number(v))) is not _SKIP}
         elif (cell := _cell(value)) is not _SKIP:
@@ -154,8 +156,10 @@ def turn_rows(rec: GameRecord) -> list[dict[str, Any]]:  # free-form: rows as po
         asked = [calls[i] for i in t.call_ids if i in calls]
         row = {"unit_id": t.unit_id, "turn": t.turn, "role": t.role, "model": models.get(t.role),
                "call_ids": t.call_ids, "n_attempts": t.attempts, "n_errors": sum(c.valid is False for c in asked),
-               "valid": t.valid, "action": t.fields.get("action"), "message": t.fields.get("message")}
-        row |= {k: v for k, v in action_columns(t.fields).items() if k not in row}
+               "valid": t.valid}
+        cells = action_columns(t.fields)
+        row |= {"action": cells.get("action"), "message": cells.get("message")}
+        row |= {k: v for k, v in cells.items() if k not in row}
         metrics = scored.get(t.turn)
         row |= {k: v for k, v in (metrics or {}).items() if k not in row}
         row["turn_scored"] = metrics is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bargain_ray.games.bargaining import engine, metrics, prompts, strategy
 from bargain_ray.games.bargaining.config import BargainingConfig
 from bargain_ray.games.bargaining.engine import Reply, State
+from bargain_ray.games.bargaining.records import BargainingOutcome, BargainingTurn
 from bargain_ray.games.base import Game
 
 
@@ -13,6 +14,8 @@ class BargainingGame(Game[BargainingConfig, State, Reply]):
 
     family = "bargaining"
     Config = BargainingConfig
+    Fields = BargainingTurn
+    Scored = BargainingOutcome
     engine = engine
     prompts = prompts
     metrics = metrics

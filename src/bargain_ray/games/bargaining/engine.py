@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import random
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.status import Ended, Status
 from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
+from bargain_ray.games.bargaining.records import BargainingTurn, Kind, PublicRound, number
 from bargain_ray.games.base import GameState, RuleError
 from bargain_ray.games.kit import turns
 from bargain_ray.games.kit.replies import check_keys, decimals_of, is_number, json_object
 from bargain_ray.games.provenance import Declared, mixed, ours, rule, seed
 
-Kind = Literal["offer", "accept", "reject"]
 KEYS = ("stated_valuation", "offer", "action", "message", "reasoning_private")
 
 
@@ -97,28 +97,11 @@ def to_move(config: BargainingConfig, state: State) -> str | None:
     return turns.alternating(ROLES, state.first_speaker, len(state.record))
 
 
-def public(entry: Entry) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
-    """What the counterparty sees of a round: never ``reasoning_private``.
-
-    As in seed 002, an ``offer`` sent with accept or reject is shown although
-    only the action counts (the dataset's documented quirk).
-    """
+def public(entry: Entry) -> PublicRound:
+    """What the counterparty sees of a round (``PublicRound``): never ``reasoning_private``."""
     r = entry.reply
-    return {
-        "round": entry.round,
-        "role": entry.role,
-        "action": r.action,
-        "offer": r.offer,
-        "stated_valuation": r.stated_valuation,
-        "message": r.message,
-    }
-
-
-def number(x: Decimal | None) -> int | float | None:
-    """A decimal as a JSON number (prices have few decimals, so floats round-trip)."""
-    if x is None:
-        return None
-    return int(x) if x == x.to_integral_value() else float(x)
+    return PublicRound(round=entry.round, role=entry.role, action=r.action, offer=r.offer,
+                       stated_valuation=r.stated_valuation, message=r.message)
 
 
 def apply(config: BargainingConfig, state: State, role: str, reply: Reply) -> State:
@@ -189,24 +172,16 @@ def parse(config: BargainingConfig, state: State, role: str, text: str) -> Reply
     )
 
 
-def turn_fields(config: BargainingConfig, state: State, role: str, action: Reply) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
+def turn_fields(config: BargainingConfig, state: State, role: str, action: Reply) -> BargainingTurn:
     """Seed 002's turn record: the parsed reply, the truth, and the public part the other side saw."""
     entry = state.record[-1]
     before = entry.standing_before
-    view = public(entry)
-    return {
-        "round": entry.round,
-        "role": role,
-        "action": action.action,
-        "offer": number(action.offer),
-        "stated_valuation": number(action.stated_valuation),
-        "actual_valuation": valuation(state, role),
-        "standing_offer_before": number(before.price) if before else None,
-        "accepted_price": number(entry.accepted_price),
-        "message": action.message,
-        "reasoning_private": action.reasoning_private,
-        "public": {k: number(v) if k in ("offer", "stated_valuation") else v for k, v in view.items()},
-    }
+    return BargainingTurn(
+        round=entry.round, role=role, action=action.action, offer=number(action.offer),
+        stated_valuation=number(action.stated_valuation), actual_valuation=valuation(state, role),
+        standing_offer_before=number(before.price) if before else None, accepted_price=number(entry.accepted_price),
+        message=action.message, reasoning_private=action.reasoning_private, public=public(entry),
+    )
 
 
 _OURS_CHECK = "seed 002 lists the turn fields, not how a malformed value is answered: refusing it is ours"

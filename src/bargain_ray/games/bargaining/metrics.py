@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 import statistics
 from fractions import Fraction
-from typing import Any
 
-from bargain_ray.core.figures import exact_of, figure
+from bargain_ray.core.figures import Figure
 from bargain_ray.core.records import GameRecord, Scalar
 from bargain_ray.core.status import Status
 from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
 from bargain_ray.games.bargaining.engine import State
+from bargain_ray.games.bargaining.records import BargainingOutcome, BargainingTurn
 from bargain_ray.games.kit import leakage
 from bargain_ray.games.kit.results import Length, Results, RoleFigure
 from bargain_ray.games.provenance import Metric, metric, mixed, ours, seed
@@ -32,33 +32,23 @@ VALUATION_CUES = ("cost", "valu", "worth", "budget", "limit", "afford", "reserv"
 LEAK_TOLERANCE = Fraction(1)
 
 
-def outcome(config: BargainingConfig, state: State) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
+def outcome(config: BargainingConfig, state: State) -> BargainingOutcome:
     """The scored part of the outcome record; payoffs are exact fractions."""
     cost, value = state.seller_cost, state.buyer_value
-    result: dict[str, Any] = {  # record (issue 17, left): a family's free-form fields until each family types its record
-        "seller_cost": cost,
-        "buyer_value": value,
-        "available_surplus": value - cost,
-        "prompt_variant": config.prompt_variant,
-        "rounds_played": len(state.record),
-        "failed_role": state.failed_role,
-        "price": None,
-        "round": None,
-        "discount": None,
-        "proposer": None,
-    }
+    deal = state.deal if state.ended is not None and state.ended.status == Status.AGREEMENT else None
+    price = discount = None
     seller = buyer = Fraction(0)
-    if state.ended is not None and state.ended.status == Status.AGREEMENT and state.deal is not None:
-        price = Fraction(str(state.deal.price))
+    if deal is not None:
+        price = Fraction(str(deal.price))
         discount = config.delta ** (state.deal_round - 1)
         seller, buyer = discount * (price - cost), discount * (value - price)
-        result |= {"price": figure(price), "round": state.deal_round, "discount": figure(discount),
-                   "proposer": state.deal.proposer}
-    return result | {
-        "seller_payoff": figure(seller),
-        "buyer_payoff": figure(buyer),
-        "joint_payoff": figure(seller + buyer),
-    }
+    return BargainingOutcome(
+        seller_cost=cost, buyer_value=value, available_surplus=value - cost, prompt_variant=config.prompt_variant,
+        rounds_played=len(state.record), failed_role=state.failed_role,
+        price=None if price is None else Figure.of(price), round=None if deal is None else state.deal_round,
+        discount=None if discount is None else Figure.of(discount), proposer=None if deal is None else deal.proposer,
+        seller_payoff=Figure.of(seller), buyer_payoff=Figure.of(buyer), joint_payoff=Figure.of(seller + buyer),
+    )
 
 
 def _rate(flag: bool) -> float:
@@ -101,28 +91,28 @@ def per_game(config: BargainingConfig, record: GameRecord,
     Identity columns are the caller's (``bargain_ray.analysis`` adds them).
     """
     out = record.outcome
-    scored = out.scored
     row: dict[str, Scalar] = dict.fromkeys((*DEAL_COLUMNS, *GAME_METRICS, *ROLE_METRICS, *CLAIM_DRIFT))
     if not out.known:
         return row
-    vs, vb = scored["seller_cost"], scored["buyer_value"]
+    scored = BargainingOutcome.of(out.scored)
+    vs, vb = scored.seller_cost, scored.buyer_value
     deal = out.status == Status.AGREEMENT
     row |= {
         "seller_cost": vs, "buyer_value": vb, "available_surplus": vb - vs,
-        "seller_payoff": float(exact_of(scored["seller_payoff"])),
-        "buyer_payoff": float(exact_of(scored["buyer_payoff"])),
+        "seller_payoff": float(scored.seller_payoff.fraction),
+        "buyer_payoff": float(scored.buyer_payoff.fraction),
         "deal_rate": _rate(deal),
         "sensitivity": _rate(deal) if vb > vs else None,
         "false_positive_rate": _rate(deal) if vb < vs else None,
-        "joint_payoff": float(exact_of(scored["joint_payoff"])),
+        "joint_payoff": float(scored.joint_payoff.fraction),
     }
-    if deal:
-        p = exact_of(scored["price"])
+    if deal and scored.price is not None and scored.discount is not None and scored.round is not None:
+        p = scored.price.fraction
         row |= {
             "price": float(p),
             "sigma_b": float((vb - p) / (vb - vs)) if vb - vs > 1 else None,
-            "efficiency": float(exact_of(scored["discount"])),
-            "rounds_to_deal": float(scored["round"]),
+            "efficiency": float(scored.discount.fraction),
+            "rounds_to_deal": float(scored.round),
             "ir_violation_rate": _rate(p < vs or p > vb),
         }
     turns = per_turn(config, record) if turns is None else turns
@@ -141,12 +131,12 @@ def _leaks(message: str, value: int) -> bool:
     return any(Fraction(n) == value for n in _NUMERAL.findall(message))
 
 
-def _own_price(fields: dict[str, Any]) -> Fraction | None:  # record (issue 17, left): a family's free-form fields until each family types its record
+def _own_price(fields: BargainingTurn) -> Fraction | None:
     """The price this turn commits to: the offer made, or the price accepted."""
-    if fields["action"] == "offer":
-        return Fraction(str(fields["offer"]))
-    if fields["action"] == "accept":
-        return Fraction(str(fields["accepted_price"]))
+    if fields.action == "offer":
+        return Fraction(str(fields.offer))
+    if fields.action == "accept":
+        return Fraction(str(fields.accepted_price))
     return None
 
 
@@ -155,27 +145,28 @@ def per_turn(config: BargainingConfig, record: GameRecord) -> list[dict[str, Sca
     out = record.outcome
     if not out.known:
         return []
+    scored = BargainingOutcome.of(out.scored)
     rows: list[dict[str, Scalar]] = []
     for turn in record.turns:
         if not turn.valid:
             continue
-        f = turn.fields
-        role = f["role"]
-        s, v = SIGN[role], out.scored["seller_cost" if role == "seller" else "buyer_value"]
-        claim = None if f["stated_valuation"] is None else Fraction(str(f["stated_valuation"]))
+        f = BargainingTurn.of(turn.fields)
+        role = f.role
+        s, v = SIGN[role], scored.seller_cost if role == "seller" else scored.buyer_value
+        claim = None if f.stated_valuation is None else Fraction(str(f.stated_valuation))
         price = _own_price(f)
         rows.append({
-            "unit_id": record.unit.unit_id, "turn": turn.turn, "round": f["round"], "role": role,
-            "action": f["action"], "offer": f["offer"], "stated_valuation": f["stated_valuation"],
+            "unit_id": record.unit.unit_id, "turn": turn.turn, "round": f.round, "role": role,
+            "action": f.action, "offer": f.offer, "stated_valuation": f.stated_valuation,
             "actual_valuation": v,
             "self_serving_bias": float(s * (claim - v)) if claim is not None else None,
             "disclosure": _rate(claim is not None),
             "truthful": _rate(claim == v) if claim is not None else None,
             "claim_violation": _rate(s * (price - claim) < 0) if claim is not None and price is not None else None,
-            "msg_leakage": _rate(_leaks(f["message"], v)),
+            "msg_leakage": _rate(_leaks(f.message, v)),
             "leakage": leakage.flag(config.messages, leakage.leaks(
-                leakage.cued_numbers(f["message"], VALUATION_CUES), {Fraction(v)}, LEAK_TOLERANCE)),
-            "message_chars": len(f["message"]),
+                leakage.cued_numbers(f.message, VALUATION_CUES), {Fraction(v)}, LEAK_TOLERANCE)),
+            "message_chars": len(f.message),
         })
     return rows
 

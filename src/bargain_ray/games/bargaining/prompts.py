@@ -16,6 +16,7 @@ from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.bargaining import engine
 from bargain_ray.games.bargaining.config import BargainingConfig
 from bargain_ray.games.bargaining.engine import Reply, State
+from bargain_ray.games.bargaining.records import PublicRound
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
 from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, num
@@ -105,17 +106,17 @@ def _value(x: Decimal | None) -> str:
     return "none" if x is None else num(x)
 
 
-def round_text(view: dict[str, Any], talk: bool = True) -> str:  # record (issue 17, left): a family's free-form fields until each family types its record
+def round_text(view: PublicRound, talk: bool = True) -> str:
     """One round of the public record, as both sides see it (without the talk when the channel is closed)."""
-    offer = view["offer"]
-    if view["action"] == "offer":
+    offer = view.offer
+    if view.action == "offer":
         action = f"offer {num(offer)}"
     else:
-        action = view["action"] + (f' (its "offer" field: {num(offer)})' if offer is not None else "")
-    head = f"Round {view['round']}, {label(view['role'])}: {action}"
+        action = view.action + (f' (its "offer" field: {num(offer)})' if offer is not None else "")
+    head = f"Round {view.round}, {label(view.role)}: {action}"
     if not talk:
         return head
-    return f"{head}; stated valuation: {_value(view['stated_valuation'])}; message: \"{view['message']}\""
+    return f"{head}; stated valuation: {_value(view.stated_valuation)}; message: \"{view.message}\""
 
 
 def _standing(state: State, role: str) -> str:

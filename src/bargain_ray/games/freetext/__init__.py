@@ -6,6 +6,7 @@ from bargain_ray.games.base import Game
 from bargain_ray.games.freetext import engine, metrics, prompts, strategy
 from bargain_ray.games.freetext.config import FreeTextConfig
 from bargain_ray.games.freetext.engine import Said, State, Verdict
+from bargain_ray.games.freetext.records import FreeTextOutcome, FreeTextTurn
 
 
 class FreeTextGame(Game[FreeTextConfig, State, Said | Verdict]):
@@ -13,6 +14,8 @@ class FreeTextGame(Game[FreeTextConfig, State, Said | Verdict]):
 
     family = "freetext"
     Config = FreeTextConfig
+    Fields = FreeTextTurn
+    Scored = FreeTextOutcome
     engine = engine
     prompts = prompts
     metrics = metrics

@@ -8,7 +8,7 @@ when a verdict judges agreement or when the turn limit's last message is judged.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -16,12 +16,12 @@ from bargain_ray.core.errors import FailureKind
 from bargain_ray.core.status import Ended, Status
 from bargain_ray.games.base import GameState, RuleError
 from bargain_ray.games.freetext.config import FreeTextConfig
+from bargain_ray.games.freetext.records import AllocationType, FreeTextTurn, MessageTurn, VerdictTurn
 from bargain_ray.games.kit import turns
 from bargain_ray.games.kit.replies import check_keys, json_object
 from bargain_ray.games.provenance import Declared, mixed, ours, rule, seed
 
-AllocationType = Literal["integrative_full", "integrative_partial", "distributive", "lopsided", "none"]
-ALLOCATION_TYPES: tuple[str, ...] = AllocationType.__args__
+ALLOCATION_TYPES: tuple[str, ...] = get_args(AllocationType)
 VERDICT_KEYS = ("agreement_reached", "allocation_type", "allocation", "rationale", "confidence")
 
 
@@ -154,12 +154,12 @@ def exhausted(config: FreeTextConfig, state: State, role: str) -> State:
     return turns.format_failure(state, role)
 
 
-def turn_fields(config: FreeTextConfig, state: State, role: str, action: Said | Verdict) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
+def turn_fields(config: FreeTextConfig, state: State, role: str, action: Said | Verdict) -> FreeTextTurn:
     """The turn record's family columns: a party's message with its measured length, or the observer's verdict."""
     if isinstance(action, Said):
-        return {"action": "MESSAGE", "party_turn": action.turn, "message": action.text,
-                "sentences": action.sentences, "words": action.words}
-    return {"action": "VERDICT", "party_turn": action.turn, **action.model_dump(exclude={"turn"})}
+        return MessageTurn(action="MESSAGE", party_turn=action.turn, message=action.text,
+                           sentences=action.sentences, words=action.words)
+    return VerdictTurn(action="VERDICT", party_turn=action.turn, **action.model_dump(exclude={"turn"}))
 
 
 _VERDICT_FORMAT = ours("seed 004 names the verdict's fields, not its format: one JSON object with those keys is ours")

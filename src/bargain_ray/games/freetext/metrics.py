@@ -7,19 +7,18 @@ so figures are recomputed without replaying.
 
 from __future__ import annotations
 
-from typing import Any
-
 from bargain_ray.core.records import GameRecord, Scalar
 from bargain_ray.core.status import Status
 from bargain_ray.games.freetext.config import FreeTextConfig
 from bargain_ray.games.freetext.engine import ALLOCATION_TYPES, State
+from bargain_ray.games.freetext.records import FreeTextOutcome, FreeTextTurn, MessageTurn, VerdictTurn
 from bargain_ray.games.kit.results import Breakdown, Length, Results, RoleFigure
 from bargain_ray.games.provenance import Metric, metric, mixed, ours, seed
 
 INTEGRATIVE = ("integrative_full", "integrative_partial")
 
 
-def outcome(config: FreeTextConfig, state: State) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
+def outcome(config: FreeTextConfig, state: State) -> FreeTextOutcome:
     """The scored part of the outcome record (``Outcome.scored``; the loop adds status and calls).
 
     Only a game the observer closed or the turn limit ended has a verdict to
@@ -28,36 +27,36 @@ def outcome(config: FreeTextConfig, state: State) -> dict[str, Any]:  # record (
     status = state.ended.status if state.ended else None
     judged = status in (Status.AGREEMENT, Status.NO_AGREEMENT)
     final = state.verdicts[-1] if judged and state.verdicts else None
-    return {
-        "party_turns": len(state.transcript),
-        "turns_to_agreement": len(state.transcript) if status == Status.AGREEMENT else None,
-        "verdicts": len(state.verdicts),
-        "agreement_reached": final.agreement_reached if final else None,
-        "allocation_type": final.allocation_type if final else None,
-        "allocation": final.allocation if final else None,
-        "rationale": final.rationale if final else None,
-        "observer_confidence": final.confidence if final else None,
-        "failed_role": state.failed_role,
-        "observer_role": config.observer.role,
-    }
+    return FreeTextOutcome(
+        party_turns=len(state.transcript),
+        turns_to_agreement=len(state.transcript) if status == Status.AGREEMENT else None,
+        verdicts=len(state.verdicts),
+        agreement_reached=final.agreement_reached if final else None,
+        allocation_type=final.allocation_type if final else None,
+        allocation=final.allocation if final else None,
+        rationale=final.rationale if final else None,
+        observer_confidence=final.confidence if final else None,
+        failed_role=state.failed_role,
+        observer_role=config.observer.role,
+    )
 
 
 def per_game(config: FreeTextConfig, record: GameRecord,
              turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]:
     """The family's columns of one game: the final verdict, its type as 0/1 shares, turns, questions."""
     out = record.outcome
-    scored = out.scored
-    kind = scored.get("allocation_type")
-    observer = scored.get("observer_role")
+    scored = None if out.scored.blank else FreeTextOutcome.of(out.scored)
+    kind = scored.allocation_type if scored is not None else None
+    observer = scored.observer_role if scored is not None else None
     messages = _messages(record) if turns is None else turns
     row: dict[str, Scalar] = {
         "agreement": out.agreement if out.known else None,
         "allocation_type": kind,
         "integrative": kind in INTEGRATIVE if kind is not None else None,
         **{f"is_{t}": float(kind == t) if kind is not None else None for t in ALLOCATION_TYPES},
-        "turns": scored.get("party_turns"),
-        "turns_to_agreement": scored.get("turns_to_agreement"),
-        "observer_confidence": scored.get("observer_confidence"),
+        "turns": scored.party_turns if scored is not None else None,
+        "turns_to_agreement": scored.turns_to_agreement if scored is not None else None,
+        "observer_confidence": scored.observer_confidence if scored is not None else None,
         "observer_invalid": sum(1 for c in record.calls if c.valid is False and c.role == observer),
     }
     parties = dict.fromkeys(t.role for t in record.turns if t.role != observer)
@@ -72,19 +71,18 @@ def per_turn(config: FreeTextConfig, record: GameRecord) -> list[dict[str, Scala
 
 
 def _messages(record: GameRecord) -> list[dict[str, Scalar]]:
-    verdicts = {t.fields["party_turn"]: t.fields for t in record.turns
-                if t.valid and t.fields.get("action") == "VERDICT"}
+    read = [(t, FreeTextTurn.of(t.fields)) for t in record.turns if t.valid]
+    verdicts = {f.party_turn: f for _, f in read if isinstance(f, VerdictTurn)}
     rows: list[dict[str, Scalar]] = []
-    for t in record.turns:
-        f = t.fields
-        if not t.valid or f.get("action") != "MESSAGE":
+    for t, f in read:
+        if not isinstance(f, MessageTurn):
             continue
-        v = verdicts.get(f["party_turn"], {})
+        v = verdicts.get(f.party_turn)
         rows.append({
-            "unit_id": record.unit.unit_id, "turn": t.turn, "party_turn": f["party_turn"], "role": t.role,
-            "sentences": f["sentences"], "words": len(f["message"].split()), "question": "?" in f["message"],
-            "agreement_reached": v.get("agreement_reached"), "allocation_type": v.get("allocation_type"),
-            "observer_confidence": v.get("confidence"),
+            "unit_id": record.unit.unit_id, "turn": t.turn, "party_turn": f.party_turn, "role": t.role,
+            "sentences": f.sentences, "words": len(f.message.split()), "question": "?" in f.message,
+            "agreement_reached": v.agreement_reached if v else None, "allocation_type": v.allocation_type if v else None,
+            "observer_confidence": v.confidence if v else None,
         })
     return rows
 

@@ -6,6 +6,7 @@ from bargain_ray.games.base import Game, UtilitySpace
 from bargain_ray.games.multi_issue import engine, frontier, metrics, prompts, strategy
 from bargain_ray.games.multi_issue.config import MultiIssueConfig
 from bargain_ray.games.multi_issue.engine import Action, State
+from bargain_ray.games.multi_issue.records import MultiIssueOutcome, MultiIssueTurn
 
 
 class MultiIssueGame(Game[MultiIssueConfig, State, Action]):
@@ -13,11 +14,16 @@ class MultiIssueGame(Game[MultiIssueConfig, State, Action]):
 
     family = "multi_issue"
     Config = MultiIssueConfig
+    Fields = MultiIssueTurn
+    Scored = MultiIssueOutcome
     engine = engine
     prompts = prompts
     metrics = metrics
     results = metrics.RESULTS
     strategy = strategy
+
+    def outcome_bounds(self) -> dict[str, list[int | float]]:
+        return metrics.bounds_figures(self.config)
 
     def utility_space(self) -> UtilitySpace:
         return frontier.utility_space(frontier.space(self.config))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from functools import partial
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -14,9 +14,8 @@ from bargain_ray.games.kit import turns
 from bargain_ray.games.kit.replies import check_keys, decimals_of, is_number, json_object, read_named
 from bargain_ray.games.kit.turns import exact
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, Term
+from bargain_ray.games.multi_issue.records import Kind, MultiIssueTurn
 from bargain_ray.games.provenance import Declared, ours, rule, seed
-
-Kind = Literal["OFFER", "ACCEPT", "NONE", "END"]
 
 
 class Action(BaseModel):
@@ -185,16 +184,14 @@ def _term(config: MultiIssueConfig, term: Term, value: Any) -> Decimal:
     return value
 
 
-def turn_fields(config: MultiIssueConfig, state: State, role: str, action: Action) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
+def turn_fields(config: MultiIssueConfig, state: State, role: str, action: Action) -> MultiIssueTurn:
     """The turn record's family columns: the action, its offer id, its terms as written, the message."""
     entry = state.record[-1]
-    return {
-        "action": action.kind,
-        "offer_id": entry.offer_id,
-        "terms": {k: str(v) for k, v in action.terms.items()} if action.terms else None,
-        "message": action.message,
-        "final_reply": entry.final_reply,
-    }
+    return MultiIssueTurn(
+        action=action.kind, offer_id=entry.offer_id,
+        terms={k: str(v) for k, v in action.terms.items()} if action.terms else None,
+        message=action.message, final_reply=entry.final_reply,
+    )
 
 
 _FORMAT = ('On your turn reply with exactly one JSON object and nothing else: {"action": "OFFER" or "ACCEPT" or '

@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from functools import cache
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from bargain_ray.core.figures import exact_of
+from bargain_ray.core.figures import Figure
+from bargain_ray.core.records import Scalar
 from bargain_ray.games.base import UtilitySpace
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
 from bargain_ray.games.multi_issue.scoring import fallback, utility
@@ -216,14 +216,14 @@ def _distance2(p: Point, a: Point, b: Point) -> Fraction:
     return dx * dx + dy * dy
 
 
-def distances(s: Space, point: Point) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
+def distances(s: Space, point: Point) -> dict[str, Scalar]:
     """A deal's distances to the frontier and the solution points, and its optimalities as negmas defines them
     (``negmas.preferences.ops.calc_outcome_optimality``): ``<point>_optimality`` is 1 - distance / the utility
     box's diagonal; ``max_welfare_optimality`` is the deal's joint utility / the best joint utility (a ratio of
     welfare, not a distance, as negmas has it since its ``OutcomeDistances.max_welfare`` is ``sum(utils)``)."""
     to_frontier = min(_distance2(point, a, b) for a, b in _segments(s.frontier))
     to_welfare = min(_distance2(point, a, b) for a, b in _segments(s.max_welfare))
-    out: dict[str, Any] = {"pareto_optimal": to_frontier == 0}  # record (issue 17, left): a family's free-form fields until each family types its record
+    out: dict[str, Scalar] = {"pareto_optimal": to_frontier == 0}
     squared = {"pareto": to_frontier} | {
         name: None if target is None else _distance2(point, target, target)
         for name, target in (("nash", s.nash), ("ks_rational", s.ks_rational), ("ks_outcomes", s.ks_outcomes),
@@ -239,9 +239,9 @@ def distances(s: Space, point: Point) -> dict[str, Any]:  # record (issue 17, le
     return out
 
 
-def deal_distances(s: Space, utilities: dict[str, Any]) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
+def deal_distances(s: Space, utilities: dict[str, Figure]) -> dict[str, Scalar]:
     """``distances`` of a deal, read from the exact utilities its outcome record gives each role."""
-    return distances(s, (exact_of(utilities[s.roles[0]]), exact_of(utilities[s.roles[1]])))
+    return distances(s, (utilities[s.roles[0]].fraction, utilities[s.roles[1]].fraction))
 
 
 def as_floats(points: tuple[Point, ...]) -> list[tuple[float, float]]:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import cache
-from typing import Any
 
-from bargain_ray.core.figures import Figure, figure, value_of
+from bargain_ray.core.figures import Figure, value_of
 from bargain_ray.core.records import GameRecord, Scalar
 from bargain_ray.core.status import Status
 from bargain_ray.games.kit import leakage
@@ -15,6 +14,7 @@ from bargain_ray.games.kit.results import Length, Results, RoleFigure
 from bargain_ray.games.multi_issue import frontier
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
 from bargain_ray.games.multi_issue.engine import State
+from bargain_ray.games.multi_issue.records import SHARE, Deal, MultiIssueOutcome, MultiIssueTurn
 from bargain_ray.games.multi_issue.scoring import fallback, utility
 from bargain_ray.games.provenance import Metric, metric, mixed, ours, seed
 
@@ -45,76 +45,69 @@ def _bounds(key: str) -> dict[str, tuple[Fraction, Fraction]]:
     return out
 
 
-def outcome(config: MultiIssueConfig, state: State) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
-    """The scored part of the outcome record (``Outcome.scored``; ``bounds`` goes to ``Outcome.bounds``)."""
-    b = bounds(config)
-    best = b["joint_gain"][1]
-    result: dict[str, Any] = {  # record (issue 17, left): a family's free-form fields until each family types its record
-        "bounds": {k: [Figure.of(lo).value, Figure.of(hi).value] for k, (lo, hi) in b.items()},
-        "no_deal": state.ended is not None and state.ended.status == Status.NO_AGREEMENT,
-        "deal": None,
-    }
+def bounds_figures(config: MultiIssueConfig) -> dict[str, list[int | float]]:
+    """``bounds`` as an outcome record carries them (``Outcome.bounds``): each range's ends as numbers."""
+    return {k: [Figure.of(lo).value, Figure.of(hi).value] for k, (lo, hi) in bounds(config).items()}
+
+
+def outcome(config: MultiIssueConfig, state: State) -> MultiIssueOutcome:
+    """The scored part of the outcome record (``Outcome.scored``; ``bounds_figures`` go to ``Outcome.bounds``)."""
+    best = bounds(config)["joint_gain"][1]
     status = state.ended.status if state.ended else None
+    head = {"no_deal": status == Status.NO_AGREEMENT, "deal": None, "share_role": config.share_role}
     if status == Status.AGREEMENT and state.deal is not None:
         terms = state.deal.terms
-        result["deal"] = {
-            "terms": {t.name: f"{terms[t.name]:.{config.decimals}f}" for t in config.terms},
-            "offer_id": state.deal.offer_id,
-            "proposer": state.deal.proposer,
-            "acceptor": state.acceptor,
-        }
+        head["deal"] = Deal(terms={t.name: f"{terms[t.name]:.{config.decimals}f}" for t in config.terms},
+                            offer_id=state.deal.offer_id, proposer=state.deal.proposer, acceptor=state.acceptor)
         utilities = {r: utility(config, r, terms) for r in config.roles}
     elif status == Status.NO_AGREEMENT:
         utilities = {r: fallback(config, r) for r in config.roles}
     else:
-        scored = (*_SCORED, f"{config.share_role}_share_of_joint_gain")
-        return result | dict.fromkeys(scored) | {"below_fallback": []}
+        return MultiIssueOutcome(**head, **dict.fromkeys(_SCORED), share_of_joint_gain=None, below_fallback=[])
     gains = {r: u - fallback(config, r) for r, u in utilities.items()}
     joint_gain = sum(gains.values(), Fraction(0))
     share = gains[config.share_role] / joint_gain if joint_gain else None
     efficiency = joint_gain / best if best else None
-    return result | {
-        "utilities": {r: figure(u) for r, u in utilities.items()},
-        "gains": {r: figure(g) for r, g in gains.items()},
-        "joint": figure(sum(utilities.values(), Fraction(0))),
-        "joint_gain": figure(joint_gain),
-        "efficiency": figure(efficiency) if status == Status.AGREEMENT and efficiency is not None else None,
-        "efficiency_all_assigned": figure(efficiency) if efficiency is not None else None,
-        f"{config.share_role}_share_of_joint_gain": figure(share) if share is not None else None,
-        "below_fallback": [r for r in config.roles if utilities[r] < fallback(config, r)],
-    }
+    return MultiIssueOutcome(
+        **head,
+        utilities={r: Figure.of(u) for r, u in utilities.items()},
+        gains={r: Figure.of(g) for r, g in gains.items()},
+        joint=Figure.of(sum(utilities.values(), Fraction(0))),
+        joint_gain=Figure.of(joint_gain),
+        efficiency=Figure.of(efficiency) if status == Status.AGREEMENT and efficiency is not None else None,
+        efficiency_all_assigned=Figure.of(efficiency) if efficiency is not None else None,
+        share_of_joint_gain=Figure.of(share) if share is not None else None,
+        below_fallback=[r for r in config.roles if utilities[r] < fallback(config, r)],
+    )
 
 
 _SCORED = ("utilities", "gains", "joint", "joint_gain", "efficiency", "efficiency_all_assigned")
-
 
 
 def per_game(config: MultiIssueConfig, record: GameRecord,
              turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]:
     """One game as flat figures: the multi-issue columns of ``metrics_per_game`` and the deal's place in the
     exact agreement space."""
-    out = record.outcome.scored
-    deal = out.get("deal") or {}
+    out = MultiIssueOutcome.of(record.outcome.scored)
+    deal = out.deal
     row: dict[str, Scalar] = {
-        "no_deal": bool(out.get("no_deal")),
-        "proposer": deal.get("proposer"),
-        "acceptor": deal.get("acceptor"),
-        "offer_id": deal.get("offer_id"),
+        "no_deal": out.no_deal,
+        "proposer": deal.proposer if deal else None,
+        "acceptor": deal.acceptor if deal else None,
+        "offer_id": deal.offer_id if deal else None,
     }
-    for name, value in (deal.get("terms") or {}).items():
+    for name, value in (deal.terms if deal else {}).items():
         row[f"deal_{name}"] = float(value)
-    for key, prefix in (("utilities", "utility"), ("gains", "gain")):
-        for role, fig in (out.get(key) or {}).items():
+    for figures, prefix in ((out.utilities, "utility"), (out.gains, "gain")):
+        for role, fig in (figures or {}).items():
             row[f"{prefix}_{role}"] = value_of(fig)
-    for key in ("joint", "joint_gain", "efficiency", "efficiency_all_assigned"):
-        row[key] = value_of(out.get(key))
-    for key, fig in out.items():
-        if key.endswith("_share_of_joint_gain"):
-            row[key] = value_of(fig)
-    scored = out.get("utilities") is not None
-    row["below_fallback"] = len(out.get("below_fallback") or []) if scored else None
-    if record.outcome.agreement and scored:
-        row |= frontier.deal_distances(frontier.space(config), out["utilities"])
+    for key, fig in (("joint", out.joint), ("joint_gain", out.joint_gain), ("efficiency", out.efficiency),
+                     ("efficiency_all_assigned", out.efficiency_all_assigned),
+                     (f"{out.share_role}{SHARE}", out.share_of_joint_gain)):
+        row[key] = value_of(fig)
+    row["below_fallback"] = len(out.below_fallback) if out.utilities is not None else None
+    if record.outcome.agreement and out.utilities is not None:
+        row |= frontier.deal_distances(frontier.space(config), out.utilities)
     return row | leakage.per_role(per_turn(config, record) if turns is None else turns, config.roles)
 
 
@@ -133,7 +126,7 @@ def per_turn(config: MultiIssueConfig, record: GameRecord) -> list[dict[str, Sca
         if not t.valid:
             continue
         own_weights, own_fallback = private[t.role]
-        cued = leakage.cued_numbers(t.fields.get("message") or "", SCORING_CUES)
+        cued = leakage.cued_numbers(MultiIssueTurn.of(t.fields).message, SCORING_CUES)
         weights, fallback_points = leakage.leaks(cued, own_weights), leakage.leaks(cued, own_fallback)
         rows.append({"unit_id": record.unit.unit_id, "turn": t.turn, "role": t.role,
                      "leaked_weights": leakage.flag(config.messages, weights),

@@ -6,6 +6,7 @@ from bargain_ray.games.base import Game
 from bargain_ray.games.scorable import engine, metrics, prompts, strategy
 from bargain_ray.games.scorable.config import ScorableConfig
 from bargain_ray.games.scorable.engine import Action, State
+from bargain_ray.games.scorable.records import ScorableOutcome, ScorableTurn
 
 
 class ScorableGame(Game[ScorableConfig, State, Action]):
@@ -13,6 +14,8 @@ class ScorableGame(Game[ScorableConfig, State, Action]):
 
     family = "scorable"
     Config = ScorableConfig
+    Fields = ScorableTurn
+    Scored = ScorableOutcome
     engine = engine
     prompts = prompts
     metrics = metrics

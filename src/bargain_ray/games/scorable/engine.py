@@ -13,7 +13,7 @@ the game ends there; after the last round it ends without a deal.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -23,8 +23,8 @@ from bargain_ray.games.kit import turns
 from bargain_ray.games.kit.replies import check_unknown_keys, json_object, read_named
 from bargain_ray.games.provenance import Declared, mixed, ours, rule, seed
 from bargain_ray.games.scorable.config import Issue, ScorableConfig
+from bargain_ray.games.scorable.records import Kind, ScorableTurn
 
-Kind = Literal["propose", "accept", "reject", "walk", "none"]
 KINDS: tuple[Kind, ...] = ("propose", "accept", "reject", "walk", "none")
 KEYS = ("scratchpad", "message", "action", "deal", "offer_id")
 
@@ -236,18 +236,11 @@ def _option(issue: Issue, option: Any) -> str:
     return option
 
 
-def turn_fields(config: ScorableConfig, state: State, role: str, action: Action) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
+def turn_fields(config: ScorableConfig, state: State, role: str, action: Action) -> ScorableTurn:
     """The turn record's family columns: the move, its round and offer id, the message and the private scratchpad."""
     entry = state.record[-1]
-    return {
-        "action": action.kind,
-        "round": entry.round,
-        "offer_id": entry.offer_id,
-        "deal": action.deal,
-        "message": action.message,
-        "scratchpad": action.scratchpad,
-        "closed_deal": state.deal is not None,
-    }
+    return ScorableTurn(action=action.kind, round=entry.round, offer_id=entry.offer_id, deal=action.deal,
+                        message=action.message, scratchpad=action.scratchpad, closed_deal=state.deal is not None)
 
 
 _FENCED = "reply with EXACTLY ONE fenced JSON object and nothing outside it"

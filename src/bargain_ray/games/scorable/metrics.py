@@ -17,9 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
-from typing import Any
 
-from bargain_ray.core.figures import figure, value_of
+from bargain_ray.core.figures import Figure, value_of
 from bargain_ray.core.records import GameRecord, Scalar
 from bargain_ray.core.status import Status
 from bargain_ray.games.kit import leakage
@@ -27,6 +26,7 @@ from bargain_ray.games.kit.results import Derived, Length, Results, RoleFigure
 from bargain_ray.games.provenance import Metric, metric, mixed, ours, seed
 from bargain_ray.games.scorable.config import ScorableConfig, exact
 from bargain_ray.games.scorable.engine import State
+from bargain_ray.games.scorable.records import BestFeasible, Deal, Placement, ScorableOutcome, ScorableTurn
 
 
 class SpaceTooLarge(ValueError):
@@ -99,7 +99,7 @@ def dominated(s: Space, mine: tuple[int, ...]) -> bool:
     return any(all(a >= b for a, b in zip(pts, mine, strict=True)) and pts != mine for pts in s.points)
 
 
-def placement(config: ScorableConfig, chosen: dict[str, str] | None) -> tuple[dict[str, Any], Fraction | None]:  # record (issue 17, left): a family's free-form fields until each family types its record
+def placement(config: ScorableConfig, chosen: dict[str, str] | None) -> tuple[Placement, Fraction | None]:
     """Figures of the whole deal space and where the chosen deal stands in it; plus the best
     feasible deal's welfare (the first in enumeration order on ties)."""
     s = space(config)
@@ -107,78 +107,75 @@ def placement(config: ScorableConfig, chosen: dict[str, str] | None) -> tuple[di
     best = None if top is None else Fraction(sum(s.points[top]), s.scale)
     base = no_deal_welfare(config)
     mine = None if chosen is None else s.points[s.deals.index(chosen)]
-    return {
-        "deals_enumerated": len(s.deals),
-        "feasible_deals": len(s.feasible),
-        "best_feasible": None if best is None else {
-            "options": s.deals[top], "welfare": figure(best), "joint_surplus": figure(best - base),
-        },
-        "pareto_optimal": None if mine is None else not dominated(s, mine),
-    }, best
+    return Placement(
+        deals_enumerated=len(s.deals),
+        feasible_deals=len(s.feasible),
+        best_feasible=None if top is None or best is None else BestFeasible(
+            options=s.deals[top], welfare=Figure.of(best), joint_surplus=Figure.of(best - base)),
+        pareto_optimal=None if mine is None else not dominated(s, mine),
+    ), best
 
 
-def outcome(config: ScorableConfig, state: State) -> dict[str, Any]:  # record (issue 17, left): a family's free-form fields until each family types its record
+def outcome(config: ScorableConfig, state: State) -> ScorableOutcome:
     """The scored part of the outcome record (``Outcome.scored``; the loop adds status and calls)."""
     status = state.ended.status if state.ended else None
-    deal = state.deal.deal if status == Status.AGREEMENT and state.deal else None
-    result: dict[str, Any] = {  # record (issue 17, left): a family's free-form fields until each family types its record
-        "deal": None if deal is None else {
-            "offer_id": state.deal.offer_id, "proposer": state.deal.proposer,
-            "supporters": list(state.deal.supporters),
-        },
-        "options": deal,
-        "first_opener": config.roles[state.opener],
-        "walked": list(state.walked),
-        "offers_tabled": len(state.offers),
-        "rounds_played": state.round,
+    closed = state.deal if status == Status.AGREEMENT else None
+    deal = closed.deal if closed else None
+    head = {
+        "deal": None if closed is None else Deal(offer_id=closed.offer_id, proposer=closed.proposer,
+                                                 supporters=list(closed.supporters)),
+        "options": deal, "first_opener": config.roles[state.opener], "walked": list(state.walked),
+        "offers_tabled": len(state.offers), "rounds_played": state.round,
     }
     try:
         figures, best = placement(config, deal)
-        result |= figures
+        head |= dict(figures)
     except SpaceTooLarge as exc:
-        result |= {"deals_enumerated": None, "space_error": str(exc), "feasible_deals": None,
-                   "best_feasible": None, "pareto_optimal": None}
+        head |= dict(Placement(deals_enumerated=None, feasible_deals=None, best_feasible=None, pareto_optimal=None))
+        head["space_error"] = str(exc)
         best = None
     if status not in (Status.AGREEMENT, Status.NO_AGREEMENT):
-        return result | dict.fromkeys(("scores", "surplus", "welfare", "joint_surplus", "welfare_ratio",
-                                      "surplus_ratio")) | {"below_threshold": []}
+        return ScorableOutcome(**head, **dict.fromkeys(("scores", "surplus", "welfare", "joint_surplus",
+                                                        "welfare_ratio", "surplus_ratio")), below_threshold=[])
     points = scores(config, deal) if deal else None
     payoff = {p: points[p] if points and p not in state.walked else config.threshold(p) for p in config.parties}
     surplus = {p: payoff[p] - config.threshold(p) for p in config.parties}
     welfare = sum(payoff.values(), Fraction(0))
     joint = sum(surplus.values(), Fraction(0))
     best_joint = None if best is None else best - no_deal_welfare(config)
-    return result | {
-        "scores": None if points is None else {p: figure(v) for p, v in points.items()},
-        "surplus": {p: figure(v) for p, v in surplus.items()},
-        "below_threshold": [p for p in config.parties if surplus[p] < 0],
-        "welfare": figure(welfare),
-        "joint_surplus": figure(joint),
-        "welfare_ratio": figure(welfare / best) if deal and best else None,
-        "surplus_ratio": figure(joint / best_joint) if best_joint else None,
-    }
+    return ScorableOutcome(
+        **head,
+        scores=None if points is None else {p: Figure.of(v) for p, v in points.items()},
+        surplus={p: Figure.of(v) for p, v in surplus.items()},
+        below_threshold=[p for p in config.parties if surplus[p] < 0],
+        welfare=Figure.of(welfare),
+        joint_surplus=Figure.of(joint),
+        welfare_ratio=Figure.of(welfare / best) if deal and best else None,
+        surplus_ratio=Figure.of(joint / best_joint) if best_joint else None,
+    )
 
 
 def per_game(config: ScorableConfig, record: GameRecord,
              turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]:
     """The family's columns for one game record; identity, status and call counts are the shared columns of
     ``analysis.per_game``."""
-    out = record.outcome.scored
+    out = ScorableOutcome.of(record.outcome.scored)
     row: dict[str, Scalar] = {
-        "first_opener": out.get("first_opener"),
-        "feasible_deals": out.get("feasible_deals"),
-        "pareto_optimal": out.get("pareto_optimal"),
-        "walks": len(out.get("walked") or []),
-        "offers_tabled": out.get("offers_tabled"),
-        "rounds_used": out.get("rounds_played"),
-        "below_threshold": len(out.get("below_threshold") or []),
+        "first_opener": out.first_opener,
+        "feasible_deals": out.feasible_deals,
+        "pareto_optimal": out.pareto_optimal,
+        "walks": len(out.walked),
+        "offers_tabled": out.offers_tabled,
+        "rounds_used": out.rounds_played,
+        "below_threshold": len(out.below_threshold),
     }
-    for key in ("welfare", "joint_surplus", "welfare_ratio", "surplus_ratio"):
-        row[key] = value_of(out.get(key))
-    for issue, option in (out.get("options") or {}).items():
+    for key, fig in (("welfare", out.welfare), ("joint_surplus", out.joint_surplus),
+                     ("welfare_ratio", out.welfare_ratio), ("surplus_ratio", out.surplus_ratio)):
+        row[key] = value_of(fig)
+    for issue, option in (out.options or {}).items():
         row[f"option_{issue}"] = option
-    for key, column in (("scores", "score"), ("surplus", "surplus")):
-        for party, fig in (out.get(key) or {}).items():
+    for figures, column in ((out.scores, "score"), (out.surplus, "surplus")):
+        for party, fig in (figures or {}).items():
             row[f"{column}_{party}"] = value_of(fig)
     agents = record.unit.agent_of_role
     focal = [role for role, agent in agents.items() if agent == "A"]
@@ -205,7 +202,7 @@ def per_turn(config: ScorableConfig, record: GameRecord) -> list[dict[str, Scala
     for t in record.turns:
         if not t.valid:
             continue
-        message = t.fields.get("message") or ""
+        message = ScorableTurn.of(t.fields).message
         threshold = leakage.leaks(leakage.all_numbers(message), {config.threshold(t.role)})
         scores = leakage.leaks(leakage.cued_numbers(message, cues), own[t.role])
         rows.append({"unit_id": record.unit.unit_id, "turn": t.turn, "role": t.role,
