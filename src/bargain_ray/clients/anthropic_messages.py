@@ -1,4 +1,4 @@
-"""The Anthropic Messages API client (``AsyncAnthropic``, SDK retries off)."""
+"""The Anthropic Messages API client (``AsyncAnthropic``, SDK retries off, over the SDK's aiohttp transport)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ class AnthropicClient(HTTPClient):
         super().__init__(model, provider, api_key, base_url, api)
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=model.retry.timeout_s,
+            http_client=anthropic.DefaultAioHttpClient(),  # the SDK's own option: about half the CPU of httpx per call
         )
 
     def body(self, prompt: Prompt) -> dict[str, Any]:  # free-form: a request body, JSON as sent

@@ -1,4 +1,4 @@
-"""The OpenAI Chat Completions client (``AsyncOpenAI``, SDK retries off), also for compatible servers."""
+"""The OpenAI Chat Completions client (``AsyncOpenAI``, SDK retries off, over the SDK's aiohttp transport), also for compatible servers."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ class OpenAIClient(HTTPClient):
         super().__init__(model, provider, api_key, base_url, api)
         self.client = openai.AsyncOpenAI(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=model.retry.timeout_s,
+            http_client=openai.DefaultAioHttpClient(),  # the SDK's own option: about half the CPU of httpx per call
         )
 
     def body(self, prompt: Prompt) -> dict[str, Any]:  # free-form: a request body, JSON as sent

@@ -13,6 +13,7 @@ there). If it cannot restart, the worker keeps what it could not journal, its ga
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,6 +92,7 @@ class Ledger:
     """Set when the run stops after losing one of its actors: no call starts after that."""
     unjournaled: list[Entry] = field(default_factory=list)
     """Entries written while the journal was gone for good; the driver journals them itself."""
+    _group: GroupAppend | None = field(default=None, init=False, repr=False)
 
     def check(self) -> None:
         if self.halted is not None:
@@ -113,12 +115,63 @@ class Ledger:
             pass
 
     async def record(self, *entries: Entry) -> None:
-        """Journal ``entries`` (one write); kept here for the driver if the journal is gone for good."""
+        """Journal ``entries``: returns once they are on disk (written with whatever the runner's other games
+        journaled meanwhile, ``GroupAppend``); kept here for the driver if the journal is gone for good."""
+        if self._group is None:
+            self._group = GroupAppend(self.journal)
         try:
-            await self.journal.append.remote(*entries)
+            await self._group.append(entries)
         except ray.exceptions.RayActorError:
             self.unjournaled.extend(entries)
             raise lost(FailureKind.LOST_JOURNAL) from None
+
+
+class GroupAppend:
+    """Group commit of one runner's appends: one goes to the journal actor at once; those that come while it is
+    in flight queue and go together as the next one (one actor call, one fsync), each caller answered once its
+    own entries are on disk. No reply waits past its own write: a caller that waited on the one before would
+    have waited on the actor anyway."""
+
+    def __init__(self, journal: Any) -> None:
+        self.journal = journal
+        self._queue: list[tuple[tuple[Entry, ...], asyncio.Future[None]]] = []
+        self._sender: asyncio.Task[None] | None = None
+
+    async def append(self, entries: tuple[Entry, ...]) -> None:
+        done = asyncio.get_running_loop().create_future()
+        self._queue.append((entries, done))
+        if self._sender is None:
+            self._sender = asyncio.ensure_future(self._send())
+        await asyncio.shield(done)  # a caller cancelled meanwhile leaves its entries to be written all the same
+
+    async def _send(self) -> None:
+        try:
+            while self._queue:
+                batch, self._queue = self._queue, []
+                try:
+                    await self.journal.append.remote(*(e for entries, _ in batch for e in entries))
+                except Exception as exc:  # noqa: BLE001 - each caller gets the write's failure as its own
+                    _answer(batch, exc)
+                except BaseException:
+                    _answer(batch, None, cancel=True)
+                    raise
+                else:
+                    _answer(batch, None)
+        finally:
+            self._sender = None
+
+
+def _answer(batch: list[tuple[tuple[Entry, ...], asyncio.Future[None]]], exc: Exception | None,
+            cancel: bool = False) -> None:
+    for _, done in batch:
+        if done.done():
+            continue
+        if cancel:
+            done.cancel()
+        elif exc is not None:
+            done.set_exception(exc)
+        else:
+            done.set_result(None)
 
 
 class JournaledAgent:
