@@ -233,11 +233,16 @@ def test_checking_a_config_loads_no_sdk_and_no_ray(args: list[str], tmp_path: Pa
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
 
 
-def test_the_modules_of_the_sweeps_actors_load_no_hydra() -> None:
+@pytest.mark.parametrize(("modules", "absent"), [
+    (("execution.worker", "execution.calljournal", "execution.budget", "execution.batcher", "clients.limiter"),
+     ("hydra", "omegaconf")),
+    (("__main__", "execution.sweep", "execution.driver"), ("polars",)),
+])
+def test_start_up_loads_only_what_it_uses(modules: tuple[str, ...], absent: tuple[str, ...]) -> None:
     """An actor reads a composed config but never composes one: the modules Ray's worker processes import for the
-    sweep's actors leave Hydra and OmegaConf unloaded (each actor process would pay ~0.3 s of CPU for them at start)."""
-    actors = ("execution.worker", "execution.calljournal", "execution.budget", "execution.batcher", "clients.limiter")
-    code = (f"import sys, {', '.join(f'bargain_ray.{m}' for m in actors)}; "
-            "print(sorted(m for m in ('hydra', 'omegaconf') if m in sys.modules))")
+    sweep's actors leave Hydra and OmegaConf unloaded (~0.3 s of CPU per actor process at start). The driver writes
+    its tables after the games: up to then it loads no polars (~0.3 s of CPU before Ray starts)."""
+    code = (f"import sys, {', '.join(f'bargain_ray.{m}' for m in modules)}; "
+            f"print(sorted(m for m in {absent!r} if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
