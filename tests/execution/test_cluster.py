@@ -201,3 +201,28 @@ def test_a_signal_during_start_up_ends_the_command_at_once_with_one_line(base, t
     while processes_of(base) and time.monotonic() < deadline:  # a half-started instance goes with its reaper
         time.sleep(0.2)
     assert not processes_of(base), "no Ray process of the stopped command is left"
+
+
+def test_a_local_instance_starts_only_the_processes_a_run_uses_and_its_agent_on_a_free_port(base):
+    """The instance a run starts has no autoscaler monitor, log monitor or API server (each on ``ray.init``'s path),
+    and its dashboard agent serves on a port of its own: Ray's fixed default (52365) is held by any other Ray on the
+    machine, and its agent then retries it for ~3.3 s while ``ray.init`` waits."""
+    code = ("import sys, ray; from bargain_ray.execution.cluster import RayChoice, start_ray; "
+            "start_ray(RayChoice(how='new')); "
+            "print(ray._private.worker.global_worker.node.dashboard_agent_listen_port, flush=True); sys.stdin.read()")
+    proc = subprocess.Popen([sys.executable, "-c", code], env=own_ray_env(base), cwd=ROOT, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port = proc.stdout.readline().strip()
+        programs = set()
+        for pid in processes_of(base):
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+            except OSError:
+                continue
+            programs |= {Path(a).name for a in argv[:2]}
+    finally:
+        _, err = proc.communicate("", timeout=120)
+    assert port.isdigit() and int(port) not in (0, 52365), (port, err[-3000:])
+    assert {"gcs_server", "raylet"} <= programs, programs
+    assert not {"monitor.py", "log_monitor.py", "dashboard.py"} & programs, programs

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bargain_ray.config import Condition, GridConfig, ModelConfig, RunConfig, SweepConfig, compose_command
+from bargain_ray.config import Condition, GridConfig, ModelConfig, RunConfig, SweepConfig
 from bargain_ray.config.errors import ConfigError, non_finite, schema_keys, validation_problems
 from bargain_ray.design.fingerprint import components, game_key
 from bargain_ray.design.merge import game_config
@@ -186,6 +186,8 @@ def typed_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:  
 def compose_sweep(overrides: Sequence[str]) -> ResolvedSweep:
     """What ``python -m bargain_ray *overrides`` runs: composed (a key a schema knows added as ``+key``) and
     resolved, or ConfigError with one line per mistake."""
+    from bargain_ray.config.compose import compose_command  # Hydra: loaded where a config is composed, not in actors
+
     return resolve(compose_command(list(overrides), typed_keys))
 
 

@@ -22,8 +22,7 @@ from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.records import CallMeta, Served
 from bargain_ray.store import read_manifest
 from bargain_ray.store.calls import CallEntry, Entry
-from bargain_ray.store.manifest import ServedReference, write_manifest
-from bargain_ray.store.rows import model_key
+from bargain_ray.store.manifest import ServedReference, model_key, write_manifest
 
 
 @dataclass(eq=False)

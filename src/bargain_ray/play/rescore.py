@@ -9,7 +9,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from bargain_ray.agents.replay import ReplayAgent
-from bargain_ray.config import compose_dict
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
 from bargain_ray.games import load_game
@@ -55,6 +54,8 @@ class ReplayFile(BaseModel):
 
 def _replay(spec: ReplayFile) -> tuple[GameRecord, int]:
     """The game the replies play, and how many replies it left unused."""
+    from bargain_ray.config.compose import compose_dict  # Hydra: loaded to replay, not in every actor importing play
+
     config = compose_dict(f"game/{spec.game}", spec.overrides)["game"]
     game = load_game(config)
     queue = deque(spec.replies)

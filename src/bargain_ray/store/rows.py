@@ -26,6 +26,7 @@ import polars as pl
 from bargain_ray.core.figures import is_figure, value_of
 from bargain_ray.core.records import CallMeta, CallRecord, FamilyFields, GameRecord, Served
 from bargain_ray.core.status import Status
+from bargain_ray.store.manifest import model_key
 
 IDENTITY = (
     "unit_id", "experiment", "game", "family", "condition", "pairing", "assignment", "cell",
@@ -185,11 +186,6 @@ _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tok
 _CALL_FIELDS = tuple(k for k in CALL_SCHEMA if k not in (*_USAGE, "drift"))
 References = Mapping[str, Served]
 """``provider:model`` -> what the sweep's first answer of that model reported as served (``Manifest.served``)."""
-
-
-def model_key(c: CallMeta) -> str:
-    """How a sweep names a model of its calls, for its drift reference, the summary and the bar."""
-    return f"{c.provider}:{c.model}"
 
 
 def drifted(c: CallMeta, references: References) -> bool | None:
