@@ -23,7 +23,7 @@ from bargain_ray.core.records import Reply
 from bargain_ray.design import load_config
 from bargain_ray.execution.drift import DriftWatch
 from bargain_ray.execution.plan import describe
-from bargain_ray.providers.sim import SimServer, SimSettings
+from bargain_ray.providers.sim import LogEntry, SimServer, SimSettings
 from bargain_ray.providers.sim.config import VersionChange
 from bargain_ray.store import open_manifest, read_manifest, write_status
 from bargain_ray.store.calls import CallEntry, read_call_lines
@@ -33,7 +33,7 @@ CHANGE = VersionChange(at_call=AT, version=NEW, model=MODEL)
 SWEEP = ["+grid=c3_smoke", "provider=sim", "run.progress=false", "run.report=false", "run.workers=1"]
 
 
-def drifting_sweep(folder: Path, *more: str, latency: float = 0.0) -> tuple[int, list[dict]]:
+def drifting_sweep(folder: Path, *more: str, latency: float = 0.0) -> tuple[int, list[LogEntry]]:
     """c3_smoke against a sim that serves ``MODEL`` as ``NEW`` from its ``AT``-th reply of it: (exit code, the sim's
     request log)."""
     server = SimServer(SimSettings(served_version_change=CHANGE, latency={"median_s": latency}))
@@ -72,7 +72,7 @@ def test_a_version_change_at_call_n_is_flagged_in_all_four_places(ray_session, t
     code, log = drifting_sweep(folder)
     assert code == 0  # run.on_drift=warn (the default): the sweep goes on
     out = capsys.readouterr().out
-    served = sum(1 for e in log if e["model"] == MODEL and e["status"] == 200)
+    served = sum(1 for e in log if e.model == MODEL and e.status == 200)
     drifted = served - (AT - 1)
     reference = read_manifest(folder).served[f"sim:{MODEL}"]
     assert reference.model_version == MODEL and drifted > 0  # the first answer set the reference
@@ -134,8 +134,8 @@ def test_on_drift_stop_stops_the_run_with_exit_1_naming_the_model_and_both_versi
     # arrive after the first stopped game ended only if its runner had sent it before hearing of the stop (at most
     # one per game in flight), and none arrives after the last stopped game ended
     first, last = (t.timestamp() for t in (min(stopped["ended_at"]), max(stopped["ended_at"])))
-    late = [e for e in log if e["arrived"] >= first]
-    assert len(late) <= stopped.height and max(e["arrived"] for e in log) < last
+    late = [e for e in log if e.arrived >= first]
+    assert len(late) <= stopped.height and max(e.arrived for e in log) < last
     assert all(isinstance(t, datetime) for t in stopped["ended_at"])
 
     # the journals are kept and the folder resumes: under warn the sweep ends, no paid call sent again

@@ -112,7 +112,7 @@ def test_a_batcher_killed_while_the_provider_creates_its_batch_leaves_it_to_the_
         results, sent_again = asyncio.run(run(url))
         sim_batches = get_json(f"{url}/sim/batches")
     assert len(sim_batches) == 1 and sent_again == 0, sim_batches
-    assert Counter(e["custom_id"] for e in server.log) == Counter(ids)
+    assert Counter(e.custom_id for e in server.log) == Counter(ids)
     assert all(r.sent is not None and r.batch_id == sim_batches[0]["batch_id"] for r in results)
     assert [(b.batch_id, sorted(b.calls)) for b in read_batches(tmp_path)] == [(sim_batches[0]["batch_id"], ids)]
 
