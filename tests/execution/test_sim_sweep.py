@@ -78,7 +78,7 @@ def test_storm_sweep_statuses_and_every_call_once(ray_session: str, tmp_path: Pa
     assert sorted(calls.filter(pl.col("status") == "ok")["request_id"]) == served
     assert calls["call_id"].n_unique() == calls.height
     refusals = calls.filter(pl.col("stop_reason") == "refusal")
-    assert refusals.height == sum(1 for e in log if e["fault"] == "refusal" and e["status"] == 200)
+    assert refusals.height == sum(1 for e in log if e.fault == "refusal" and e.status == 200)
     assert (~refusals["valid"]).all()
     assert_briefs_private(calls)
 
