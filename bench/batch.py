@@ -21,17 +21,16 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.execution.cluster import ensure_ray
 from bargain_ray.execution.sweep import run_sweep
-from bargain_ray.providers.sim import SimServer, SimSettings
+from bargain_ray.providers.sim import LogEntry, SimServer, SimSettings
 
 
-def run(args: argparse.Namespace, batch: bool) -> tuple[float, float, pl.DataFrame, list[dict[str, Any]]]:
+def run(args: argparse.Namespace, batch: bool) -> tuple[float, float, pl.DataFrame, list[LogEntry]]:
     """(cost, wall seconds, calls table, sim log) of one run."""
     settings = SimSettings(
         latency={"median_s": args.latency, "sigma": 0.3},
@@ -61,9 +60,9 @@ def run(args: argparse.Namespace, batch: bool) -> tuple[float, float, pl.DataFra
     return float(calls["cost_usd"].sum()), wall, calls, server.log
 
 
-def paid_twice(calls: pl.DataFrame, log: list[dict[str, Any]]) -> int:
-    batched = Counter(e["custom_id"] for e in log if e.get("batch_id") and e["status"] == 200)
-    online = sum(1 for e in log if not e.get("batch_id") and e["status"] == 200)
+def paid_twice(calls: pl.DataFrame, log: list[LogEntry]) -> int:
+    batched = Counter(e.custom_id for e in log if e.batch_id and e.status == 200)
+    online = sum(1 for e in log if not e.batch_id and e.status == 200)
     recorded_online = calls.filter(~pl.col("request_id").str.contains("batch", literal=True)).height
     return sum(n - 1 for n in batched.values() if n > 1) + max(online - recorded_online, 0)
 
@@ -82,8 +81,8 @@ def main() -> None:
     ensure_ray()
     cost_online, wall_online, calls_online, log_online = run(args, batch=False)
     cost_batch, wall_batch, calls_batch, log_batch = run(args, batch=True)
-    batches = len({e["batch_id"] for e in log_batch if e.get("batch_id")})
-    retried = sum(1 for e in log_batch if e.get("batch_id") and e["status"] != 200)
+    batches = len({e.batch_id for e in log_batch if e.batch_id})
+    retried = sum(1 for e in log_batch if e.batch_id and e.status != 200)
     twice = paid_twice(calls_batch, log_batch) + paid_twice(calls_online, log_online)
     print(f"retried_online={retried} same_calls={calls_online.height == calls_batch.height}")
     print(f"cost_ratio={cost_batch / cost_online:.4f} wall_ratio={wall_batch / wall_online:.2f} "

@@ -105,9 +105,9 @@ def main() -> None:
         games = pl.read_parquet(Path(tmp) / "games.parquet")
         calls = pl.read_parquet(Path(tmp) / "calls.parquet")
     log = server.log
-    counted = sorted(e["arrived"] for e in log if e["status"] != 429)
-    ok = sum(1 for e in log if e["status"] == 200)
-    rejected = sum(1 for e in log if e["status"] == 429)
+    counted = sorted(e.arrived for e in log if e.status != 429)
+    ok = sum(1 for e in log if e.status == 200)
+    rejected = sum(1 for e in log if e.status == 429)
     span = counted[-1] - counted[0]
     full = max(args.rpm / 60 * args.capacity_s, 1.0)
     allowed = full + args.rpm / 60 * span
@@ -119,7 +119,7 @@ def main() -> None:
           f"report_at={args.report_at} faults_5xx={args.faults:g} overloaded={args.overloaded:g} "
           f"requests={len(log)} ok={ok} rejected_429={rejected} span_s={span:.1f} allowed={allowed:.0f} "
           f"counted_rpm={(len(counted) - 1) / span * 60:.1f} ok_rpm={ok / span * 60:.1f} "
-          f"min_left={min((e['left'] for e in log if e.get('left') is not None), default=None)}")
+          f"min_left={min((e.left for e in log if e.left is not None), default=None)}")
     print(f"utilization={len(counted) / allowed:.3f} rate_limited_per_success={rejected / max(ok, 1):.4f} "
           f"inside_wait={requests_inside_waits(log)} failed_games={failed} p50_latency_s={p50:.3f} "
           f"ok_utilization={ok / (allowed * left):.3f}")

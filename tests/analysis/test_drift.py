@@ -23,7 +23,7 @@ from bargain_ray.core.records import Reply
 from bargain_ray.design import load_config
 from bargain_ray.execution.drift import DriftWatch
 from bargain_ray.execution.plan import describe
-from bargain_ray.providers.sim import SimServer, SimSettings
+from bargain_ray.providers.sim import LogEntry, SimServer, SimSettings
 from bargain_ray.providers.sim.config import VersionChange
 from bargain_ray.store import open_manifest, read_manifest, write_status
 from bargain_ray.store.calls import CallEntry, read_call_lines
@@ -33,7 +33,7 @@ CHANGE = VersionChange(at_call=AT, version=NEW, model=MODEL)
 SWEEP = ["+grid=c3_smoke", "provider=sim", "run.progress=false", "run.report=false", "run.workers=1"]
 
 
-def drifting_sweep(folder: Path, *more: str, latency: float = 0.0) -> tuple[int, list[dict]]:
+def drifting_sweep(folder: Path, *more: str, latency: float = 0.0) -> tuple[int, list[LogEntry]]:
     """c3_smoke against a sim that serves ``MODEL`` as ``NEW`` from its ``AT``-th reply of it: (exit code, the sim's
     request log)."""
     server = SimServer(SimSettings(served_version_change=CHANGE, latency={"median_s": latency}))
@@ -72,7 +72,7 @@ def test_a_version_change_at_call_n_is_flagged_in_all_four_places(ray_session, t
     code, log = drifting_sweep(folder)
     assert code == 0  # run.on_drift=warn (the default): the sweep goes on
     out = capsys.readouterr().out
-    served = sum(1 for e in log if e["model"] == MODEL and e["status"] == 200)
+    served = sum(1 for e in log if e.model == MODEL and e.status == 200)
     drifted = served - (AT - 1)
     reference = read_manifest(folder).served[f"sim:{MODEL}"]
     assert reference.model_version == MODEL and drifted > 0  # the first answer set the reference
@@ -135,7 +135,7 @@ def test_on_drift_stop_stops_the_run_with_exit_1_naming_the_model_and_both_versi
     # one per game in flight (when it arrives is the machine's: under load a request sent before the stop can
     # reach the server after the last stopped game ended, so no clock is compared beyond this count)
     first = min(stopped["ended_at"]).timestamp()
-    late = [e for e in log if e["arrived"] >= first]
+    late = [e for e in log if e.arrived >= first]
     assert len(late) <= stopped.height
     assert all(isinstance(t, datetime) for t in stopped["ended_at"])
 

@@ -103,7 +103,7 @@ def test_storm_every_attempt_accounted_for(api: str, monkeypatch: pytest.MonkeyP
     assert {f.reply.attempts for f in failures} == {FAST["max_attempts"]}
     recorded = [r.attempts for r in replies] + [f.reply.attempts for f in failures]
     assert sum(recorded) == len(log)
-    served = [e["request_id"] for e in log if e["status"] == 200 and e["fault"] != "malformed"]
+    served = [e.request_id for e in log if e.status == 200 and e.fault != "malformed"]
     assert sorted(r.request_id for r in replies) == sorted(served)
     for r in replies:
         assert r.stop_reason in ("end_turn", "stop") and r.text.startswith("{")
@@ -159,10 +159,10 @@ def test_no_request_inside_an_announced_wait(api: str, retry_after: bool) -> Non
 
     with server:
         results = asyncio.run(run())
-    ours = [e for e in server.log if e["key_sha"] != _sha("other")]
+    ours = [e for e in server.log if e.key_sha != _sha("other")]
     assert all(not isinstance(r, BaseException) for r in results), results
-    assert sum(e["status"] == 429 for e in ours) > 0 and len({e["key_sha"] for e in ours}) == 2
-    assert all(e["wait_until"] > e["announced_at"] for e in ours if e["status"] == 429)
+    assert sum(e.status == 429 for e in ours) > 0 and len({e.key_sha for e in ours}) == 2
+    assert all(e.wait_until > e.announced_at for e in ours if e.status == 429)
     assert requests_inside_waits(ours, announced_by=(429, 200)) == 0
     assert sum(r.attempts for r in results) == len(ours)
 

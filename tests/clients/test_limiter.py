@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bargain_ray.clients.limiter import OVERLOAD_STREAK, Feedback, KeyState
+from bargain_ray.clients.limiter import OVERLOAD_STREAK, Feedback, KeyState, Release
 from bargain_ray.config import Limits
 
 
@@ -256,10 +256,10 @@ def test_the_snapshot_is_the_limiters_own_model_and_limiter_json_holds_its_rows(
 
     async def run() -> dict[str, KeySnapshot]:
         limiters = Limiters()
-        ticket = await limiters.acquire(key, Limits(requests_per_minute=60).model_dump(), 10)
-        limiters.settle(key, ticket, Feedback(status=200, headers={
+        ticket = await limiters.acquire(key, Limits(requests_per_minute=60), 10)
+        limiters.settle(Release(key=key, ticket=ticket, feedback=Feedback(status=200, headers={
             "anthropic-ratelimit-requests-limit": "60", "anthropic-ratelimit-requests-remaining": "20",
-            "retry-after": "5"}).model_dump())
+            "retry-after": "5"})))
         return await limiters.snapshot()
 
     snap = asyncio.run(run())
@@ -271,3 +271,38 @@ def test_the_snapshot_is_the_limiters_own_model_and_limiter_json_holds_its_rows(
     assert [(r.key, r.in_flight) for r in rows] == [("anthropic:claude-x", 0)] and 4.0 < rows[0].paused_for_s <= 5.0
     write_limiter(tmp_path, rows)
     assert read_limiter(tmp_path).keys == rows
+
+
+def test_releases_ride_on_a_grant_as_models_and_other_limits_reconfigure_the_key() -> None:
+    """Issue 17: what a caller sends the actor are models (``Limits``, ``Release``), not dicts. Releases that ride
+    on a grant free their slots before its calls queue; limits equal to the last ones leave the key as it is,
+    tighter ones cut its window at once."""
+    from bargain_ray.clients.limiter import Limiters
+
+    key = "anthropic:0123456789ab:claude-y"
+    two = Limits(max_in_flight=2, requests_per_minute=60_000)
+
+    async def grant(limiters: Limiters, limits: Limits, needs: list, settled: list, want: int) -> list:
+        granted: list = []
+        while len(granted) < want:  # what is handed out after an answer comes with the next grant
+            _, more = await asyncio.wait_for(limiters.grant(key, limits, None, "w", None, needs, settled), 10)
+            granted += more
+            needs, settled = [], []
+        return [ticket for _, ticket in sorted(granted)]
+
+    def done(ticket: int) -> Release:
+        return Release(key=key, ticket=ticket, feedback=Feedback(status=200))
+
+    async def run() -> tuple:
+        limiters = Limiters()
+        first = await grant(limiters, two, [(1, 10, 0), (2, 10, 0)], [], 2)
+        same = Limits(max_in_flight=2, requests_per_minute=60_000)  # equal, another object (as unpickled)
+        third = await grant(limiters, same, [(3, 10, 0)], [done(first[0])], 1)
+        kept = (await limiters.snapshot())[key]
+        one = Limits(max_in_flight=1, requests_per_minute=60_000)
+        fourth = await grant(limiters, one, [(4, 10, 0)], [done(first[1]), done(third[0])], 1)
+        return kept, (await limiters.snapshot())[key], limiters.keys[key].limits, fourth
+
+    kept, cut, limits, fourth = asyncio.run(run())
+    assert kept.in_flight == 2 and kept.window == 2.0
+    assert cut.in_flight == 1 and cut.window == 1.0 and limits.max_in_flight == 1 and len(fourth) == 1

@@ -180,7 +180,7 @@ def test_a_provider_written_in_a_test_alone_runs_a_sweep(tmp_path: Path, sweep_e
     calls = pl.read_parquet(folder / "calls.parquet").filter(pl.col("provider") == "acme")
     assert calls.height > 0 and (calls["cost_usd"] > 0).all()
     assert all(json.loads(r)["user"] == "acme" for r in calls["request"])  # Acme's own client built every request
-    assert server.log and {e["key_sha"] for e in server.log} == {_sha(key)}  # under Acme's own key
+    assert server.log and {e.key_sha for e in server.log} == {_sha(key)}  # under Acme's own key
     games = pl.read_parquet(folder / "games.parquet")
     assert games.height == 2
 

@@ -34,7 +34,7 @@ from bargain_ray.core.status import ExitCode
 from bargain_ray.design import load_config, units
 from bargain_ray.execution import pool as pools
 from bargain_ray.execution.worker import Job
-from bargain_ray.providers.sim import SimServer, SimSettings
+from bargain_ray.providers.sim import LogEntry, SimServer, SimSettings
 
 NAMESPACE = "bargain_ray"
 IN_FLIGHT = 8
@@ -83,9 +83,9 @@ def kill(class_name: str, how: str) -> None:
         ray.kill(ray.get_actor(actor["Name"], namespace=NAMESPACE), no_restart=True)
 
 
-def served(server: SimServer) -> list[dict]:
+def served(server: SimServer) -> list[LogEntry]:
     """Replies the sim served and billed: online 200s, and every request of a batch it created."""
-    return [e for e in server.log if e.get("batch_id") or e["status"] == 200]
+    return [e for e in server.log if e.batch_id or e.status == 200]
 
 
 def paid_lines(folder: Path) -> list[dict]:
@@ -225,8 +225,8 @@ def created_unjournaled(server: SimServer, folder: Path) -> dict[str, set[str]]:
     journaled = {b["batch_id"] for b in lines(folder / "batches.journal.jsonl") if "batch_id" in b}
     unjournaled: dict[str, set[str]] = {}
     for e in list(server.log):
-        if e.get("batch_id") and e["batch_id"] not in journaled:
-            unjournaled.setdefault(e["batch_id"], set()).add(e["custom_id"])
+        if e.batch_id and e.batch_id not in journaled:
+            unjournaled.setdefault(e.batch_id, set()).add(e.custom_id)
     return unjournaled
 
 
@@ -253,8 +253,8 @@ def test_the_batcher_killed_mid_batch_never_pays_a_call_twice_nor_ends_in_a_trac
         assert "stopped: the batcher's actor was lost" in last_line(output)
         assert main(sweep_args(url, folder, *BATCH)) == ExitCode.OK
     finished_tables(folder, 32)
-    assert not [e for e in server.log if not e.get("batch_id")], "nothing went online at full price"
-    received = Counter(e["custom_id"] for e in server.log if e.get("batch_id"))
+    assert not [e for e in server.log if not e.batch_id], "nothing went online at full price"
+    received = Counter(e.custom_id for e in server.log if e.batch_id)
     assert set(received) == set(pl.read_parquet(folder / "calls.parquet")["call_id"])
     twice = {c for c, n in received.items() if n > 1}
     print(f"batcher {how} ({moment}): {len(received)} calls, {len(twice)} paid twice, {len(server.log)} requests")

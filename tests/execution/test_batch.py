@@ -52,7 +52,7 @@ def bodies(url: str, n: int, api: str = "anthropic") -> tuple[BatchRoute, list[d
 
 def test_batcher_sends_one_batch_per_gathering_and_a_new_batcher_collects_journaled_ones(tmp_path: Path) -> None:
     """Ray-free: the actor's class in-process. Resubmitted journaled requests reuse their batch; a changed one does not."""
-    settings = BatchRun(max_requests=4, max_wait_s=0.2, poll_s=0.05).model_dump()
+    settings = BatchRun(max_requests=4, max_wait_s=0.2, poll_s=0.05)
     server = SimServer(SimSettings(batch={"delay_s": 0.3}))
     ids = [f"u{i}-k01" for i in range(5)] + ["u5-" + "k" * 70]  # the last too long for a custom id: hashed
 
@@ -89,7 +89,7 @@ def test_a_batcher_killed_while_the_provider_creates_its_batch_leaves_it_to_the_
     dies in that window (its tasks cancelled the moment the sim holds the batch: on disk exactly what a SIGKILL
     leaves). The next one finds the batch at the provider (OpenAI: by its metadata; Anthropic: by size and custom
     ids) and collects it: the provider never receives a request twice."""
-    settings = BatchRun(max_requests=3, max_wait_s=0.1, poll_s=0.05).model_dump()
+    settings = BatchRun(max_requests=3, max_wait_s=0.1, poll_s=0.05)
     server = SimServer(SimSettings(batch={"delay_s": 0.3, "create_delay_s": 10}))
     ids = [f"u{i}-k01" for i in range(3)]
 
@@ -112,7 +112,7 @@ def test_a_batcher_killed_while_the_provider_creates_its_batch_leaves_it_to_the_
         results, sent_again = asyncio.run(run(url))
         sim_batches = get_json(f"{url}/sim/batches")
     assert len(sim_batches) == 1 and sent_again == 0, sim_batches
-    assert Counter(e["custom_id"] for e in server.log) == Counter(ids)
+    assert Counter(e.custom_id for e in server.log) == Counter(ids)
     assert all(r.sent is not None and r.batch_id == sim_batches[0]["batch_id"] for r in results)
     assert [(b.batch_id, sorted(b.calls)) for b in read_batches(tmp_path)] == [(sim_batches[0]["batch_id"], ids)]
 

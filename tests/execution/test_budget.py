@@ -152,4 +152,4 @@ def test_the_cap_holds_across_invocations_without_a_call_journal(ray_session: st
         assert f"paid in earlier invocations: {calls} calls, ${usd:.4f}" in again
         costs = [json.loads(line)["cost_usd"] for line in (tmp_path / CALLS_JOURNAL).read_bytes().splitlines()]
         assert usd < sum(costs) <= raised, "the second cap counts the first invocation's spend"
-        assert len(costs) == sum(e["status"] == 200 for e in server.log), "every call served has its line"
+        assert len(costs) == sum(e.status == 200 for e in server.log), "every call served has its line"

@@ -10,13 +10,13 @@ import polars as pl
 
 from bargain_ray.__main__ import main
 from bargain_ray.analysis.report import build_report
-from bargain_ray.providers.sim import SimServer, SimSettings
+from bargain_ray.providers.sim import LogEntry, SimServer, SimSettings
 from bargain_ray.store import read_manifest
 
 QUIET = ["run.progress=false", "run.report=false"]
 
 
-def sim_run(grid: str, folder: Path, *more: str) -> tuple[int, list[dict]]:
+def sim_run(grid: str, folder: Path, *more: str) -> tuple[int, list[LogEntry]]:
     """``python -m bargain_ray +grid=<grid> provider=sim`` into ``folder`` against a sim of its own: (exit code,
     every request the sim served)."""
     server = SimServer(SimSettings())

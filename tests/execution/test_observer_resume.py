@@ -68,7 +68,7 @@ def orange_sweep(run_dir: Path, base_url: str) -> SweepConfig:
 
 
 def requests_by_model(server: SimServer) -> Counter:
-    return Counter(e["model"] for e in server.log)
+    return Counter(e.model for e in server.log)
 
 
 def test_resume_replays_the_parties_and_asks_only_the_observer_again(ray_session: str, tmp_path: Path):

@@ -74,11 +74,11 @@ def test_storm_sweep_statuses_and_every_call_once(ray_session: str, tmp_path: Pa
     # no call lost or counted twice: attempts recorded == requests served, replies == 200s served
     log = server.log
     assert calls["attempts"].sum() == len(log)
-    served = sorted(e["request_id"] for e in log if e["status"] == 200 and e["fault"] != "malformed")
+    served = sorted(e.request_id for e in log if e.status == 200 and e.fault != "malformed")
     assert sorted(calls.filter(pl.col("status") == "ok")["request_id"]) == served
     assert calls["call_id"].n_unique() == calls.height
     refusals = calls.filter(pl.col("stop_reason") == "refusal")
-    assert refusals.height == sum(1 for e in log if e["fault"] == "refusal" and e["status"] == 200)
+    assert refusals.height == sum(1 for e in log if e.fault == "refusal" and e.status == 200)
     assert (~refusals["valid"]).all()
     assert_briefs_private(calls)
 
@@ -99,7 +99,7 @@ def test_sim_sweep_subprocess_writes_contract_and_no_key(sweep_env: dict[str, st
         done = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "sim:claude-opus-5-5" in done.stdout and SECRET not in done.stdout + done.stderr
-    assert {e["key_sha"] for e in server.log} == {hashlib.sha256(NO_KEY.encode()).hexdigest()[:12]}  # never SECRET
+    assert {e.key_sha for e in server.log} == {hashlib.sha256(NO_KEY.encode()).hexdigest()[:12]}  # never SECRET
     calls = pl.read_parquet(tmp_path / "calls.parquet")
     assert set(CONTRACT) <= set(calls.columns) and calls.height == len(server.log)
     assert (calls["provider"] == "sim").all() and (calls["cost_usd"] > 0).all()

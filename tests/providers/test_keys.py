@@ -107,7 +107,7 @@ def test_sim_gets_no_key_and_ray_processes_carry_none(tmp_path: Path) -> None:
     assert proc.returncode == 0, err[-3000:]
     assert any(n.startswith("ray::") for n in seen) and any("raylet" in n for n in seen), seen
     assert not leaking, f"Ray processes with a key in their environment: {leaking}"
-    shas = {entry["key_sha"] for entry in server.log}
+    shas = {entry.key_sha for entry in server.log}
     assert server.log and shas == {sha(NO_KEY)}, shas
 
 

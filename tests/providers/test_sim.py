@@ -15,7 +15,7 @@ from helpers import game_config
 
 from bargain_ray.clients.headers import duration_s
 from bargain_ray.games import load_game
-from bargain_ray.providers.sim import SimServer, SimSettings
+from bargain_ray.providers.sim import LogEntry, SimServer, SimSettings
 
 
 def opening(role: str = "seller") -> tuple[str, str]:
@@ -43,6 +43,27 @@ def openai_body(model: str = "gpt-x") -> dict:
     return {"model": model, "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
 
 
+def test_the_log_is_models_and_sim_log_serves_each_entry_with_the_keys_it_was_given() -> None:
+    """Issue 17: the server keeps its log as ``LogEntry`` models; ``GET /sim/log`` serves the JSON it always did: an
+    answered request, a refused one (its announced wait) and a batched one each with their own keys, no nulls for a
+    key an entry never had."""
+    server = SimServer(SimSettings(limits={"requests_per_minute": 60}))
+    with server as url:
+        post(f"{url}/v1/messages", anthropic_body())
+        refused = post(f"{url}/v1/messages", anthropic_body())[0]
+        batch = post(f"{url}/v1/messages/batches", {"requests": [{"custom_id": "c0", "params": anthropic_body()}]})[0]
+        with urllib.request.urlopen(f"{url}/sim/log", timeout=10) as resp:
+            served = json.load(resp)
+    log = server.log
+    assert (refused, batch) == (429, 200) and all(isinstance(e, LogEntry) for e in log)
+    base = {"request_id", "api", "model", "arrived", "status", "fault", "input_tokens", "output_tokens", "key_sha"}
+    assert [set(e) for e in served] == [base | {"call_id", "left", "done"}, base | {"call_id", "announced_at", "wait_until"},
+                                        base | {"batch_id", "custom_id"}]
+    assert [e["status"] for e in served] == [200, 429, 200] and served[0]["call_id"] is None and served[0]["left"] == 0  # a bucket of one
+    assert served[2]["custom_id"] == "c0" and served[2]["batch_id"].startswith("msgbatch_sim")
+    assert [LogEntry.model_validate(e) for e in served] == log
+
+
 def test_answers_both_apis_as_the_configured_strategy() -> None:
     server = SimServer(SimSettings(strategies={"claude-opus-5-5": "boulware"}))
     with server as url:
@@ -54,7 +75,7 @@ def test_answers_both_apis_as_the_configured_strategy() -> None:
         body = json.loads(data)
         assert status == 200 and body["id"] == headers["x-request-id"]
         assert json.loads(body["choices"][0]["message"]["content"])["action"] == "OFFER"
-    assert [e["status"] for e in server.log] == [200, 200]
+    assert [e.status for e in server.log] == [200, 200]
     assert SimSettings().strategy("any-model") == SimSettings().strategy("any-model")
 
 
@@ -104,7 +125,7 @@ def test_announced_limits_only_429s_carry_no_retry_after(path: str, body: dict, 
     assert headers[remaining] == "0"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ" if "anthropic" in reset else r"\d+ms|\d+(\.\d+)?s", headers[reset])
     refused = server.log[1]
-    assert refused["status"] == 429 and refused["wait_until"] > refused["announced_at"] >= refused["arrived"]
+    assert refused.status == 429 and refused.wait_until > refused.announced_at >= refused.arrived
 
 
 def test_openai_token_limit_counts_input_and_max_tokens() -> None:
@@ -115,7 +136,7 @@ def test_openai_token_limit_counts_input_and_max_tokens() -> None:
         _, second, _ = post(f"{url}/v1/chat/completions", openai_body() | {"max_completion_tokens": 5000})
     spent = int(first["x-ratelimit-remaining-tokens"]) - int(second["x-ratelimit-remaining-tokens"])
     assert first["x-ratelimit-limit-tokens"] == "60000" and "x-ratelimit-limit-requests" not in first
-    assert spent == pytest.approx(server.log[1]["input_tokens"] + 5000, abs=300)  # refill between the two aside
+    assert spent == pytest.approx(server.log[1].input_tokens + 5000, abs=300)  # refill between the two aside
 
 
 @pytest.mark.parametrize(("path", "body"), [("/v1/messages", anthropic_body()), ("/v1/chat/completions", openai_body())])
@@ -131,11 +152,11 @@ def test_a_bucket_of_the_whole_minute_reports_its_level_and_full_replenishment(p
     assert [s for s, _, _ in sent] == [200, 200, 200] and left == [59, 58, 57]
     reset = sent[-1][1]["anthropic-ratelimit-requests-reset" if anthropic else "x-ratelimit-reset-requests"]
     if anthropic:
-        ahead = datetime.fromisoformat(reset).timestamp() - server.log[-1]["arrived"]
+        ahead = datetime.fromisoformat(reset).timestamp() - server.log[-1].arrived
         assert 2 <= ahead <= 4.5  # 3 s of refill to full, rounded up to the whole second
     else:
         assert 2 <= duration_s(reset) <= 3.0
-    assert not any("wait_until" in e for e in server.log)
+    assert all(e.wait_until is None for e in server.log)
 
 
 @pytest.mark.parametrize(("report_at", "first_left"), [("response", 58), ("arrival", 59)])

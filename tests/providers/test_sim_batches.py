@@ -66,9 +66,9 @@ def test_anthropic_sdk_round_trip_answers_as_online() -> None:
         canceled = client.messages.batches.create(requests=[{"custom_id": "x", "params": bodies[0]}])
         assert client.messages.batches.cancel(canceled.id).processing_status == "ended"
         assert [r.result.type for r in client.messages.batches.results(canceled.id)] == ["canceled"]
-    batched = [e for e in server.log if e.get("batch_id") == batch.id]
-    assert [(e["custom_id"], e["status"]) for e in batched] == [("c0", 200), ("c1", 200), ("c2", 200)]
-    assert all(e["key_sha"] for e in batched)
+    batched = [e for e in server.log if e.batch_id == batch.id]
+    assert [(e.custom_id, e.status) for e in batched] == [("c0", 200), ("c1", 200), ("c2", 200)]
+    assert all(e.key_sha for e in batched)
 
 
 def test_openai_sdk_round_trip_files_batches_content() -> None:
@@ -112,7 +112,7 @@ def test_batch_client_maps_results_by_custom_id_with_errors_and_expiry(api: str)
 
     with server as url:
         results = asyncio.run(run(url))
-        log = {e["custom_id"]: e["status"] for e in server.log if e.get("custom_id")}
+        log = {e.custom_id: e.status for e in server.log if e.custom_id}
     assert sorted(results) == sorted(log) and len(results) == 12
     for custom_id, result in results.items():
         if log[custom_id] == 200:
@@ -159,7 +159,7 @@ def test_batched_client_costs_the_batch_price_and_retries_failures_online(api: s
         plain, retried = asyncio.run(run(url))
     assert retried.text == plain.text and retried.cost_usd == pytest.approx(plain.cost_usd)  # paid online
     assert retried.attempt_errors[0].startswith("batch ") and retried.attempts == 2
-    assert [e["status"] for e in server.log] == [200, "errored", 200]  # online, the batch entry, online again
+    assert [e.status for e in server.log] == [200, "errored", 200]  # online, the batch entry, online again
 
 
 def test_batched_client_failure_online_keeps_the_batch_note() -> None:

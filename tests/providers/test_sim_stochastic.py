@@ -80,7 +80,7 @@ def test_the_call_id_goes_to_the_simulated_provider_only() -> None:
     with server as url:
         asyncio.run(call(url, "sim"))
         asyncio.run(call(url, "anthropic"))
-    assert [e["call_id"] for e in server.log] == ["sim-k01", None]
+    assert [e.call_id for e in server.log] == ["sim-k01", None]
 
 
 def c3_units(url: str, blocks: int) -> tuple[ResolvedSweep, list[Any]]:

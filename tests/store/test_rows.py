@@ -4,19 +4,29 @@ from __future__ import annotations
 
 import gzip
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
 
 from bargain_ray.config import compose_dict
 from bargain_ray.core.figures import exact_of
-from bargain_ray.core.records import GameRecord
+from bargain_ray.core.records import CallRecord, GameRecord, Served, Usage
 from bargain_ray.design import resolve
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.games.multi_issue.records import MultiIssueOutcome
 from bargain_ray.play.rescore import ReplayFile, replay_transcript
 from bargain_ray.providers.sim import SimServer, SimSettings
-from bargain_ray.store.rows import SHARED_SCHEMA, UTC_TIME, game_row, rows_frame, turn_rows
+from bargain_ray.store.rows import (
+    CALL_SCHEMA,
+    SHARED_SCHEMA,
+    UTC_TIME,
+    CallRow,
+    call_row,
+    game_row,
+    rows_frame,
+    turn_rows,
+)
 
 DATA = Path(__file__).parents[1] / "data"
 MODELS = {"buyer": "model-x", "seller": "model-y"}
@@ -49,6 +59,24 @@ def test_a_multi_issue_game_row_names_each_figure_once_as_a_number():
     assert json_columns(games, {"outcome_json"}) == [] and row["outcome"] == "deal"
     assert json.loads(row["outcome_json"]) == rec.outcome.model_dump(mode="json")  # the full object stays beside the columns
     assert all(games.schema[c] == t for c, t in SHARED_SCHEMA.items())
+
+
+def test_a_call_row_is_a_model_of_the_calls_schema():
+    """Issue 17: ``call_row`` returns a ``CallRow`` (not a dict), whose fields are calls.parquet's columns in order;
+    the request is the JSON sent, usage is flat, drift is held against the reference of the call's model."""
+    call = CallRecord(call_id="u1-k01", unit_id="u1", role="buyer", turn=0, repair=0, provider="anthropic", model="m",
+                      request={"model": "m", "messages": [{"role": "user", "content": "prix: 5 €"}]},
+                      usage=Usage(input_tokens=12, output_tokens=3, cache_read_tokens=1), latency_s=0.5,
+                      attempt_errors=["529"], attempts=2, model_version="m-2", cost_usd=0.01,
+                      sent_at=datetime(2026, 12, 1, tzinfo=UTC), answered_at=datetime(2026, 12, 1, 0, 0, 1, tzinfo=UTC))
+    row = call_row(call, {"anthropic:m": Served(model_version="m-1")})
+    assert isinstance(row, CallRow) and list(CallRow.model_fields) == list(CALL_SCHEMA)
+    assert row.request == '{"model": "m", "messages": [{"role": "user", "content": "prix: 5 €"}]}'
+    assert (row.input_tokens, row.output_tokens, row.cache_read_tokens, row.reasoning_tokens) == (12, 3, 1, 0)
+    assert row.drift is True and call_row(call).drift is None and row.attempt_errors == ["529"]
+    calls = rows_frame("calls", [row.model_dump()])
+    assert calls.schema == pl.Schema(CALL_SCHEMA) and calls["sent_at"][0] == call.sent_at
+    assert calls.row(0, named=True) == row.model_dump()
 
 
 def test_turn_rows_give_each_action_field_a_column():

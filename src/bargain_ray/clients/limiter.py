@@ -53,7 +53,9 @@ from bargain_ray.clients.headers import Announced, read_headers
 from bargain_ray.clients.snapshot import BucketLevel, KeySnapshot
 from bargain_ray.config import Limits
 
-ACTOR_NAME = "bargain_ray_limiter_v4"
+ACTOR_NAME = "bargain_ray_limiter_v5"
+"""Versioned with what its methods take (v5: ``Limits`` and ``Release`` models): a detached actor an older
+driver left running is never spoken to in a newer protocol."""
 NAMESPACE = "bargain_ray"
 BURST_S = 0.25
 """Seconds of unused rate a bucket may bank until the provider reports the limit: pace evenly, keep the
@@ -81,6 +83,14 @@ class Feedback(BaseModel):
     headers: dict[str, str] = {}
     input_tokens: int = 0
     output_tokens: int = 0
+
+
+class Release(BaseModel):
+    """A call a process saw end: its key, the ticket it went with, and what the provider said of it."""
+
+    key: str
+    ticket: int
+    feedback: Feedback
 
 
 @dataclass
@@ -338,33 +348,31 @@ class Limiters:
 
     def __init__(self) -> None:
         self.keys: dict[str, KeyState] = {}
-        self._told: dict[str, dict[str, Any]] = {}  # key -> the limits its last caller sent
         self.tickets = itertools.count(time.time_ns())  # a restarted actor's never meet its predecessor's
         self._reaper: asyncio.Task[None] | None = None
         self.epoch = uuid.uuid4().hex
         self.boxes: dict[tuple[str, str], Mailbox] = {}  # (requester, key) -> its calls handed out, not yet told
 
-    def _state(self, key: str, limits: dict[str, Any], job: str | None) -> KeyState:  # left (issue 17): actor JSON, validated here
+    def _state(self, key: str, limits: Limits, job: str | None) -> KeyState:
+        """The key's state, reconfigured if its caller sent other limits than the last one did."""
         if job is not None and (self._reaper is None or self._reaper.done()):
             self._reaper = asyncio.create_task(self._forget_ended_jobs())
         state = self.keys.get(key)
         if state is None:
-            state = self.keys[key] = KeyState(Limits.model_validate(limits))
-        elif limits != self._told.get(key):  # validated once per change, not per call
-            state.configure(Limits.model_validate(limits))
-        self._told[key] = limits
+            state = self.keys[key] = KeyState(limits)
+        else:
+            state.configure(limits)
         return state
 
-    async def acquire(self, key: str, limits: dict[str, Any], input_tokens: int, max_tokens: int = 0,  # left (issue 17): actor JSON, validated here
+    async def acquire(self, key: str, limits: Limits, input_tokens: int, max_tokens: int = 0,
                       job: str | None = None) -> int:
         """A ticket once the call may go (the in-process limiter's way; workers ``grant``)."""
         ticket = next(self.tickets)
         await self._state(key, limits, job).acquire(ticket, input_tokens, max_tokens, job)
         return ticket
 
-    async def grant(self, key: str, limits: dict[str, Any], job: str | None, requester: str, epoch: str | None,  # left (issue 17): actor JSON, validated here
-                    needs: list[tuple[int, int, int]], settled: list[tuple[str, int, dict[str, Any]]]  # left (issue 17): actor JSON, validated here
-                    ) -> tuple[str, list[tuple[int, int]]]:
+    async def grant(self, key: str, limits: Limits, job: str | None, requester: str, epoch: str | None,
+                    needs: list[tuple[int, int, int]], settled: list[Release]) -> tuple[str, list[tuple[int, int]]]:
         """Queue one process's waiting calls of ``key`` and answer once any of its calls is handed out.
 
         ``needs`` are (the caller's id, input tokens, max tokens) of calls it had not sent yet; each queues
@@ -375,7 +383,7 @@ class Limiters:
         with none, and sends what it still waits for again.
         """
         for done in settled:
-            self.settle(*done)
+            self.settle(done)
         if epoch is not None and epoch != self.epoch:
             return self.epoch, []
         state = self._state(key, limits, job)
@@ -398,14 +406,14 @@ class Limiters:
             for where in [w for w, box in self.boxes.items() if box.job in ended]:
                 self.boxes.pop(where).close()
 
-    def settle(self, key: str, ticket: int, feedback: dict[str, Any]) -> None:  # left (issue 17): actor JSON, validated here
-        if key in self.keys:
-            self.keys[key].release(ticket, Feedback.model_validate(feedback))
+    def settle(self, done: Release) -> None:
+        if done.key in self.keys:
+            self.keys[done.key].release(done.ticket, done.feedback)
 
-    async def release(self, settled: list[tuple[str, int, dict[str, Any]]]) -> None:  # left (issue 17): actor JSON, validated here
-        """The (key, ticket, feedback) of calls a worker saw end, sent together (``Limiter.release``)."""
-        for key, ticket, feedback in settled:
-            self.settle(key, ticket, feedback)
+    async def release(self, settled: list[Release]) -> None:
+        """The calls a worker saw end, sent together (``Limiter.release``)."""
+        for done in settled:
+            self.settle(done)
 
     async def snapshot(self) -> dict[str, KeySnapshot]:
         return {k: s.snapshot() for k, s in self.keys.items()}
@@ -433,14 +441,14 @@ class Limiter:
     """
 
     _local: Limiters | None = None
-    _unsent: ClassVar[dict[Any, list[tuple[str, int, dict[str, Any]]]]] = {}  # actor -> releases for it
+    _unsent: ClassVar[dict[Any, list[Release]]] = {}  # actor -> releases for it
     _flush_loop: ClassVar[asyncio.AbstractEventLoop | None] = None  # where the pending send is scheduled
     _waiting: ClassVar[dict[str, Waiting]] = {}
     _ids: ClassVar[Iterator[int]] = itertools.count(1)
 
     def __init__(self, key: str, limits: Limits) -> None:
         self.key = key
-        self.limits = limits.model_dump()
+        self.limits = limits
         self._actor = _actor()
         context = ray.get_runtime_context() if self._actor is not None else None
         self._job = context.get_job_id() if context else None
@@ -497,12 +505,12 @@ class Limiter:
 
     def release(self, ticket: int, feedback: Feedback) -> None:
         """Fire and forget: the caller never waits on bookkeeping."""
-        data = feedback.model_dump()
+        done = Release(key=self.key, ticket=ticket, feedback=feedback)
         if self._actor is None:
-            Limiter._local.settle(self.key, ticket, data)
+            Limiter._local.settle(done)
             return
         # to the actor that handed it out: after one was killed for good, a stale handle's go nowhere
-        Limiter._unsent.setdefault(self._actor, []).append((self.key, ticket, data))
+        Limiter._unsent.setdefault(self._actor, []).append(done)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no event loop (a caller outside async code): now
@@ -512,7 +520,7 @@ class Limiter:
             Limiter._flush_loop = loop
             loop.call_later(FLUSH_S, Limiter._send)
 
-    def _take(self) -> list[tuple[str, int, dict[str, Any]]]:  # left (issue 17): JSON across the actor, validated here
+    def _take(self) -> list[Release]:
         return Limiter._unsent.pop(self._actor, [])
 
     @staticmethod

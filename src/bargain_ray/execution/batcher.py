@@ -61,9 +61,9 @@ def batcher_name() -> str:
 class Batcher:
     """Gathers requests per route, sends them as batches, journals each batch, routes results back."""
 
-    def __init__(self, sweep_dir: str, settings: dict[str, Any]) -> None:  # left (issue 17): actor JSON, validated here
+    def __init__(self, sweep_dir: str, settings: BatchRun) -> None:
         path = Path(sweep_dir)
-        self.settings = BatchRun.model_validate(settings)
+        self.settings = settings
         self.journaled: dict[str, JournaledBatch] = {}
         """call_id -> the batch that holds its request: journaled before this batcher started, or sent by it."""
         self.intended: dict[str, BatchIntent] = {}
@@ -208,7 +208,7 @@ def start_batcher(sweep: SweepConfig, sweep_dir: Path) -> Any:
         name=batcher_name(), namespace=NAMESPACE,
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
     )
-    return remote.remote(str(sweep_dir.resolve()), sweep.run.batch.model_dump())
+    return remote.remote(str(sweep_dir.resolve()), sweep.run.batch)
 
 
 def batched_clients(sweep: SweepConfig) -> Callable[[ModelConfig, ModelClient], ModelClient] | None:

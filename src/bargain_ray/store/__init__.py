@@ -38,10 +38,10 @@ from bargain_ray.store.paths import BATCHES_JOURNAL, CALLS_JOURNAL, DATASET, JOU
 from bargain_ray.store.status import Progress, read_progress, write_status
 
 if TYPE_CHECKING:
-    from bargain_ray.store.rows import SCHEMAS, call_row, game_row, record_rows, turn_rows
+    from bargain_ray.store.rows import SCHEMAS, CallRow, call_row, game_row, record_rows, turn_rows
     from bargain_ray.store.tables import TABLES, read_tables, scan_tables, write_tables
 
-_MODULE_OF = dict.fromkeys(("SCHEMAS", "call_row", "game_row", "record_rows", "turn_rows"), "rows") | dict.fromkeys(
+_MODULE_OF = dict.fromkeys(("SCHEMAS", "CallRow", "call_row", "game_row", "record_rows", "turn_rows"), "rows") | dict.fromkeys(
     ("TABLES", "read_tables", "scan_tables", "write_tables"), "tables")
 
 
@@ -55,7 +55,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "BATCHES_JOURNAL", "BatchIntent", "JournaledBatch", "NoBatch", "read_batch_journal", "read_batches",
-    "CALLS_JOURNAL", "DATASET", "JOURNAL", "MANIFEST", "REPORT", "SCHEMAS", "TABLES", "CallEntry", "CallJournal",
+    "CALLS_JOURNAL", "DATASET", "JOURNAL", "MANIFEST", "REPORT", "SCHEMAS", "TABLES", "CallEntry", "CallJournal", "CallRow",
     "SpendEntry", "VoidEntry", "read_call_lines",
     "ChangedConfig", "CorruptJournal", "DiskFull", "FolderLocked", "FolderUnwritable", "GameJournal", "Holder", "Manifest", "Progress",
     "RecordHead", "UnreadableManifest",

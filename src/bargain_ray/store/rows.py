@@ -19,9 +19,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from datetime import datetime
+from types import NoneType, UnionType
+from typing import Any, get_args
 
 import polars as pl
+from pydantic import BaseModel, ConfigDict
 
 from bargain_ray.core.figures import is_figure, value_of
 from bargain_ray.core.records import CallMeta, CallRecord, FamilyFields, GameRecord, Served
@@ -170,20 +173,59 @@ def turn_rows(rec: GameRecord) -> list[dict[str, Any]]:  # free-form: rows as po
     return rows
 
 
-CALL_SCHEMA = {
-    "call_id": pl.String, "unit_id": pl.String, "role": pl.String, "turn": pl.Int64, "repair": pl.Int64,
-    "provider": pl.String, "model": pl.String, "request": pl.String, "response_text": pl.String,
-    "stop_reason": pl.String, "input_tokens": pl.Int64, "output_tokens": pl.Int64,
-    "cache_read_tokens": pl.Int64, "cache_write_tokens": pl.Int64, "reasoning_tokens": pl.Int64,
-    "latency_s": pl.Float64, "attempts": pl.Int64, "attempt_errors": pl.List(pl.String),
-    "request_id": pl.String, "model_version": pl.String, "served_by": pl.String, "cost_usd": pl.Float64, "status": pl.String,
-    "valid": pl.Boolean, "rule": pl.String, "error": pl.String, "resumed": pl.Boolean,
-    "system_fingerprint": pl.String, "sent_at": UTC_TIME, "answered_at": UTC_TIME, "drift": pl.Boolean,
-}
+class CallRow(BaseModel):
+    """One row of calls.parquet, its columns in order: the call's fields, its usage as columns, the request as
+    sent (JSON), its drift from the sweep's reference. The table's schema is this model's (``CALL_SCHEMA``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    call_id: str
+    unit_id: str
+    role: str
+    turn: int
+    repair: int
+    provider: str
+    model: str
+    request: str
+    response_text: str | None
+    stop_reason: str | None
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    reasoning_tokens: int
+    latency_s: float
+    attempts: int
+    attempt_errors: list[str]
+    request_id: str | None
+    model_version: str | None
+    served_by: str | None
+    cost_usd: float
+    status: str
+    valid: bool | None
+    rule: str | None
+    error: str | None
+    resumed: bool
+    system_fingerprint: str | None
+    sent_at: datetime | None
+    answered_at: datetime | None
+    drift: bool | None
+
+
+_COLUMN_TYPES = {str: pl.String, int: pl.Int64, float: pl.Float64, bool: pl.Boolean, datetime: UTC_TIME,
+                 list[str]: pl.List(pl.String)}
+
+
+def _column_type(annotation: Any) -> pl.DataType | type[pl.DataType]:
+    """A row field's column type (None aside: a column holds nulls)."""
+    if isinstance(annotation, UnionType):
+        (annotation,) = (a for a in get_args(annotation) if a is not NoneType)
+    return _COLUMN_TYPES[annotation]
+
+
+CALL_SCHEMA = {name: _column_type(f.annotation) for name, f in CallRow.model_fields.items()}
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
-
-
-_CALL_FIELDS = tuple(k for k in CALL_SCHEMA if k not in (*_USAGE, "drift"))
+_CALL_FIELDS = tuple(k for k in CALL_SCHEMA if k not in (*_USAGE, "request", "drift"))
 References = Mapping[str, Served]
 """``provider:model`` -> what the sweep's first answer of that model reported as served (``Manifest.served``)."""
 
@@ -195,17 +237,16 @@ def drifted(c: CallMeta, references: References) -> bool | None:
     return None if reference is None or not served.reported() else bool(served.changed_from(reference))
 
 
-def call_row(c: CallRecord, references: References | None = None) -> dict[str, Any]:  # left (issue 17): a calls row, fixed schema, typable
+def call_row(c: CallRecord, references: References | None = None) -> CallRow:
     """One row of calls.parquet: the call's fields, its usage as columns, the request as sent (JSON), its drift."""
-    row = {k: getattr(c, k) for k in _CALL_FIELDS}
-    row["request"] = json.dumps(c.request, ensure_ascii=False)
-    return row | {k: getattr(c.usage, k) for k in _USAGE} | {"drift": drifted(c, references or {})}
+    return CallRow(**{k: getattr(c, k) for k in _CALL_FIELDS}, **{k: getattr(c.usage, k) for k in _USAGE},
+                   request=json.dumps(c.request, ensure_ascii=False), drift=drifted(c, references or {}))
 
 
 def record_rows(rec: GameRecord, references: References | None = None) -> dict[str, list[dict[str, Any]]]:  # free-form: polars rows
     """Every row one journaled game contributes, by table (each call's drift against ``references``)."""
     return {"games": [game_row(rec)], "turns": turn_rows(rec),
-            "calls": [call_row(c, references) for c in rec.calls]}
+            "calls": [call_row(c, references).model_dump() for c in rec.calls]}
 
 
 SCHEMAS: dict[str, dict[str, pl.DataType | type[pl.DataType]]] = {

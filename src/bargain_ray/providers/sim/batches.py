@@ -29,6 +29,7 @@ from typing import Any
 from aiohttp import web
 
 from bargain_ray.providers.sim.config import SimSettings
+from bargain_ray.providers.sim.log import LogEntry
 
 Answer = Callable[..., tuple[dict[str, Any], int]]  # free-form: a response body, JSON as sent
 """The sim's answer: (settings, api, request body, request id, call=its custom id) -> (response body, output tokens)."""
@@ -43,7 +44,7 @@ class SimBatch:
     api: str
     created: float
     ends: float
-    entries: list[dict[str, Any]]  # left (issue 17): a sim request-log entry, JSON as served (/log)
+    entries: list[LogEntry]
     answers: dict[str, dict[str, Any]] = field(default_factory=dict)  # free-form: a response body, JSON as sent
     canceled_at: float | None = None
     metadata: dict[str, str] | None = None
@@ -77,7 +78,7 @@ def _bad_request(api: str, message: str) -> web.Response:
 class Batches:
     """The batch endpoints of one sim; ``routes(app)`` registers them."""
 
-    def __init__(self, settings: SimSettings, log: list[dict[str, Any]], answer: Answer,  # left (issue 17): sim log JSON
+    def __init__(self, settings: SimSettings, log: list[LogEntry], answer: Answer,
                  key_sha: Callable[[web.Request], str | None]) -> None:
         self.settings = settings
         self._log = log
@@ -115,16 +116,15 @@ class Batches:
             x = self._draws.random()
             fate = "errored" if x < self.settings.batch.errored else (
                 "expired" if x < self.settings.batch.errored + self.settings.batch.expired else None)
-            entry: dict[str, Any] = {  # left (issue 17): a sim request-log entry, JSON as served (/log)
-                "request_id": rid, "api": api, "model": str(body.get("model", "")), "arrived": now,
-                "status": fate or 200, "fault": None, "input_tokens": 0, "output_tokens": 0,
-                "key_sha": key_sha, "batch_id": batch_id, "custom_id": custom_id,
-            }
+            entry = LogEntry(
+                request_id=rid, api=api, model=str(body.get("model", "")), arrived=now, status=fate or 200,
+                fault=None, input_tokens=0, output_tokens=0, key_sha=key_sha, batch_id=batch_id, custom_id=custom_id,
+            )
             if fate is None:
                 payload, out_tokens = self._answer(self.settings, api, body, rid, call=custom_id)
                 usage = payload["usage"]
-                entry |= {"input_tokens": usage.get("input_tokens", usage.get("prompt_tokens", 0)),
-                          "output_tokens": out_tokens}
+                entry.input_tokens = usage.get("input_tokens", usage.get("prompt_tokens", 0))
+                entry.output_tokens = out_tokens
                 batch.answers[custom_id] = payload
             batch.entries.append(entry)
             self._log.append(entry)
@@ -136,10 +136,10 @@ class Batches:
         if not batch.ended():
             batch.canceled_at = time.time()
             for entry in batch.entries:
-                entry["status"] = "canceled"
+                entry.status = "canceled"
 
     def _counts(self, batch: SimBatch) -> dict[str, int]:
-        statuses = [e["status"] for e in batch.entries]
+        statuses = [e.status for e in batch.entries]
         if not batch.ended():
             return {"processing": len(statuses), "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
         return {"processing": 0, "succeeded": statuses.count(200), "errored": statuses.count("errored"),
@@ -160,7 +160,7 @@ class Batches:
 
     async def _get_batches(self, request: web.Request) -> web.Response:
         return web.json_response([
-            {"batch_id": b.id, "api": b.api, "created": b.created, "custom_ids": [e["custom_id"] for e in b.entries]}
+            {"batch_id": b.id, "api": b.api, "created": b.created, "custom_ids": [e.custom_id for e in b.entries]}
             for b in self._batches.values()
         ])
 
@@ -211,15 +211,15 @@ class Batches:
             return _not_found("anthropic", "batch results")
         lines = []
         for entry in batch.entries:
-            status = entry["status"]
+            status = entry.status
             if status == 200:
-                result: dict[str, Any] = {"type": "succeeded", "message": batch.answers[entry["custom_id"]]}  # free-form: response JSON
+                result: dict[str, Any] = {"type": "succeeded", "message": batch.answers[entry.custom_id]}  # free-form: response JSON
             elif status == "errored":
-                result = {"type": "errored", "error": {"type": "error", "request_id": entry["request_id"], "error": {
+                result = {"type": "errored", "error": {"type": "error", "request_id": entry.request_id, "error": {
                     "type": "api_error", "message": "simulated batch request error"}}}
             else:
                 result = {"type": status}
-            lines.append(json.dumps({"custom_id": entry["custom_id"], "result": result}))
+            lines.append(json.dumps({"custom_id": entry.custom_id, "result": result}))
         return web.Response(body="\n".join(lines) + "\n", content_type="application/binary")
 
     # OpenAI --------------------------------------------------------------------
@@ -291,14 +291,14 @@ class Batches:
         """The output file (successes) and the error file (errored, expired, canceled), as OpenAI writes them."""
         out, err = [], []
         for entry in batch.entries:
-            line: dict[str, Any] = {"id": entry["request_id"], "custom_id": entry["custom_id"]}  # free-form: response JSON
-            status = entry["status"]
+            line: dict[str, Any] = {"id": entry.request_id, "custom_id": entry.custom_id}  # free-form: response JSON
+            status = entry.status
             if status == 200:
-                payload = batch.answers[entry["custom_id"]]
-                out.append(line | {"response": {"status_code": 200, "request_id": entry["request_id"],
+                payload = batch.answers[entry.custom_id]
+                out.append(line | {"response": {"status_code": 200, "request_id": entry.request_id,
                                                 "body": payload}, "error": None})
             elif status == "errored":
-                err.append(line | {"response": {"status_code": 500, "request_id": entry["request_id"], "body": {
+                err.append(line | {"response": {"status_code": 500, "request_id": entry.request_id, "body": {
                     "error": {"message": "simulated batch request error", "type": "server_error"}}}, "error": None})
             else:
                 code = "batch_expired" if status == "expired" else "batch_cancelled"

@@ -2,8 +2,7 @@
 
 Each request is answered by a strategy agent reading the request's own text,
 after a drawn latency, unless a rate limit or an injected fault answers first.
-Every request that arrives is logged (``GET /sim/log``; ``left``: what its admission left in the request
-bucket), so tests can compare
+Every request that arrives is logged (``log.LogEntry``, ``GET /sim/log``), so tests can compare
 what was served with what the sweep recorded, and count the requests that came
 inside a wait the server had announced (``requests_inside_waits``). The batch APIs live in ``batches``
 and answer each batched request with the same ``answer``.
@@ -32,6 +31,7 @@ from bargain_ray.games.kit.concession import EXPONENTS
 from bargain_ray.providers.sim.batches import Batches
 from bargain_ray.providers.sim.config import SimSettings
 from bargain_ray.providers.sim.limits import Announcement, ModelLimits
+from bargain_ray.providers.sim.log import LogEntry, dump_log
 
 FAULTS = ("error_5xx", "overloaded", "timeout", "drop", "malformed", "refusal", "overlong")
 ERROR_TYPES = {429: "rate_limit_error", 500: "api_error", 503: "api_error", 529: "overloaded_error"}
@@ -80,7 +80,7 @@ class SimServer:
         self._answered: defaultdict[str | None, int] = defaultdict(int)
         """Replies given, per model and in all (None), online and batched: what a version change counts."""
         self._limits: dict[str, ModelLimits] = {}
-        self._log: list[dict[str, Any]] = []  # left (issue 17): a sim request-log entry, JSON as served (/log)
+        self._log: list[LogEntry] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -143,12 +143,12 @@ class SimServer:
         self.stop()
 
     @property
-    def log(self) -> list[dict[str, Any]]:  # left (issue 17): a sim request-log entry, JSON as served (/log)
-        """Every request that arrived, in arrival order (a copy)."""
-        return [dict(e) for e in self._log]
+    def log(self) -> list[LogEntry]:
+        """Every request that arrived, in arrival order (copies: the server goes on writing its own)."""
+        return [e.model_copy() for e in self._log]
 
     async def _get_log(self, request: web.Request) -> web.Response:
-        return web.json_response(self.log)
+        return web.Response(body=dump_log(self._log), content_type="application/json")
 
     # requests ------------------------------------------------------------------
     async def _anthropic(self, request: web.Request) -> web.StreamResponse:
@@ -162,44 +162,44 @@ class SimServer:
         n = next(self._ids)
         rid = f"req_sim_{n:08d}" if api == "anthropic" else f"chatcmpl-sim{n:08d}"
         input_tokens = prompt_tokens(api, body)
-        entry: dict[str, Any] = {  # left (issue 17): a sim request-log entry, JSON as served (/log)
-            "request_id": rid, "api": api, "model": model, "arrived": time.time(), "status": None,
-            "fault": None, "input_tokens": input_tokens, "output_tokens": 0, "key_sha": _key_sha(request),
-            "call_id": request.headers.get(CALL_ID_HEADER),
-        }
+        entry = LogEntry(
+            request_id=rid, api=api, model=model, arrived=time.time(), status=None, fault=None,
+            input_tokens=input_tokens, output_tokens=0, key_sha=_key_sha(request),
+            call_id=request.headers.get(CALL_ID_HEADER),
+        )
         self._log.append(entry)
         limits = self._limits.setdefault(f"{api}:{model}", ModelLimits(self.settings.limits, api))
         # OpenAI counts what a request may write against its token limit: absent, nothing is counted
         refused = limits.admit(input_tokens, int(body.get("max_tokens") or body.get("max_completion_tokens") or 0))
         if refused:
-            entry["status"] = 429
+            entry.status = 429
             return self._error(api, 429, self._headers(rid, entry, limits.announce(), refused))
         # what the headers report: the buckets as this request was admitted, or as it is answered
         admitted = limits.announce() if self.settings.limits.report_at == "arrival" else None
-        entry["left"] = (admitted or limits.announce()).remaining.get("requests")  # the request bucket, admitted
+        entry.left = (admitted or limits.announce()).remaining.get("requests")  # the request bucket, admitted
         fault = self._draw(model)
-        entry["fault"] = fault
+        entry.fault = fault
         await asyncio.sleep(self._delay())
         if fault == "timeout":
-            entry["status"] = "timeout"
+            entry.status = "timeout"
             await asyncio.sleep(self.settings.timeout_sleep_s)
             return self._error(api, 500, self._headers(rid, entry, admitted or limits.announce()))
         if fault == "drop":
-            entry["status"] = "dropped"
+            entry.status = "dropped"
             request.transport.close()
             return web.Response(status=500)
         if fault in ("error_5xx", "overloaded"):
             status = 529 if fault == "overloaded" else self._faults.choice((500, 503))
-            entry["status"] = status
+            entry.status = status
             return self._error(api, status, self._headers(rid, entry, admitted or limits.announce()))
-        payload, out_tokens = self._answer(self.settings, api, body, rid, fault, entry["call_id"] or "")
+        payload, out_tokens = self._answer(self.settings, api, body, rid, fault, entry.call_id or "")
         limits.spend_output(out_tokens)
-        entry |= {"status": 200, "output_tokens": out_tokens, "done": time.time()}
+        entry.status, entry.output_tokens, entry.done = 200, out_tokens, time.time()
         data = json.dumps(payload).encode()
         if fault == "malformed":
             data = data[: len(data) // 2]
         if request.transport is None or request.transport.is_closing():
-            entry["status"] = "client_gone"  # the client timed out first: served, never received
+            entry.status = "client_gone"  # the client timed out first: served, never received
         headers = self._headers(rid, entry, admitted or limits.announce())
         return web.Response(body=data, status=200, headers=headers, content_type="application/json")
 
@@ -234,7 +234,7 @@ class SimServer:
             return 0.0
         return min(lat.median_s * self._latency.lognormvariate(0.0, lat.sigma), lat.max_s)
 
-    def _headers(self, rid: str, entry: dict[str, Any], told: Announcement,  # left (issue 17): sim log JSON
+    def _headers(self, rid: str, entry: LogEntry, told: Announcement,
                  refused: dict[str, float] | None = None) -> dict[str, str]:
         """The response's headers; the wait a 429 announces is logged (``announced_at``, ``wait_until``, wall times).
 
@@ -242,7 +242,7 @@ class SimServer:
         the limits that refused it. Any other response announces no wait: its resets are the times its
         buckets are full again, and a bucket at 0 admits the next request after one request's refill.
         """
-        headers = {"request-id" if entry["api"] == "anthropic" else "x-request-id": rid, **told.headers}
+        headers = {"request-id" if entry.api == "anthropic" else "x-request-id": rid, **told.headers}
         if not refused:
             return headers
         now = time.time()
@@ -250,7 +250,7 @@ class SimServer:
         if self.settings.limits.retry_after:
             headers["retry-after"] = f"{max(max(refused.values()), 0.001):.3f}"
             until = [now + float(headers["retry-after"])]
-        entry |= {"announced_at": now, "wait_until": max(until)}
+        entry.announced_at, entry.wait_until = now, max(until)
         return headers
 
     @staticmethod
@@ -285,18 +285,6 @@ class SimServer:
             }}],
             "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
         } | ({"provider": served_by} if served_by else {})
-
-
-def requests_inside_waits(log: list[dict[str, Any]], announced_by: tuple[Any, ...] = (429,)) -> int:  # left (issue 17): sim log JSON
-    """Requests that arrived while a wait announced by an earlier response (of a status in ``announced_by``)
-    to the same (API, model, key) still ran: each one a request sent against the provider's word."""
-    waits: dict[tuple[str, str, str | None], list[tuple[float, float]]] = defaultdict(list)
-    for e in log:
-        if e.get("wait_until") and e["status"] in announced_by:
-            waits[(e["api"], e["model"], e["key_sha"])].append((e["announced_at"], e["wait_until"]))
-    return sum(
-        any(start < e["arrived"] < end for start, end in waits[(e["api"], e["model"], e["key_sha"])]) for e in log
-    )
 
 
 def read_prompt(api: str, body: dict[str, Any]) -> tuple[str, list[dict[str, str]]]:  # free-form: request JSON
