@@ -32,7 +32,6 @@ WALLS: dict[str, set[str]] = {
     "design.resolved": {"providers.routing"},  # the resolver types the provider= block and routes each model (providers' own rules), once
     "games": {"core"},
     "agents": {"core", "config", "clients", "games"},
-    "agents.__init__": {"providers"},  # TODO(issue 17): make_agent takes providers' ClientPool where a client getter typed in clients would do
     "play": {"core", "config", "games", "agents"},
     "clients": {"core", "config", "anthropic", "openai"},
     "clients.limiter": {"ray"},  # the limiter is a Ray actor: the one client module that imports Ray

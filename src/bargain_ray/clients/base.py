@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from bargain_ray.config import ModelConfig
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply
 
@@ -15,4 +16,13 @@ class ModelClient(Protocol):
 
     async def close(self) -> None:
         """Release connections."""
+        ...
+
+
+class ClientSource(Protocol):
+    """Where an agent gets its model's client (the providers' ``ClientPool``): agents need only this, not who
+    routes a model to an API."""
+
+    def get(self, model: ModelConfig) -> ModelClient:
+        """The client of ``model``, shared by every agent of that model."""
         ...
