@@ -38,6 +38,7 @@ from bargain_ray.store import (
     read_progress,
     record_of,
 )
+from bargain_ray.store.calls import CallEntry, read_call_line
 from bargain_ray.store.manifest import Manifest
 from bargain_ray.store.rows import game_row
 from bargain_ray.store.status import State, is_429, read_limiter, read_status, tail_lines
@@ -51,28 +52,15 @@ RUNNING = 20
 RATE_WINDOW_S = 60.0
 """Calls (and games) within this many seconds of the latest make the rate in use."""
 POLL_MS = 1500
-CALL_TIMES = ("answered_at", "sent_at")
-"""A call journal line's own times, UTC (the latest event first), when the journal records them."""
-GAME_TIMES = ("ended_at", "started_at")
 Phase = Literal["planned", "running", "ended", "interrupted", "stopped", "unknown"]
 """``planned``: a manifest (a dry run wrote it) and nothing played; ``unknown``: games but no driver's status."""
 
 
-def event_time(entry: dict[str, Any], keys: tuple[str, ...]) -> float | None:  # free-form: a JSON line as decoded
-    """When a journal line's event happened (POSIX seconds), from the first of ``keys`` it records (an ISO 8601
-    UTC time or POSIX seconds, at the line's top level or in its ``reply``/``outcome``), None when it records none.
-    The caller falls back to the journal file's time when it read the line (``Follower``)."""
-    for where in (entry, entry.get("reply") or {}, entry.get("outcome") or {}):
-        for key in keys:
-            value = where.get(key) if isinstance(where, dict) else None
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                return float(value)
-            if isinstance(value, str):
-                try:
-                    return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-                except ValueError:
-                    continue
-    return None
+def event_time(*times: datetime | None) -> float | None:
+    """When a journal line's event happened (POSIX seconds): the first of its own ``times`` it records (latest
+    event first), None when it records none. The caller falls back to the journal file's time when it read the line
+    (``Follower``)."""
+    return next((t.timestamp() for t in times if t is not None), None)
 
 
 def planned_units(manifest: Manifest) -> int:
@@ -214,11 +202,10 @@ def shown_game(rec: GameRecord) -> ShownGame:
                      turns=turns)
 
 
-def shown_reply(entry: dict[str, Any], families: list[str]) -> ShownTurn:  # free-form: a JSON line as decoded
+def shown_reply(entry: CallEntry, families: list[str]) -> ShownTurn:
     """A call journal line (a reply paid for a game in flight) as a turn: a JSON reply's message and fields, its
     private ones (under any of the sweep's families) apart; any other reply as its text."""
-    reply = entry.get("reply") or {}
-    text = str(reply.get("text") or "")
+    text = entry.reply.text
     try:
         fields = json.loads(text)
     except ValueError:
@@ -228,7 +215,7 @@ def shown_reply(entry: dict[str, Any], families: list[str]) -> ShownTurn:  # fre
     message = fields.pop("message", None)
     private = {k: v for k, v in fields.items() if any(is_private(f, k) for f in families or [None])}
     public = {k: v for k, v in fields.items() if k not in private and v not in (None, False)}
-    return ShownTurn(turn=None, role=None, model=reply.get("model"), call_id=entry.get("call_id"),
+    return ShownTurn(turn=None, role=None, model=entry.reply.model, call_id=entry.call_id,
                      message=None if message is None else str(message), action=public, private=private)
 
 
@@ -248,7 +235,7 @@ class Follower:
         self.timed_by: set[str] = set()
         self.errors: deque[dict[str, Any]] = deque(maxlen=ERRORS)  # free-form: a JSON line as decoded
         self.latest: deque[GameRecord] = deque(maxlen=LATEST)
-        self.in_flight: dict[str, dict[str, Any]] = {}  # free-form: a JSON line as decoded
+        self.in_flight: dict[str, CallEntry] = {}  # unit id -> its latest paid reply
         """unit_id -> the latest call journal line of a game not journaled since."""
         self.started = False
         manifest = read_manifest(path)
@@ -258,9 +245,8 @@ class Follower:
         lines, self.offsets[name] = tail_lines(self.path / name, self.offsets[name])
         return lines
 
-    def _time(self, entry: dict[str, Any], keys: tuple[str, ...], file: str) -> float | None:  # free-form: decoded JSON
+    def _time(self, own: float | None, file: str) -> float | None:
         """The line's own time, else (for a line written since the view started) its journal's file time."""
-        own = event_time(entry, keys)
         if own is not None:
             self.timed_by.add("journal")
             return own
@@ -284,41 +270,40 @@ class Follower:
                 self.in_flight.pop(unit.unit_id, None)
                 if not out.known:
                     self.errors.append({"unit_id": unit.unit_id, "what": "game unknown", "error": out.reason})
-                if (at := self._time(line, GAME_TIMES, JOURNAL)) is not None:
+                if (at := self._time(event_time(rec.ended_at, rec.started_at), JOURNAL)) is not None:
                     self.game_times.add(at)
                 self.latest.append(rec)
         while calls := self._read(CALLS_JOURNAL):
-            for entry in calls:
-                reply = entry.get("reply")
-                if not isinstance(reply, dict):
+            for line in calls:
+                entry = read_call_line(line)
+                if not isinstance(entry, CallEntry):
                     continue  # a void or a spend entry (``store.calls``): no reply of its own
-                errors = [str(e) for e in reply.get("attempt_errors") or []]
-                row = self.spend.setdefault(str(reply.get("model")), [0, 0.0, 0])
+                reply = entry.reply
+                row = self.spend.setdefault(reply.model, [0, 0.0, 0])
                 row[0] += 1
-                row[1] += float(reply.get("cost_usd") or 0.0)
-                row[2] += sum(map(is_429, errors))
-                for e in errors:
-                    self.errors.append({"unit_id": entry.get("unit_id"), "what": f"attempt on {reply.get('model')}",
-                                        "error": e})
-                at = self._time(entry, CALL_TIMES, CALLS_JOURNAL)
+                row[1] += reply.cost_usd
+                row[2] += sum(map(is_429, reply.attempt_errors))
+                for e in reply.attempt_errors:
+                    self.errors.append({"unit_id": entry.unit_id, "what": f"attempt on {reply.model}", "error": e})
+                at = self._time(event_time(reply.answered_at, reply.sent_at), CALLS_JOURNAL)
                 if at is not None:
                     self.call_times.add(at)
-                self._drift(entry, reply, manifest.served, at)
-                if entry.get("unit_id") not in self.units or self.units[entry["unit_id"]][1] == "TECHNICAL_ERROR":
-                    self.in_flight.pop(entry.get("unit_id"), None)
-                    self.in_flight[entry.get("unit_id")] = entry  # re-inserted: the dict keeps the newest last
+                self._drift(entry, manifest.served, at)
+                if entry.unit_id not in self.units or self.units[entry.unit_id][1] == "TECHNICAL_ERROR":
+                    self.in_flight.pop(entry.unit_id, None)
+                    self.in_flight[entry.unit_id] = entry  # re-inserted: the dict keeps the newest last
         self.started = True
 
-    def _drift(self, entry: dict[str, Any], reply: dict[str, Any], references: dict[str, Served], at: float | None) -> None:  # free-form: decoded JSON
+    def _drift(self, entry: CallEntry, references: dict[str, Served], at: float | None) -> None:
         """Count a reply served otherwise than its model's reference (``Served.changed_from``)."""
-        model = f"{reply.get('provider')}:{reply.get('model')}"
+        model = f"{entry.reply.provider}:{entry.reply.model}"
         reference = references.get(model)
-        served = Served.model_validate({k: reply.get(k) for k in Served.model_fields})
+        served = entry.reply.served()
         if reference is None or not served.changed_from(reference):
             return
         row = self.drift.setdefault((model, served), DriftRow(
             model=model, reference=reference.shown(), served=served.shown(), calls=0,
-            first_call=str(entry.get("call_id")), first_at=at))
+            first_call=entry.call_id, first_at=at))
         row.calls += 1
 
     def rates(self) -> Rates:
