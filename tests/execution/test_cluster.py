@@ -19,7 +19,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import polars as pl
 import pytest
 from helpers import DEMO_WHOLE, ROOT, read_undated
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import ray
-from helpers import DEMO_WHOLE, ROOT, read_undated, resize_disk, undated, small_disk
+from helpers import DEMO_WHOLE, ROOT, read_undated, resize_disk, small_disk, undated
 
 from bargain_ray.__main__ import main
 from bargain_ray.core.status import ExitCode
