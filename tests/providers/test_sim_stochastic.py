@@ -99,7 +99,7 @@ def play_cell(noise: float, blocks: int = 6) -> list[str]:
             records = [await runner.play(unit) for unit in cell]
         finally:
             await runner.close()
-        return [json.dumps([r.outcome.agreement, len(r.turns), r.turns[-1].fields], sort_keys=True) for r in records]
+        return [json.dumps([r.outcome.agreement, len(r.turns), r.turns[-1].fields.written()], sort_keys=True) for r in records]
 
     with SimServer(SimSettings(reply_noise=noise, seed=9)) as url:
         sweep, cell = c3_units(url, blocks)
