@@ -14,6 +14,8 @@ from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import read_manifest
 
 QUIET = ["run.progress=false", "run.report=false"]
+SHORT = "games.tickets.max_turns=2"
+"""C3 games of two turns: what a grown design keeps and pays is per unit, however long its games are."""
 
 
 def sim_run(grid: str, folder: Path, *more: str) -> tuple[int, list[dict]]:
@@ -32,23 +34,23 @@ def paid_lines(folder: Path) -> list[dict]:
 
 def test_c3_smoke_then_c3_full_pays_only_the_624_new_units(ray_session, tmp_path, capsys):
     folder = tmp_path / "c3"
-    code, smoke_requests = sim_run("c3_smoke", folder)
+    code, smoke_requests = sim_run("c3_smoke", folder, SHORT)
     assert code == 0
     smoke = pl.read_parquet(folder / "games.parquet").select("unit_id", "unit_hash", "outcome_json")
     before = paid_lines(folder)
     assert smoke.height == 16 and len(before) == len(smoke_requests)
     capsys.readouterr()
 
-    assert main(["+grid=c3_full", "provider=sim", f"run.dir={folder}", "run.dry_run=true"]) == 0
+    assert main(["+grid=c3_full", "provider=sim", f"run.dir={folder}", "run.dry_run=true", SHORT]) == 0
     dry = capsys.readouterr().out
     assert "design 2 of this folder: 16 kept, 624 new, 0 unfinished of earlier designs" in dry
     assert "624 units to play" in dry and len(read_manifest(folder).designs) == 1  # a dry run records nothing
     fresh = tmp_path / "fresh"
-    assert main(["+grid=c3_full", "provider=sim", f"run.dir={fresh}", "run.dry_run=true"]) == 0
+    assert main(["+grid=c3_full", "provider=sim", f"run.dir={fresh}", "run.dry_run=true", SHORT]) == 0
     total = float(capsys.readouterr().out.split("estimated total: ~$")[1].split()[0])
     assert abs(float(dry.split("estimated total: ~$")[1].split()[0]) - total * 39 / 40) <= 0.01  # the new part only
 
-    code, full_requests = sim_run("c3_full", folder)
+    code, full_requests = sim_run("c3_full", folder, SHORT)
     assert code == 0
     after = paid_lines(folder)
     assert after[: len(before)] == before  # the journal of the first design is untouched
@@ -69,10 +71,15 @@ def demo(folder: Path, *more: str) -> int:
     return main(["+grid=demo", f"run.dir={folder}", *QUIET, *more])
 
 
-def test_demo_with_3_then_6_blocks_plays_the_new_blocks_and_equals_a_fresh_6_block_sweep(ray_session, tmp_path,
+DEMO = ["+grid=demo", *QUIET]
+"""The 3-block demo the grown and narrowed folders start from (played once per session by ``finished_sweep``)."""
+DEMO_1 = ["+grid=demo", "grid.blocks=1", "run.report=false", "run.progress=false"]
+"""The 1-block demo, finished once for this file and test_sweep's and test_identity's."""
+
+
+def test_demo_with_3_then_6_blocks_plays_the_new_blocks_and_equals_a_fresh_6_block_sweep(finished_sweep, tmp_path,
                                                                                          capsys):
-    grown, fresh = tmp_path / "grown", tmp_path / "fresh"
-    assert demo(grown) == 0
+    grown, fresh = finished_sweep(DEMO, tmp_path / "grown"), tmp_path / "fresh"
     first = pl.read_parquet(grown / "games.parquet")
     capsys.readouterr()
     assert demo(grown, "grid.blocks=6") == 0
@@ -86,9 +93,8 @@ def test_demo_with_3_then_6_blocks_plays_the_new_blocks_and_equals_a_fresh_6_blo
     assert first.select(key).sort("unit_id").equals(games.join(first, on="unit_id", how="semi").select(key))
 
 
-def test_adding_a_model_pairing_plays_only_its_cells(ray_session, tmp_path, capsys):
-    folder = tmp_path / "pairing"
-    assert demo(folder, "grid.blocks=1") == 0
+def test_adding_a_model_pairing_plays_only_its_cells(finished_sweep, tmp_path, capsys):
+    folder = finished_sweep(DEMO_1, tmp_path / "pairing")
     journal = (folder / "journal.jsonl").read_bytes()
     capsys.readouterr()
     assert demo(folder, "grid.blocks=1", "+models.X=${models.L}", "grid.designs.0.pairings=[BB,BL,BC,LC,CC,XB]") == 0
@@ -99,9 +105,8 @@ def test_adding_a_model_pairing_plays_only_its_cells(ray_session, tmp_path, caps
     assert games.height == 24 and set(games.filter(pl.col("pairing") == "XB")["position"]) == {21, 22, 23, 24}
 
 
-def test_a_narrowed_grid_keeps_the_journal_and_tables_only_its_units(ray_session, tmp_path, capsys):
-    folder = tmp_path / "narrow"
-    assert demo(folder) == 0
+def test_a_narrowed_grid_keeps_the_journal_and_tables_only_its_units(finished_sweep, tmp_path, capsys):
+    folder = finished_sweep(DEMO, tmp_path / "narrow")
     journal = (folder / "journal.jsonl").read_bytes()
     capsys.readouterr()
     assert demo(folder, "grid.blocks=1", "grid.designs.0.pairings=[BB,BL]") == 0
@@ -122,10 +127,10 @@ def test_a_narrowed_grid_keeps_the_journal_and_tables_only_its_units(ray_session
 
 def test_a_changed_model_param_on_a_grown_design_is_refused_before_ray(ray_session, tmp_path, capsys):
     folder = tmp_path / "refused"
-    code, _ = sim_run("c3_smoke", folder)
+    code, _ = sim_run("c3_smoke", folder, SHORT)
     assert code == 0
     capsys.readouterr()
-    assert main(["+grid=c3_full", "provider=sim", f"run.dir={folder}", *QUIET,
+    assert main(["+grid=c3_full", "provider=sim", f"run.dir={folder}", *QUIET, SHORT,
                  "models.O.params.output_config.effort=high"]) == 1
     err = capsys.readouterr().err
     assert "models.O.params.output_config.effort low → high" in err and "run.dir=" in err
