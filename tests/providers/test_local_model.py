@@ -120,7 +120,8 @@ def test_invalid_replies_are_recorded_with_rule_names(games: list[GameRecord]) -
 
 def test_constrained_replies_are_json(games: list[GameRecord]) -> None:
     """With the schema, every reply the server finished (not cut at max_tokens) is one JSON object; at least
-    one did finish, so the check is not empty (the 135M model often fills 160 tokens of a message first: a buyer opening does, three times)."""
+    one did finish, so the check is not empty (the 135M model often fills 160 tokens of a message first: a buyer
+    opening does, three times)."""
     finished = 0
     for record in games[:1]:
         for call in record.calls:
