@@ -14,8 +14,9 @@ from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import read_manifest
 
 QUIET = ["run.progress=false", "run.report=false"]
-SHORT = "games.tickets.max_turns=2"
-"""C3 games of two turns: what a grown design keeps and pays is per unit, however long its games are."""
+PLAYED = "grid.blocks=4"
+"""The C3 design grown to 4 blocks, not 40, when it is played: what a grown design keeps and pays is per unit, the
+same for 48 new units as for 624 (the dry run still plans the whole 40)."""
 
 
 def sim_run(grid: str, folder: Path, *more: str) -> tuple[int, list[dict]]:
@@ -32,25 +33,25 @@ def paid_lines(folder: Path) -> list[dict]:
     return [json.loads(line) for line in (folder / "calls.journal.jsonl").read_text().splitlines()]
 
 
-def test_c3_smoke_then_c3_full_pays_only_the_624_new_units(ray_session, tmp_path, capsys):
+def test_c3_smoke_then_c3_full_plans_the_624_new_units_and_pays_only_new_ones(ray_session, tmp_path, capsys):
     folder = tmp_path / "c3"
-    code, smoke_requests = sim_run("c3_smoke", folder, SHORT)
+    code, smoke_requests = sim_run("c3_smoke", folder)
     assert code == 0
     smoke = pl.read_parquet(folder / "games.parquet").select("unit_id", "unit_hash", "outcome_json")
     before = paid_lines(folder)
     assert smoke.height == 16 and len(before) == len(smoke_requests)
     capsys.readouterr()
 
-    assert main(["+grid=c3_full", "provider=sim", f"run.dir={folder}", "run.dry_run=true", SHORT]) == 0
+    assert main(["+grid=c3_full", "provider=sim", f"run.dir={folder}", "run.dry_run=true"]) == 0
     dry = capsys.readouterr().out
     assert "design 2 of this folder: 16 kept, 624 new, 0 unfinished of earlier designs" in dry
     assert "624 units to play" in dry and len(read_manifest(folder).designs) == 1  # a dry run records nothing
     fresh = tmp_path / "fresh"
-    assert main(["+grid=c3_full", "provider=sim", f"run.dir={fresh}", "run.dry_run=true", SHORT]) == 0
+    assert main(["+grid=c3_full", "provider=sim", f"run.dir={fresh}", "run.dry_run=true"]) == 0
     total = float(capsys.readouterr().out.split("estimated total: ~$")[1].split()[0])
     assert abs(float(dry.split("estimated total: ~$")[1].split()[0]) - total * 39 / 40) <= 0.01  # the new part only
 
-    code, full_requests = sim_run("c3_full", folder, SHORT)
+    code, full_requests = sim_run("c3_full", folder, PLAYED)
     assert code == 0
     after = paid_lines(folder)
     assert after[: len(before)] == before  # the journal of the first design is untouched
@@ -58,13 +59,13 @@ def test_c3_smoke_then_c3_full_pays_only_the_624_new_units(ray_session, tmp_path
     assert len(new) == len(full_requests) > 0  # every request the second run sent is one paid line
     assert {e["unit_id"] for e in new}.isdisjoint(smoke["unit_id"])  # none for a unit already played
     games = pl.read_parquet(folder / "games.parquet")
-    assert games.height == 640 and games["unit_id"].n_unique() == 640 and games["known"].all()
-    assert len({e["unit_id"] for e in new}) == 624
+    assert games.height == 64 and games["unit_id"].n_unique() == 64 and games["known"].all()
+    assert len({e["unit_id"] for e in new}) == 48
     kept = games.join(smoke, on="unit_id", how="semi").select(smoke.columns).sort("unit_id")
     assert kept.equals(smoke.sort("unit_id"))  # the smoke's games, as they were played
     designs = read_manifest(folder).designs
-    assert [(d.grid, d.units, d.added) for d in designs] == [("c3_smoke", 16, 16), ("c3_full", 640, 624)]
-    assert "grid.blocks 1 → 40" in designs[1].changes
+    assert [(d.grid, d.units, d.added) for d in designs] == [("c3_smoke", 16, 16), ("c3_full", 64, 48)]
+    assert "grid.blocks 1 → 4" in designs[1].changes
 
 
 def demo(folder: Path, *more: str) -> int:
@@ -127,10 +128,10 @@ def test_a_narrowed_grid_keeps_the_journal_and_tables_only_its_units(finished_sw
 
 def test_a_changed_model_param_on_a_grown_design_is_refused_before_ray(ray_session, tmp_path, capsys):
     folder = tmp_path / "refused"
-    code, _ = sim_run("c3_smoke", folder, SHORT)
+    code, _ = sim_run("c3_smoke", folder)
     assert code == 0
     capsys.readouterr()
-    assert main(["+grid=c3_full", "provider=sim", f"run.dir={folder}", *QUIET, SHORT,
+    assert main(["+grid=c3_full", "provider=sim", f"run.dir={folder}", *QUIET,
                  "models.O.params.output_config.effort=high"]) == 1
     err = capsys.readouterr().err
     assert "models.O.params.output_config.effort low → high" in err and "run.dir=" in err
