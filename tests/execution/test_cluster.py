@@ -100,23 +100,24 @@ def test_a_running_local_cluster_is_joined_and_said_and_a_dead_one_is_one_line_n
     address = ray_start_head(base, env)
     file = base / "ray" / "ray_current_cluster"
 
-    joined = sweep([*DEMO, f"run.dir={tmp_path / 'live'}"], env)
+    small = [*DEMO, "grid.blocks=1"]  # 20 units: which Ray a run uses is said whatever it plays
+    joined = sweep([*small, f"run.dir={tmp_path / 'live'}"], env)
     assert joined.returncode == 0, joined.stderr[-3000:]
-    assert joined.stdout.splitlines()[0] == (f"grid demo: 60 units, 0 finished, 60 to run; ray: joining the running "
+    assert joined.stdout.splitlines()[0] == (f"grid demo: 20 units, 0 finished, 20 to run; ray: joining the running "
                                              f"local cluster at {address} (named in {file})")
 
     kill(processes_of(base))  # the cluster dies without `ray stop`: its address stays in the file
     assert file.exists()
-    dead = sweep([*DEMO, f"run.dir={tmp_path / 'dead'}"], env, timeout=120)  # Ray alone retries it for minutes
-    assert dead.returncode == ExitCode.CLUSTER_UNAVAILABLE, dead.stderr[-3000:]
+    dead = sweep([*small, f"run.dir={tmp_path / 'dead'}", "run.ray_timeout_s=1"], env, timeout=120)  # Ray alone
+    assert dead.returncode == ExitCode.CLUSTER_UNAVAILABLE, dead.stderr[-3000:]  # retries it for minutes
     assert dead.stderr.strip() == (
-        f"error: the local Ray cluster at {address} (named in {file}) does not answer within 5 s (run.ray_timeout_s); "
+        f"error: the local Ray cluster at {address} (named in {file}) does not answer within 1 s (run.ray_timeout_s); "
         f"it stopped without `ray stop`: delete {file} (or run `ray stop`) and run the same command again to start a "
         "local instance")
     assert "units" not in dead.stdout, "refused before the plan line, nothing started"
 
     file.unlink()  # as the line says
-    started = sweep([*DEMO, f"run.dir={tmp_path / 'dead'}"], env)
+    started = sweep([*small, f"run.dir={tmp_path / 'dead'}"], env)
     assert started.returncode == 0, started.stderr[-3000:]
     assert started.stdout.splitlines()[0].endswith("; ray: starting a local instance")
 

@@ -14,6 +14,9 @@ from bargain_ray.providers.sim import LogEntry, SimServer, SimSettings
 from bargain_ray.store import read_manifest
 
 QUIET = ["run.progress=false", "run.report=false"]
+PLAYED = "grid.blocks=4"
+"""The C3 design grown to 4 blocks, not 40, when it is played: what a grown design keeps and pays is per unit, the
+same for 48 new units as for 624 (the dry run still plans the whole 40)."""
 
 
 def sim_run(grid: str, folder: Path, *more: str) -> tuple[int, list[LogEntry]]:
@@ -30,7 +33,7 @@ def paid_lines(folder: Path) -> list[dict]:
     return [json.loads(line) for line in (folder / "calls.journal.jsonl").read_text().splitlines()]
 
 
-def test_c3_smoke_then_c3_full_pays_only_the_624_new_units(ray_session, tmp_path, capsys):
+def test_c3_smoke_then_c3_full_plans_the_624_new_units_and_pays_only_new_ones(ray_session, tmp_path, capsys):
     folder = tmp_path / "c3"
     code, smoke_requests = sim_run("c3_smoke", folder)
     assert code == 0
@@ -48,7 +51,7 @@ def test_c3_smoke_then_c3_full_pays_only_the_624_new_units(ray_session, tmp_path
     total = float(capsys.readouterr().out.split("estimated total: ~$")[1].split()[0])
     assert abs(float(dry.split("estimated total: ~$")[1].split()[0]) - total * 39 / 40) <= 0.01  # the new part only
 
-    code, full_requests = sim_run("c3_full", folder)
+    code, full_requests = sim_run("c3_full", folder, PLAYED)
     assert code == 0
     after = paid_lines(folder)
     assert after[: len(before)] == before  # the journal of the first design is untouched
@@ -56,23 +59,28 @@ def test_c3_smoke_then_c3_full_pays_only_the_624_new_units(ray_session, tmp_path
     assert len(new) == len(full_requests) > 0  # every request the second run sent is one paid line
     assert {e["unit_id"] for e in new}.isdisjoint(smoke["unit_id"])  # none for a unit already played
     games = pl.read_parquet(folder / "games.parquet")
-    assert games.height == 640 and games["unit_id"].n_unique() == 640 and games["known"].all()
-    assert len({e["unit_id"] for e in new}) == 624
+    assert games.height == 64 and games["unit_id"].n_unique() == 64 and games["known"].all()
+    assert len({e["unit_id"] for e in new}) == 48
     kept = games.join(smoke, on="unit_id", how="semi").select(smoke.columns).sort("unit_id")
     assert kept.equals(smoke.sort("unit_id"))  # the smoke's games, as they were played
     designs = read_manifest(folder).designs
-    assert [(d.grid, d.units, d.added) for d in designs] == [("c3_smoke", 16, 16), ("c3_full", 640, 624)]
-    assert "grid.blocks 1 → 40" in designs[1].changes
+    assert [(d.grid, d.units, d.added) for d in designs] == [("c3_smoke", 16, 16), ("c3_full", 64, 48)]
+    assert "grid.blocks 1 → 4" in designs[1].changes
 
 
 def demo(folder: Path, *more: str) -> int:
     return main(["+grid=demo", f"run.dir={folder}", *QUIET, *more])
 
 
-def test_demo_with_3_then_6_blocks_plays_the_new_blocks_and_equals_a_fresh_6_block_sweep(ray_session, tmp_path,
+DEMO = ["+grid=demo", *QUIET]
+"""The 3-block demo the grown and narrowed folders start from (played once per session by ``finished_sweep``)."""
+DEMO_1 = ["+grid=demo", "grid.blocks=1", "run.report=false", "run.progress=false"]
+"""The 1-block demo, finished once for this file and test_sweep's and test_identity's."""
+
+
+def test_demo_with_3_then_6_blocks_plays_the_new_blocks_and_equals_a_fresh_6_block_sweep(finished_sweep, tmp_path,
                                                                                          capsys):
-    grown, fresh = tmp_path / "grown", tmp_path / "fresh"
-    assert demo(grown) == 0
+    grown, fresh = finished_sweep(DEMO, tmp_path / "grown"), tmp_path / "fresh"
     first = pl.read_parquet(grown / "games.parquet")
     capsys.readouterr()
     assert demo(grown, "grid.blocks=6") == 0
@@ -86,9 +94,8 @@ def test_demo_with_3_then_6_blocks_plays_the_new_blocks_and_equals_a_fresh_6_blo
     assert first.select(key).sort("unit_id").equals(games.join(first, on="unit_id", how="semi").select(key))
 
 
-def test_adding_a_model_pairing_plays_only_its_cells(ray_session, tmp_path, capsys):
-    folder = tmp_path / "pairing"
-    assert demo(folder, "grid.blocks=1") == 0
+def test_adding_a_model_pairing_plays_only_its_cells(finished_sweep, tmp_path, capsys):
+    folder = finished_sweep(DEMO_1, tmp_path / "pairing")
     journal = (folder / "journal.jsonl").read_bytes()
     capsys.readouterr()
     assert demo(folder, "grid.blocks=1", "+models.X=${models.L}", "grid.designs.0.pairings=[BB,BL,BC,LC,CC,XB]") == 0
@@ -99,9 +106,8 @@ def test_adding_a_model_pairing_plays_only_its_cells(ray_session, tmp_path, caps
     assert games.height == 24 and set(games.filter(pl.col("pairing") == "XB")["position"]) == {21, 22, 23, 24}
 
 
-def test_a_narrowed_grid_keeps_the_journal_and_tables_only_its_units(ray_session, tmp_path, capsys):
-    folder = tmp_path / "narrow"
-    assert demo(folder) == 0
+def test_a_narrowed_grid_keeps_the_journal_and_tables_only_its_units(finished_sweep, tmp_path, capsys):
+    folder = finished_sweep(DEMO, tmp_path / "narrow")
     journal = (folder / "journal.jsonl").read_bytes()
     capsys.readouterr()
     assert demo(folder, "grid.blocks=1", "grid.designs.0.pairings=[BB,BL]") == 0

@@ -95,7 +95,8 @@ def test_sim_sweep_subprocess_writes_contract_and_no_key(sweep_env: dict[str, st
     server = SimServer(SimSettings())
     with server as url:
         cmd = [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", "provider=sim", f"run.dir={tmp_path}",
-               f"provider.settings.base_url={url}", "run.progress=false"]
+               f"provider.settings.base_url={url}", "run.progress=false",
+               "games.tickets.max_turns=4"]  # where a key could leak is the same in every turn
         done = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "sim:claude-opus-5-5" in done.stdout and SECRET not in done.stdout + done.stderr

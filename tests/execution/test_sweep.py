@@ -6,6 +6,7 @@ session's Ray for the runs and refusals around it."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -45,10 +46,12 @@ def journal(path: Path) -> list[dict]:
     return [json.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines()]
 
 
-def test_demo_sweep_runs_offline_and_writes_the_contract_tables(tmp_path, sweep_env, capsys):
-    out = run(["+grid=demo", f"run.dir={tmp_path}"], sweep_env)
-    assert out.returncode == 0, out.stderr
-    assert "statuses: AGREEMENT" in out.stdout and "tables: games.parquet 60 rows" in out.stdout
+def test_demo_sweep_runs_offline_and_writes_the_contract_tables(tmp_path, ray_session, monkeypatch, capsys):
+    for key in [k for k in os.environ if k.endswith("_API_KEY")]:
+        monkeypatch.delenv(key)  # offline: no key (test_install runs the demo as a process of its own)
+    assert main(["+grid=demo", f"run.dir={tmp_path}"]) == 0
+    out = capsys.readouterr().out
+    assert "statuses: AGREEMENT" in out and "tables: games.parquet 60 rows" in out
     assert (tmp_path / "report.html").exists() and (tmp_path / "dataset" / "README.md").exists()
     games = pl.read_parquet(tmp_path / "games.parquet")
     need = {"unit_id", "game", "condition", "pairing", "assignment", "seed", "block", "position",
