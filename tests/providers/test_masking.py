@@ -128,6 +128,7 @@ def test_a_server_echoing_the_key_leaves_no_fragment_anywhere(stage: str, tmp_pa
             main(["+grid=c3_smoke", *overrides(stage, url, folder)])
     done = capfd.readouterr()
     assert (folder / "games.parquet").exists(), done.out[-2000:] + done.err[-3000:]
+    assert f"sweep folder: {folder}" in done.out  # the terminal the fragments are looked for in was read
     assert echoing.echoed > 0  # the stage under test answered with the key it was sent
     keyless = stage in ("local server", "sim")  # the real key is never sent there: they get a placeholder
     assert (key in echoing.seen) is not keyless
