@@ -39,8 +39,8 @@ from bargain_ray.providers.sim import SimServer, SimSettings
 NAMESPACE = "bargain_ray"
 IN_FLIGHT = 8
 GAMES = 16
-"""The C3 rehearsal's one block, ``IN_FLIGHT`` games at a time: every kill moment below comes before its end (16
-games of at least 3 turns make at least 48 calls; the latest kill is at the 40th journal line)."""
+"""The C3 rehearsal's one block, ``IN_FLIGHT`` games at a time: every kill moment below comes before its end (its
+games last 3 to 7 turns on the sim, about 76 calls; the latest kill is at the 40th journal line)."""
 CAP = 5.0
 """A cap the sweep never reaches: the budget actor runs (so it can be killed) and its figure can be checked."""
 EXIT_S = 240
