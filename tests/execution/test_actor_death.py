@@ -38,6 +38,9 @@ from bargain_ray.providers.sim import LogEntry, SimServer, SimSettings
 
 NAMESPACE = "bargain_ray"
 IN_FLIGHT = 8
+GAMES = 16
+"""The C3 rehearsal's one block, ``IN_FLIGHT`` games at a time: every kill moment below comes before its end (its
+games last 3 to 7 turns on the sim, about 76 calls; the latest kill is at the 40th journal line)."""
 CAP = 5.0
 """A cap the sweep never reaches: the budget actor runs (so it can be killed) and its figure can be checked."""
 EXIT_S = 240
@@ -45,12 +48,14 @@ EXIT_S = 240
 
 
 def sweep_args(url: str, folder: Path, *more: str) -> list[str]:
-    return ["+grid=c3_smoke", "grid.blocks=2", "provider=sim", f"provider.settings.base_url={url}", f"run.dir={folder}",
+    return ["+grid=c3_smoke", "provider=sim", f"provider.settings.base_url={url}", f"run.dir={folder}",
             f"run.max_in_flight={IN_FLIGHT}", "run.games_per_task=1", "run.progress=false", "run.report=false",
             f"run.max_cost_usd={CAP}", *more]
 
 
-BATCH = ("run.batch_api=true", "run.batch.max_wait_s=0.3", "run.batch.poll_s=0.2", "games.tickets.max_turns=4")
+BATCH = ("run.batch_api=true", "run.batch.max_wait_s=0.3", "run.batch.poll_s=0.2", "games.tickets.max_turns=4",
+         f"run.max_in_flight={GAMES}")
+"""Every game in flight at once: the sweep waits ``batch.delay_s`` once a turn (3), not once a turn of each wave."""
 
 
 def lines(path: Path) -> list[dict]:
@@ -162,7 +167,7 @@ def test_a_restartable_actor_killed_mid_sweep_carries_on_and_every_paid_call_is_
     assert code == ExitCode.OK, output
     assert "Traceback" not in output and last_line(output) == "every game has a known result"
     assert "retries remaining" not in output, "Ray's retry notices are not printed"
-    finished_tables(folder, 32)
+    finished_tables(folder, GAMES)
     paid = paid_lines(folder)
     assert len(served(server)) == len(paid), "every call served is journaled, once"
     assert len({e["call_id"] for e in paid}) == len(paid)
@@ -196,7 +201,7 @@ def test_an_actor_lost_for_good_stops_the_sweep_with_exit_2_naming_it_and_the_fo
         assert left_usd(output) == pytest.approx(CAP - spent, abs=1e-4)
 
     assert main(sweep_args(url, folder)) == ExitCode.OK  # the resume, in-process on the session's Ray
-    finished_tables(folder, 32)
+    finished_tables(folder, GAMES)
     assert len(served(server)) == len(paid_lines(folder)), "the resume replayed what the stopped run paid"
 
 
@@ -213,11 +218,11 @@ def test_a_game_runner_killed_mid_sweep_costs_at_most_its_games_in_flight(tmp_pa
     assert code == ExitCode.OK, output
     lost = sum(int(n) for n in re.findall(r"a worker was lost with (\d+) games in flight", output))
     assert lost >= 1, output
-    table = finished_tables(folder, 32)
+    table = finished_tables(folder, GAMES)
     paid_twice = len(served(server)) - pl.read_parquet(folder / "calls.parquet").height  # each call paid once
     print(f"runner lost with {lost} games in flight{' (batched)' if batched else ''}: paid_twice={paid_twice}")
     assert 0 <= paid_twice <= (0 if batched else lost)
-    assert table["unit_id"].n_unique() == 32
+    assert table["unit_id"].n_unique() == GAMES
 
 
 def created_unjournaled(server: SimServer, folder: Path) -> dict[str, set[str]]:
@@ -252,7 +257,7 @@ def test_the_batcher_killed_mid_batch_never_pays_a_call_twice_nor_ends_in_a_trac
     if code == ExitCode.UNKNOWN_GAMES:
         assert "stopped: the batcher's actor was lost" in last_line(output)
         assert main(sweep_args(url, folder, *BATCH)) == ExitCode.OK
-    finished_tables(folder, 32)
+    finished_tables(folder, GAMES)
     assert not [e for e in server.log if not e.batch_id], "nothing went online at full price"
     received = Counter(e.custom_id for e in server.log if e.batch_id)
     assert set(received) == set(pl.read_parquet(folder / "calls.parquet")["call_id"])

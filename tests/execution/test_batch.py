@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -125,16 +124,8 @@ def sweep_args(url: str, folder: Path) -> list[str]:
 
 
 def test_killed_batch_sweep_collects_its_open_batches_and_pays_each_call_once(tmp_path: Path, sweep_env) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    settings = tmp_path / "sim.yaml"
-    settings.write_text(yaml.safe_dump({"batch": {"delay_s": DELAY_S}, "latency": {"median_s": 0.0}}))
-    sim = subprocess.Popen([sys.executable, "-m", "bargain_ray.providers.sim", "--port", str(port),
-                            "--settings", str(settings)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    try:
-        assert "serving at" in sim.stdout.readline()
-        url = f"http://127.0.0.1:{port}"
+    """The sim serves from this process: it outlives the sweep's SIGKILL, and its log counts every request."""
+    with SimServer(SimSettings(batch={"delay_s": DELAY_S})) as url:
         folder = tmp_path / "sweep"
         journal = folder / "batches.journal.jsonl"
         proc = subprocess.Popen(sweep_args(url, folder), env=sweep_env, cwd=ROOT,
@@ -152,9 +143,6 @@ def test_killed_batch_sweep_collects_its_open_batches_and_pays_each_call_once(tm
 
         assert main(sweep_args(url, folder)[3:]) == 0  # the resume, in-process on the session's Ray
         log = get_json(f"{url}/sim/log")
-    finally:
-        sim.terminate()
-        sim.wait(10)
 
     games = pl.read_parquet(folder / "games.parquet")
     calls = pl.read_parquet(folder / "calls.parquet")

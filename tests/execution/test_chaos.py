@@ -30,6 +30,9 @@ from bargain_ray.__main__ import main
 
 IN_FLIGHT = 8
 KILLS = 3
+GAMES = 32
+"""Two blocks of the C3 rehearsal, about 150 calls: every one of the kills (6, 32 and 48 journal lines into each
+invocation) lands mid-sweep."""
 
 
 def served(url: str) -> int:
@@ -52,7 +55,7 @@ def sim_url():
 
 
 def sweep_args(url: str, folder: Path) -> list[str]:
-    return [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", "grid.blocks=3", "provider=sim",
+    return [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", f"grid.blocks={GAMES // 16}", "provider=sim",
             f"provider.settings.base_url={url}", f"run.dir={folder}", f"run.max_in_flight={IN_FLIGHT}",
             "run.games_per_task=1", "run.progress=false", "run.report=false"]
 
@@ -85,7 +88,7 @@ def test_driver_killed_at_random_moments_ends_as_an_uninterrupted_sweep(tmp_path
 
     a = pl.read_parquet(chaos / "games.parquet").sort("unit_id")
     b = pl.read_parquet(tmp_path / "whole" / "games.parquet").sort("unit_id")
-    assert a.height == b.height == 48 and a["unit_id"].n_unique() == 48
+    assert a.height == b.height == GAMES and a["unit_id"].n_unique() == GAMES
     assert a.select("unit_id", "status", "outcome").equals(b.select("unit_id", "status", "outcome"))
     untimed = ("call_ids", "sent_at", "answered_at")  # when a turn's calls went out differs between two runs
     assert pl.read_parquet(chaos / "turns.parquet").drop(untimed).sort("unit_id", "turn").equals(

@@ -19,6 +19,7 @@ import pytest
 from aiohttp import web
 from helpers import ROOT, recording_git
 
+from bargain_ray.__main__ import main
 from bargain_ray.clients.retry import describe, mask
 from bargain_ray.core.provenance import read_code_version
 from bargain_ray.design.resolved import compose_sweep
@@ -151,23 +152,28 @@ def echoing() -> Iterator[EchoingServer]:
     yield EchoingServer()
 
 
-def test_a_401_echoing_the_key_leaves_no_fragment_in_the_folder(tmp_path: Path, sweep_env: dict[str, str],
+def test_a_401_echoing_the_key_leaves_no_fragment_in_the_folder(tmp_path: Path, ray_session: str,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capfd: pytest.CaptureFixture[str],
                                                                  echoing: EchoingServer) -> None:
+    """In-process (the CLI's ``main`` on the session's Ray), the terminal read at the file descriptors."""
     key = fake_key("sk-ant-api03")
     folder = tmp_path / "sweep"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with echoing as url:
-        cmd = [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", f"run.dir={folder}", "run.progress=false",
-               f"models.O.base_url={url}", f"models.H.base_url={url}"]
-        done = subprocess.run(cmd, env=sweep_env | {"ANTHROPIC_API_KEY": key}, cwd=ROOT, capture_output=True,
-                              text=True, timeout=280)
+        main(["+grid=c3_smoke", f"run.dir={folder}", "run.progress=false", f"models.O.base_url={url}",
+              f"models.H.base_url={url}"])
+    done = capfd.readouterr()
+    assert f"sweep folder: {folder}" in done.out  # the terminal the fragments are looked for in was read
     assert echoing.seen and set(echoing.seen) == {key}  # the real provider's branch does send the key
-    assert (folder / "games.parquet").exists(), done.stderr[-3000:]
+    assert (folder / "games.parquet").exists(), done.err[-3000:]
     files = [p for p in folder.rglob("*") if p.is_file()]
     assert any(b"authentication_error" in p.read_bytes() for p in files)  # the error text was recorded
     for path in files:
         data = path.read_bytes()
         assert not any(f in data for f in fragments(key)), path
-    assert not any(f.decode() in done.stdout + done.stderr for f in fragments(key))
+    assert not any(f.decode() in done.out + done.err for f in fragments(key))
 
 
 def test_git_run_for_provenance_inherits_no_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

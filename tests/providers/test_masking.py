@@ -1,13 +1,14 @@
 """No key leaves a client, a batch API, the batcher, a provider process or an actor in the clear: a server that echoes
 the key it was sent (in a header and in its body, as a proxy's or gateway's error page does) at each stage of each
-path, and not one 8-character run of the key in the sweep folder, its dataset, Ray's session logs or the terminal."""
+path, and not one 8-character run of the key in the sweep folder, its dataset, Ray's session logs or the terminal.
+
+The sweep runs in-process (the CLI's ``main`` on the session's Ray, the key in the driver's environment), its
+terminal read at the file descriptors: what a ``python -m bargain_ray`` prints, Ray's own lines included."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
-import subprocess
-import sys
 import threading
 import uuid
 from collections.abc import Iterator
@@ -17,13 +18,14 @@ import aiohttp
 import pytest
 import ray
 from aiohttp import web
-from helpers import ROOT
 
+from bargain_ray.__main__ import main
 from bargain_ray.providers.sim import SimServer, SimSettings
 
 FRAGMENT = 8
 SMALL = ["grid.designs.0.pairings=[OH]", "games.tickets.max_turns=2", "run.progress=false", "run.workers=1"]
-BATCHED = ["run.batch_api=true", "run.batch.max_wait_s=0.2", "run.batch.poll_s=0.2"]
+BATCHED = ["run.batch_api=true", "run.batch.max_wait_s=0.05", "run.batch.poll_s=0.05"]
+"""Each stage answers with the key the first time it is reached: nothing here waits on an open batch."""
 STAGES = {
     "online": ("POST", "/v1/messages"),
     "batch create": ("POST", "/v1/messages/batches"),
@@ -113,17 +115,20 @@ def overrides(stage: str, url: str, folder: Path) -> list[str]:
 
 @pytest.mark.parametrize("stage", ["online", "batch create", "batch poll", "batch results", "local server", "sim"])
 def test_a_server_echoing_the_key_leaves_no_fragment_anywhere(stage: str, tmp_path: Path, ray_session: str,
-                                                              sweep_env: dict[str, str]) -> None:
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              capfd: pytest.CaptureFixture[str]) -> None:
     key = f"sk-ant-api03-{uuid.uuid4().hex}{uuid.uuid4().hex}"
     folder = tmp_path / "sweep"
     errored = 1.0 if stage == "batch results" else 0.0
-    with SimServer(SimSettings(batch={"delay_s": 0.2, "errored": errored})) as sim:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with SimServer(SimSettings(batch={"delay_s": 0.05, "errored": errored})) as sim:
         echoing = Echoing(stage, sim)
         with echoing as url:
-            cmd = [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", *overrides(stage, url, folder)]
-            done = subprocess.run(cmd, env=sweep_env | {"ANTHROPIC_API_KEY": key, "OPENAI_API_KEY": key}, cwd=ROOT,
-                                  capture_output=True, text=True, timeout=280)
-    assert (folder / "games.parquet").exists(), done.stdout[-2000:] + done.stderr[-3000:]
+            main(["+grid=c3_smoke", *overrides(stage, url, folder)])
+    done = capfd.readouterr()
+    assert (folder / "games.parquet").exists(), done.out[-2000:] + done.err[-3000:]
+    assert f"sweep folder: {folder}" in done.out  # the terminal the fragments are looked for in was read
     assert echoing.echoed > 0  # the stage under test answered with the key it was sent
     keyless = stage in ("local server", "sim")  # the real key is never sent there: they get a placeholder
     assert (key in echoing.seen) is not keyless
@@ -131,4 +136,4 @@ def test_a_server_echoing_the_key_leaves_no_fragment_anywhere(stage: str, tmp_pa
     leaks = [str(p) for p in [*folder.rglob("*"), *session_logs()] if p.is_file()
              and any(f in p.read_bytes() for f in fragments(key))]
     assert leaks == []
-    assert not any(f.decode() in done.stdout + done.stderr for f in fragments(key))
+    assert not any(f.decode() in done.out + done.err for f in fragments(key))
