@@ -46,3 +46,45 @@ def test_a_runners_concurrent_calls_are_journaled_in_few_writes_and_each_returns
     assert all(e.call_id in seen for e, seen in zip(entries, on_disk, strict=True))
     assert [e.call_id for e in read_call_lines(tmp_path)] == [e.call_id for e in entries]  # each once, in order
     assert writes <= 3, f"{writes} writes for {len(entries)} calls that met"
+
+
+def test_a_caller_cancelled_while_its_write_is_in_flight_still_has_its_entry_written_once(tmp_path, ray_session):
+    """A game stopped while its reply is being journaled (a halt, a lost runner's cancel): the entry was paid, so it
+    is written all the same, once, and the cancelled caller's failure is nobody's unread exception."""
+
+    @ray.remote(num_cpus=0)
+    class SlowJournal(JournalActor):
+        """The call journal's actor, answering an append only once the test lets it (an event, not a clock)."""
+
+        def __init__(self, file: str) -> None:
+            super().__init__(file)
+            self.gate = asyncio.Event()
+
+        async def append(self, *entries: SpendEntry) -> None:
+            await self.gate.wait()
+            super().append(*entries)
+
+        async def release(self) -> None:
+            self.gate.set()
+
+    journal = SlowJournal.remote(str(calls_journal_path(tmp_path)))
+    ledger = Ledger(journal)
+    first, second = (SpendEntry(unit_id=f"u{i}", call_id=f"c{i}", cost_usd=0.01) for i in range(2))
+    unread: list[dict] = []
+
+    async def run() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _, context: unread.append(context))
+        held = asyncio.ensure_future(ledger.record(first))
+        queued = asyncio.ensure_future(ledger.record(second))  # meets the first's write in flight: queued behind it
+        await asyncio.sleep(0)
+        queued.cancel()
+        held.cancel()
+        await journal.release.remote()
+        await ledger.record(SpendEntry(unit_id="u2", call_id="c2", cost_usd=0.01))  # returns once the queue is out
+
+    try:
+        asyncio.run(run())
+    finally:
+        ray.kill(journal)
+    assert [e.call_id for e in read_call_lines(tmp_path)] == ["c0", "c1", "c2"]
+    assert unread == []

@@ -9,9 +9,9 @@ a private field is marked private wherever a reader meets it.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel, JsonValue
+from pydantic import JsonValue
 
 from bargain_ray.analysis.per_game import game_class
 from bargain_ray.core.records import FamilyFields
@@ -37,9 +37,10 @@ def split_private(family: str | None, fields: dict[str, Any]) -> tuple[dict[str,
     return public, {k: v for k, v in fields.items() if k not in public}
 
 
-class TurnParts(BaseModel):
+class TurnParts(NamedTuple):
     """A turn's fields as a reader shows them: the message the other side read, the other public fields, and apart
-    the fields only the speaker saw; each as the JSON the record writes."""
+    the fields only the speaker saw; each as the JSON the record writes (a tuple: its parts come from a model
+    already, and each reader's own model validates what it shows)."""
 
     message: str | None
     public: dict[str, JsonValue]

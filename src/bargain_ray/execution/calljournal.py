@@ -142,7 +142,7 @@ class GroupAppend:
         self._queue.append((entries, done))
         if self._sender is None:
             self._sender = asyncio.ensure_future(self._send())
-        await asyncio.shield(done)  # a caller cancelled meanwhile leaves its entries to be written all the same
+        await done  # a caller cancelled meanwhile cancels its future only: its entries stay queued and are written
 
     async def _send(self) -> None:
         try:

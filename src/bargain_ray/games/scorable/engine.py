@@ -13,7 +13,7 @@ the game ends there; after the last round it ends without a deal.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -25,7 +25,7 @@ from bargain_ray.games.provenance import Declared, mixed, ours, rule, seed
 from bargain_ray.games.scorable.config import Issue, ScorableConfig
 from bargain_ray.games.scorable.records import Kind, ScorableTurn
 
-KINDS: tuple[Kind, ...] = ("propose", "accept", "reject", "walk", "none")
+KINDS: tuple[Kind, ...] = get_args(Kind)
 KEYS = ("scratchpad", "message", "action", "deal", "offer_id")
 
 

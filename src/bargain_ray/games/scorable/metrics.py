@@ -131,7 +131,7 @@ def outcome(config: ScorableConfig, state: State) -> ScorableOutcome:
         figures, best = placement(config, deal)
         head |= dict(figures)
     except SpaceTooLarge as exc:
-        head |= dict(Placement(deals_enumerated=None, feasible_deals=None, best_feasible=None, pareto_optimal=None))
+        head |= dict.fromkeys(Placement.model_fields)
         head["space_error"] = str(exc)
         best = None
     if status not in (Status.AGREEMENT, Status.NO_AGREEMENT):
