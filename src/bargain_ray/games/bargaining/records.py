@@ -1,7 +1,8 @@
 """What a bargaining game records: each turn's fields (seed 002's turn record) and its scored outcome.
 
 Prices and claims are the exact decimals the model wrote; a record writes them as JSON numbers (``number``),
-and the figures of the outcome as ``core.figures`` pairs, in the order seed 002's records have them.
+and the figures of the outcome as ``core.figures`` pairs, in an order of ours (seed 002 says only that a
+game's last raw line holds its "outcome, price, payoffs"; it gives no key order).
 """
 
 from __future__ import annotations
