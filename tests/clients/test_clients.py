@@ -110,7 +110,9 @@ def test_storm_every_attempt_accounted_for(api: str, monkeypatch: pytest.MonkeyP
         assert len(r.attempt_errors) == r.attempts - 1
     text = json.dumps([r.model_dump(mode="json") for r in replies] + [[str(f), f.reply.model_dump(mode="json")] for f in failures])
     assert SECRET not in text and "SECRET123" not in text
-    kinds = " ".join(e for f in failures for e in f.reply.attempt_errors)
+    # timeouts and drops are recorded as attempt errors, of whichever calls they met (which calls run out of
+    # attempts depends on the order requests arrive in, the machine's: ~60 requests, p(no timeout or drop) ~1e-4)
+    kinds = " ".join(e for r in [*replies, *(f.reply for f in failures)] for e in r.attempt_errors)
     assert "Timeout" in kinds or "Connection" in kinds
 
 
