@@ -1,4 +1,7 @@
-"""Shared fixtures: one local Ray instance for the whole session, and finished sweep folders to copy."""
+"""Shared fixtures: one local Ray instance for the whole session, and finished sweep folders to copy.
+
+The suite runs on two pytest-xdist workers (``addopts`` in pyproject.toml), each its own session: each starts its
+own Ray once, so a test that reads its cluster's actors, or kills one, never meets the other worker's sweeps."""
 
 from __future__ import annotations
 
