@@ -145,7 +145,7 @@ def left_usd(output: str) -> float:
 def sim(request):
     """The sim; a test marked ``create_delay_s`` gets create calls that answer that long after the batch exists."""
     create_delay_s = getattr(request, "param", 0.0)
-    server = SimServer(SimSettings(latency={"median_s": 0.1}, batch={"delay_s": 1.5, "create_delay_s": create_delay_s}))  # 8 calls always in flight
+    server = SimServer(SimSettings(latency={"median_s": 0.1}, batch={"delay_s": 0.5, "create_delay_s": create_delay_s}))  # 8 calls always in flight
     with server as url:
         yield server, url
 
@@ -236,10 +236,10 @@ def created_unjournaled(server: SimServer, folder: Path) -> dict[str, set[str]]:
 
 
 @pytest.mark.parametrize(("how", "code", "sim"), [("sigkill", ExitCode.OK, 0.0), ("ray.kill", ExitCode.UNKNOWN_GAMES, 0.0),
-                                                  ("sigkill", ExitCode.OK, 3.0)], indirect=["sim"])
+                                                  ("sigkill", ExitCode.OK, 1.0)], indirect=["sim"])
 def test_the_batcher_killed_mid_batch_never_pays_a_call_twice_nor_ends_in_a_traceback(
         tmp_path, sweep_env, sim, how, code):
-    """At a random moment, or (the sim's create calls answering 3 s after the batch exists) while the provider has
+    """At a random moment, or (the sim's create calls answering 1 s after the batch exists) while the provider has
     created a batch its creator has not heard of: the batch is found at the provider, never created again."""
     server, url = sim
     folder = tmp_path / "sweep"

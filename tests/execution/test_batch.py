@@ -29,7 +29,7 @@ from bargain_ray.providers.routing import LocalProvider, SimProvider
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import read_batches, read_calls
 
-DELAY_S = 1.5
+DELAY_S = 0.75
 """Seconds a batch stays open at the sim: the kill (at most ~10 ms after the batch is journaled) lands inside
 the first one. Every turn of the sweep waits this long once, hence the short games below."""
 
