@@ -15,6 +15,20 @@ import ray
 from bargain_ray.core.secrets import environ_without_keys
 from bargain_ray.execution.cluster import without_keys
 
+LONGEST_FIRST = ("execution/test_actor_death.py", "execution/test_multinode.py", "execution/test_cluster.py",
+                 "providers/test_masking.py", "analysis/test_report.py", "execution/test_grow.py",
+                 "analysis/test_view.py", "providers/test_local_model.py", "execution/test_chaos.py")
+"""The files that take longest (``--durations``, idle machine), handed to the workers first: the two end together
+instead of one finishing a long file alone (xdist gives out whole files in collection order)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.path.as_posix()
+        return next((i for i, name in enumerate(LONGEST_FIRST) if path.endswith(name)), len(LONGEST_FIRST))
+
+    items.sort(key=rank)  # stable: every other file, and the tests inside a file, keep their order
+
 
 @pytest.fixture(scope="session")
 def ray_session():
