@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 
 import anthropic
 import openai
@@ -46,16 +45,27 @@ def online_text(url: str, api: str, prompt: Prompt) -> str:
     return asyncio.run(run())
 
 
+OPEN = SimSettings(batch={"delay_s": 600.0})
+"""A sim whose batches stay open for the whole test (what an open batch answers, and its cancel)."""
+DONE = SimSettings(batch={"delay_s": 0.0})
+"""A sim whose batches have ended by the time anyone asks (what an ended batch answers): no test waits on a clock."""
+
+
 def test_anthropic_sdk_round_trip_answers_as_online() -> None:
-    server = SimServer(SimSettings(batch={"delay_s": 1.0}))
-    with server as url:
+    with SimServer(OPEN) as url:
         bodies = [sim_client(url, "anthropic").body(p) for p in prompts(3)]
         client = anthropic.Anthropic(api_key="k", base_url=url, max_retries=0)
         batch = client.messages.batches.create(
             requests=[{"custom_id": f"c{i}", "params": b} for i, b in enumerate(bodies)])
         assert batch.processing_status == "in_progress" and batch.request_counts.processing == 3
         assert client.messages.batches.retrieve(batch.id).results_url is None
-        time.sleep(1.1)
+        assert client.messages.batches.cancel(batch.id).processing_status == "ended"
+        assert [r.result.type for r in client.messages.batches.results(batch.id)] == ["canceled"] * 3
+    server = SimServer(DONE)
+    with server as url:
+        client = anthropic.Anthropic(api_key="k", base_url=url, max_retries=0)
+        batch = client.messages.batches.create(
+            requests=[{"custom_id": f"c{i}", "params": b} for i, b in enumerate(bodies)])
         ended = client.messages.batches.retrieve(batch.id)
         assert ended.processing_status == "ended" and ended.request_counts.succeeded == 3
         results = {r.custom_id: r.result for r in client.messages.batches.results(batch.id)}
@@ -63,26 +73,26 @@ def test_anthropic_sdk_round_trip_answers_as_online() -> None:
         for i, p in enumerate(prompts(3)):
             assert results[f"c{i}"].type == "succeeded"
             assert results[f"c{i}"].message.content[0].text == online_text(url, "anthropic", p)
-        canceled = client.messages.batches.create(requests=[{"custom_id": "x", "params": bodies[0]}])
-        assert client.messages.batches.cancel(canceled.id).processing_status == "ended"
-        assert [r.result.type for r in client.messages.batches.results(canceled.id)] == ["canceled"]
     batched = [e for e in server.log if e.batch_id == batch.id]
     assert [(e.custom_id, e.status) for e in batched] == [("c0", 200), ("c1", 200), ("c2", 200)]
     assert all(e.key_sha for e in batched)
 
 
+def openai_batch(client: openai.OpenAI, bodies: list[dict]) -> openai.types.Batch:
+    lines = "".join(json.dumps({"custom_id": f"c{i}", "method": "POST", "url": "/v1/chat/completions", "body": b})
+                    + "\n" for i, b in enumerate(bodies))
+    file = client.files.create(file=("in.jsonl", lines.encode()), purpose="batch")
+    return client.batches.create(input_file_id=file.id, endpoint="/v1/chat/completions", completion_window="24h")
+
+
 def test_openai_sdk_round_trip_files_batches_content() -> None:
-    server = SimServer(SimSettings(batch={"delay_s": 0.3}))
-    with server as url:
+    with SimServer(OPEN) as url:
         bodies = [sim_client(url, "openai").body(p) for p in prompts(2)]
-        client = openai.OpenAI(api_key="k", base_url=f"{url}/v1", max_retries=0)
-        lines = "".join(json.dumps({"custom_id": f"c{i}", "method": "POST", "url": "/v1/chat/completions", "body": b})
-                        + "\n" for i, b in enumerate(bodies))
-        file = client.files.create(file=("in.jsonl", lines.encode()), purpose="batch")
-        batch = client.batches.create(input_file_id=file.id, endpoint="/v1/chat/completions", completion_window="24h")
+        batch = openai_batch(openai.OpenAI(api_key="k", base_url=f"{url}/v1", max_retries=0), bodies)
         assert batch.status == "in_progress" and batch.output_file_id is None
-        time.sleep(0.4)
-        done = client.batches.retrieve(batch.id)
+    with SimServer(DONE) as url:
+        client = openai.OpenAI(api_key="k", base_url=f"{url}/v1", max_retries=0)
+        done = client.batches.retrieve(openai_batch(client, bodies).id)
         assert done.status == "completed" and done.request_counts.completed == 2 and done.error_file_id is None
         out = [json.loads(line) for line in client.files.content(done.output_file_id).text.splitlines()]
         assert [o["custom_id"] for o in out] == ["c0", "c1"]
