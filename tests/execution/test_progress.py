@@ -24,19 +24,19 @@ from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.store import CALLS_JOURNAL
 
 
-def journal_reply(folder: Path, unit_id: str, n: int, errors: list[str] = ()) -> None:
-    """A paid reply of model claude-x ($0.25) as the call journal holds it."""
-    reply = Reply(provider="anthropic", model="claude-x", request={}, cost_usd=0.25, text="{}",
+def journal_reply(folder: Path, unit_id: str, n: int, errors: list[str] = (), model: str = "claude-x") -> None:
+    """A paid reply of ``model`` ($0.25) as the call journal holds it."""
+    reply = Reply(provider="anthropic", model=model, request={}, cost_usd=0.25, text="{}",
                   attempt_errors=list(errors))
     line = {"unit_id": unit_id, "call_id": f"{unit_id}-k{n:02d}", "prompt": "p", "reply": reply.model_dump(mode="json")}
     with (folder / CALLS_JOURNAL).open("a") as f:
         f.write(json.dumps(line) + "\n")
 
 
-def played(unit_id: str, agreed: bool = False) -> GameRecord:
-    """A real game whose three calls are paid calls of claude-x, the first after a 429 (as journaled above)."""
+def played(unit_id: str, agreed: bool = False, model: str = "claude-x") -> GameRecord:
+    """A real game whose three calls are paid calls of ``model``, the first after a 429 (as journaled above)."""
     record = play_replies(game_config("tickets"), ["not json"] * 3)
-    calls = [c.model_copy(update={"provider": "anthropic", "model": "claude-x", "cost_usd": 0.25, "unit_id": unit_id,
+    calls = [c.model_copy(update={"provider": "anthropic", "model": model, "cost_usd": 0.25, "unit_id": unit_id,
                                   "attempt_errors": ["Error code: 429 - rate limited"] if i == 0 else []})
              for i, c in enumerate(record.calls)]
     outcome = record.outcome.model_copy(update={"status": Status.AGREEMENT, "known": True}) if agreed else \
@@ -75,13 +75,13 @@ def test_before_the_first_game_ends_the_bar_shows_each_models_calls_from_the_jou
 
 
 def test_the_agreements_shown_are_those_of_the_games_shown_at_every_update(ray_session, tmp_path, capsys) -> None:
-    live = LiveCalls(tmp_path, {"claude-x"}, journaling=True)
+    live = LiveCalls(tmp_path, {"claude-y"}, journaling=True)  # a model the cluster's limiter never saw (above: x)
     bar, tally = SweepBar(total=3, enabled=True, live=live), Tally()
     bar.bar.mininterval = 0  # every update drawn
     for i in (1, 2, 3):
-        record = played(f"u{i}", agreed=True)
+        record = played(f"u{i}", agreed=True, model="claude-y")
         for n in (1, 2, 3):
-            journal_reply(tmp_path, f"u{i}", n, ["Error code: 429 - rate limited"] if n == 1 else [])
+            journal_reply(tmp_path, f"u{i}", n, ["Error code: 429 - rate limited"] if n == 1 else [], "claude-y")
         tally.add(record)
         bar.show([record], tally)
     bar.close()
@@ -90,7 +90,7 @@ def test_the_agreements_shown_are_those_of_the_games_shown_at_every_update(ray_s
     for frame in shown:
         games = int(frame.split("/3")[0].split()[-1])
         assert f"agree={games} " in frame, frame
-    assert "claude-x: 9 sent, 0 in flight, 9 answered, $2.25, 3 429s" in shown[-1], shown[-1]
+    assert "claude-y: 9 sent, 0 in flight, 9 answered, $2.25, 3 429s" in shown[-1], shown[-1]
 
 
 def sim_sweep(tmp_path: Path, *overrides: str) -> SweepConfig:
