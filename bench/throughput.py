@@ -188,7 +188,7 @@ def main() -> None:
                          f"run.workers={args.workers}", f"run.dir={tmp}", "run.progress=false", "run.report=false",
                          *([f"grid.blocks={args.blocks}"] if args.blocks else []), *args.overrides]
             sweep = SweepConfig.model_validate(compose_dict("config", overrides))
-            ensure_ray(set(), actors=args.workers + 2)  # an idle worker for each runner, the call journal, the limiter
+            ensure_ray(set())
             if args.profile:
                 args.profile.mkdir(parents=True, exist_ok=True)
             spies = [spy(args.profile / f"{name}.txt", pid) for name, pid in

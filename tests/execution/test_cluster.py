@@ -203,39 +203,6 @@ def test_a_signal_during_start_up_ends_the_command_at_once_with_one_line(base, t
     assert not processes_of(base), "no Ray process of the stopped command is left"
 
 
-IDLE_WORKERS = """
-import os, sys, time, ray
-from pathlib import Path
-from bargain_ray.execution.cluster import RayChoice, start_ray
-start_ray(RayChoice(how="new"), actors=int(sys.argv[1]))
-raylet = ray._private.worker._global_node.all_processes["raylet"][0].process.pid
-
-def idle():
-    pids = [c for t in Path(f"/proc/{raylet}/task").iterdir() for c in (t / "children").read_text().split()]
-    titles = []
-    for pid in pids:
-        try:
-            titles.append(Path(f"/proc/{pid}/cmdline").read_bytes())
-        except OSError:
-            pass
-    return sum(t.startswith(b"ray::IDLE") for t in titles)
-
-deadline = time.monotonic() + 60
-while idle() < int(sys.argv[1]) and time.monotonic() < deadline:
-    time.sleep(0.1)
-print(idle(), flush=True)
-"""
-
-
-def test_a_local_instance_has_an_idle_worker_ready_for_each_actor_the_run_creates_first(base):
-    """Ray starts one idle worker per CPU (2 here) and at most that many at once: the run's other first actors (four
-    for a sweep that calls models: two runners, the call journal, the limiter) would each wait for a process to start
-    and import Ray. The instance a run starts has one ready for each."""
-    proc = subprocess.run([sys.executable, "-c", IDLE_WORKERS, "5"], env=own_ray_env(base), cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.stdout.strip() == "5", (proc.stdout, proc.stderr[-3000:])
-
-
 def test_a_local_instance_starts_only_the_processes_a_run_uses_and_its_agent_on_a_free_port(base):
     """The instance a run starts has no autoscaler monitor, log monitor or API server (each on ``ray.init``'s path),
     and its dashboard agent serves on a port of its own: Ray's fixed default (52365) is held by any other Ray on the

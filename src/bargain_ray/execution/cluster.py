@@ -21,12 +21,11 @@ import time
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import grpc
 import ray
 import ray._private.node as ray_node
-import ray._private.services as ray_services
 import ray._private.worker as ray_worker
 from pydantic import BaseModel, ConfigDict
 from ray._common.utils import get_ray_address_file
@@ -206,72 +205,33 @@ class _LeanHead(ray_node.Node):
     - no autoscaler monitor (a local instance never scales) and no log monitor (``log_to_driver=False``: nobody
       reads what it forwards), two Python processes of ~0.8 s of CPU each on the start-up's path;
     - no API server: with ``include_dashboard=False`` it serves only usage statistics, and ``ray.init`` waits for
-      it to come up (1-1.5 s on 2 cores) before it starts the raylet;
-    - an idle worker process for each actor the run starts first (``prestart``), not one per CPU: each imports Ray
-      while ``ray.init`` finishes, and each actor then takes one at once rather than wait for its process to start,
-      two at a time on 2 cores (they are kept: Ray ends idle workers past ``num_workers_soft_limit``, one per CPU
-      by default, after a second).
+      it to come up (1-1.5 s on 2 cores) before it starts the raylet.
     """
-
-    prestart: ClassVar[int] = 0
-    """Idle workers to start with the raylet; 0: Ray's own count (one per CPU)."""
 
     def __init__(self, ray_params: Any, head: bool = False, *args: Any, **kwargs: Any) -> None:  # Ray's own signature
         if head:
             ray_params.update(dashboard_agent_listen_port=0, no_monitor=True, include_log_monitor=False)
-            if self.prestart:
-                ray_params.update(_system_config={**(ray_params._system_config or {}),
-                                                  "num_workers_soft_limit": max(self.prestart, os.cpu_count() or 1)})
         super().__init__(ray_params, head, *args, **kwargs)
 
     def start_api_server(self, *, include_dashboard: bool | None, raise_on_failure: bool) -> None:
         """Not started (see the class): Ray's own outcome when the API server fails to start with the dashboard off."""
 
-    def start_raylet(self, *args: Any, **kwargs: Any) -> None:  # Ray's own signature
-        """The raylet, with ``prestart`` idle worker processes started with it (Ray takes no option for it)."""
-        original = ray_services.start_ray_process
-
-        def start_ray_process(command: list[str], *rest: Any, **options: Any) -> Any:  # Ray's own signature
-            return original([_at_least(self.prestart, c) for c in command], *rest, **options)
-
-        ray_services.start_ray_process = start_ray_process
-        try:
-            super().start_raylet(*args, **kwargs)
-        finally:
-            ray_services.start_ray_process = original
-
-
-RAYLET_COUNTS = ("--num_prestart_python_workers=", "--maximum_startup_concurrency=")
-"""The raylet's idle workers at its start, and how many it starts at once (a prestart past that is dropped)."""
-
-
-def _at_least(count: int, arg: str) -> str:
-    """A raylet argument of ``RAYLET_COUNTS`` raised to ``count``; any other as it is."""
-    for flag in RAYLET_COUNTS:
-        if arg.startswith(flag):
-            return f"{flag}{max(count, int(arg.removeprefix(flag)))}"
-    return arg
-
 
 @contextmanager
-def lean_head(prestart: int = 0) -> Iterator[None]:
-    """``ray.init`` inside the block starts a new local instance as ``_LeanHead`` (it looks ``Node`` up as it runs),
-    with ``prestart`` idle workers."""
-    original = ray_node.Node
-    ray_node.Node = type("_LeanHead", (_LeanHead,), {"prestart": prestart})
+def lean_head() -> Iterator[None]:
+    """``ray.init`` inside the block starts a new local instance as ``_LeanHead`` (it looks ``Node`` up as it runs)."""
+    original, ray_node.Node = ray_node.Node, _LeanHead
     try:
         yield
     finally:
         ray_node.Node = original
 
 
-def start_ray(choice: RayChoice, keys: Collection[str] = (), meanwhile: Callable[[], object] | None = None,
-              actors: int = 0) -> None:
+def start_ray(choice: RayChoice, keys: Collection[str] = (), meanwhile: Callable[[], object] | None = None) -> None:
     """Join or start Ray as ``choice`` says, its processes carrying no API key (``keys`` names key variables beyond
     the ``*_API_KEY`` ones: a model's own ``api_key_env``); this is the one place Ray is started. ``meanwhile`` runs
     on this thread while Ray starts (the sweep's simulated provider or local model: they start in parallel), with
-    no key in the environment either. A new local instance starts an idle worker for each of the ``actors`` the
-    run creates first (``_LeanHead``).
+    no key in the environment either.
 
     ``ray.init`` runs in a thread the main thread waits on, so SIGINT/SIGTERM still reach the main thread's handlers
     while it blocks (in C++ code, where none runs), and Ray leaves the SIGTERM handler alone (it sets its own only
@@ -289,7 +249,7 @@ def start_ray(choice: RayChoice, keys: Collection[str] = (), meanwhile: Callable
 
     def init() -> None:
         try:  # "local" starts a new instance even if a current-cluster file appeared since the choice
-            with lean_head(actors) if choice.how == "new" else nullcontext():
+            with lean_head() if choice.how == "new" else nullcontext():
                 ray.init(address="local" if choice.how == "new" else None, log_to_driver=False,
                          include_dashboard=False, logging_level=logging.ERROR)
         except Exception as exc:  # handed to the main thread, which says it in one line
@@ -310,11 +270,11 @@ def start_ray(choice: RayChoice, keys: Collection[str] = (), meanwhile: Callable
                                          f"{first[0] if first else type(failed[0]).__name__}")
 
 
-def ensure_ray(keys: Collection[str] = (), actors: int = 0) -> RayChoice:
+def ensure_ray(keys: Collection[str] = ()) -> RayChoice:
     """Ray for a caller that needs it before any sweep (the benchmarks): as ``choose_ray`` decides, with the
-    default ``run.ray_timeout_s``, started by ``start_ray`` (``actors``: idle workers for the sweep's first)."""
+    default ``run.ray_timeout_s``, started by ``start_ray``."""
     choice = choose_ray(RunConfig().ray_timeout_s)
-    start_ray(choice, keys, actors=actors)
+    start_ray(choice, keys)
     return choice
 
 

@@ -60,8 +60,8 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     """
     stop.install()  # again, in case a caller's ray.init replaced its SIGTERM handler
     run = sweep.run
-    llm = calls_models(sweep)
-    size = task_size(sweep)
+    llm = any(m.is_llm for m in sweep.models.values())
+    size = run.games_per_task or (1 if llm else 32)
     replies = run.journal_calls is not False  # run.journal_calls=false journals each paid call's cost only
     calls = list(read_call_lines(path))  # before Ray: the plan has read it whole already
     paid_before = spent(calls)
@@ -70,9 +70,9 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     drift.seed(calls)
     del calls
     budget = start_budget(sweep, path, sum(cost for _, cost in paid_before))
-    journal = start_journal(path) if journals(sweep) else None
+    journal = start_journal(path) if llm or run.journal_calls else None
     batcher = start_batcher(sweep, path) if batching(sweep) else None
-    runners = runner_count(sweep, total)
+    runners = max(1, min(run.workers, -(-total // size)))  # a runner no batch would reach is not started
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), runners,
                       max(run.max_in_flight, 16), budget, refresh=lambda jobs: journaled_since(jobs, path, journal))
     if llm:  # after the runners, so an idle worker process Ray has ready goes to a runner; beside them, not after a call
@@ -106,34 +106,6 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     return RunResult(tally=loop.tally, to_run=total, live=loop.bar.live, finished_units=loop.known,
                      signal=stop.name, signal_code=stop.exit_code if stop.requested else 0, budget=state,
                      replies_journaled=replies, drift=drift)
-
-
-def calls_models(sweep: ResolvedSweep) -> bool:
-    """Whether any model of the sweep is called (not a strategy agent)."""
-    return any(m.is_llm for m in sweep.models.values())
-
-
-def task_size(sweep: ResolvedSweep) -> int:
-    """Games per actor task: ``run.games_per_task``, else 1 when models are called (each game's record comes back
-    as it ends), else 32."""
-    return sweep.run.games_per_task or (1 if calls_models(sweep) else 32)
-
-
-def journals(sweep: ResolvedSweep) -> bool:
-    """Whether the run has a call journal actor."""
-    return calls_models(sweep) or bool(sweep.run.journal_calls)
-
-
-def runner_count(sweep: ResolvedSweep, total: int) -> int:
-    """The GameRunners started for ``total`` units: a runner no task would reach is not started."""
-    return max(1, min(sweep.run.workers, -(-total // task_size(sweep))))
-
-
-def first_actors(sweep: ResolvedSweep, total: int) -> int:
-    """The actors ``run_units`` creates at once for ``total`` units (a new Ray starts an idle worker for each):
-    the runners, the budget, the call journal, the batcher and the limiter, each that the sweep uses."""
-    used = (sweep.run.max_cost_usd is not None, journals(sweep), batching(sweep), calls_models(sweep))
-    return runner_count(sweep, total) + sum(used)
 
 
 @dataclass

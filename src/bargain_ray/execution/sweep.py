@@ -13,7 +13,7 @@ from bargain_ray.config import SweepConfig, local_conf_note
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design import ResolvedSweep, estimate, resolve
 from bargain_ray.execution.cluster import ClusterUnavailable, RayChoice, choose_ray, start_ray, watch_cluster
-from bargain_ray.execution.driver import first_actors, run_units
+from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
 from bargain_ray.execution.progress import StartupClock, summary
 from bargain_ray.execution.signals import stop_on_signals
@@ -91,14 +91,12 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
         return ExitCode.DISK_FULL
 
 
-def _ray_for(sweep: ResolvedSweep, plan_line: str, clock: StartupClock, meanwhile: Callable[[], object],
-             units: int) -> RayChoice:
-    """Which Ray the run uses, said in the plan line, then joined or started (``meanwhile`` runs as it starts) with
-    an idle worker for each actor the run of ``units`` creates first."""
+def _ray_for(sweep: ResolvedSweep, plan_line: str, clock: StartupClock, meanwhile: Callable[[], object]) -> RayChoice:
+    """Which Ray the run uses, said in the plan line, then joined or started (``meanwhile`` runs as it starts)."""
     choice = choose_ray(sweep.run.ray_timeout_s)
     print(f"{plan_line}; ray: {choice.describe()}", flush=True)
     clock.mark("plan")
-    start_ray(choice, key_names(sweep), meanwhile, actors=first_actors(sweep, units))
+    start_ray(choice, key_names(sweep), meanwhile)
     clock.mark("ray")
     return choice
 
@@ -115,8 +113,7 @@ def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: R
             return 0
         with ExitStack() as service:  # the simulated provider (or local model) starts while Ray does
             served: list[ResolvedSweep] = []
-            choice = _ray_for(sweep, line, clock, lambda: served.append(service.enter_context(provider_service(sweep))),
-                              count)
+            choice = _ray_for(sweep, line, clock, lambda: served.append(service.enter_context(provider_service(sweep))))
             with watch_cluster(choice, sweep.run.ray_timeout_s):
                 write_status(path, "running", count + finished)
                 stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
