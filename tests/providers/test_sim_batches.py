@@ -51,12 +51,16 @@ DONE = SimSettings(batch={"delay_s": 0.0})
 """A sim whose batches have ended by the time anyone asks (what an ended batch answers): no test waits on a clock."""
 
 
+def anthropic_batch(client: anthropic.Anthropic, bodies: list[dict]) -> anthropic.types.messages.MessageBatch:
+    """A batch of ``bodies`` created through the SDK, their custom ids ``c0``, ``c1``, …"""
+    return client.messages.batches.create(requests=[{"custom_id": f"c{i}", "params": b} for i, b in enumerate(bodies)])
+
+
 def test_anthropic_sdk_round_trip_answers_as_online() -> None:
     with SimServer(OPEN) as url:
         bodies = [sim_client(url, "anthropic").body(p) for p in prompts(3)]
         client = anthropic.Anthropic(api_key="k", base_url=url, max_retries=0)
-        batch = client.messages.batches.create(
-            requests=[{"custom_id": f"c{i}", "params": b} for i, b in enumerate(bodies)])
+        batch = anthropic_batch(client, bodies)
         assert batch.processing_status == "in_progress" and batch.request_counts.processing == 3
         assert client.messages.batches.retrieve(batch.id).results_url is None
         assert client.messages.batches.cancel(batch.id).processing_status == "ended"
@@ -64,8 +68,7 @@ def test_anthropic_sdk_round_trip_answers_as_online() -> None:
     server = SimServer(DONE)
     with server as url:
         client = anthropic.Anthropic(api_key="k", base_url=url, max_retries=0)
-        batch = client.messages.batches.create(
-            requests=[{"custom_id": f"c{i}", "params": b} for i, b in enumerate(bodies)])
+        batch = anthropic_batch(client, bodies)
         ended = client.messages.batches.retrieve(batch.id)
         assert ended.processing_status == "ended" and ended.request_counts.succeeded == 3
         results = {r.custom_id: r.result for r in client.messages.batches.results(batch.id)}
@@ -79,6 +82,7 @@ def test_anthropic_sdk_round_trip_answers_as_online() -> None:
 
 
 def openai_batch(client: openai.OpenAI, bodies: list[dict]) -> openai.types.Batch:
+    """A batch of ``bodies`` created through the SDK (their file uploaded first), custom ids ``c0``, ``c1``, …"""
     lines = "".join(json.dumps({"custom_id": f"c{i}", "method": "POST", "url": "/v1/chat/completions", "body": b})
                     + "\n" for i, b in enumerate(bodies))
     file = client.files.create(file=("in.jsonl", lines.encode()), purpose="batch")
