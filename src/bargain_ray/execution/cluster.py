@@ -26,6 +26,8 @@ from typing import Any, Literal
 import grpc
 import ray
 import ray._private.node as ray_node
+import ray._private.services as ray_services
+import ray._private.state as ray_state
 import ray._private.worker as ray_worker
 from pydantic import BaseModel, ConfigDict
 from ray._common.utils import get_ray_address_file
@@ -40,6 +42,9 @@ How = Literal["env", "local", "new", "process"]
 this process had Ray already (a caller's ``ray.init``, the tests' session)."""
 
 WATCH_EVERY_S = 1.0
+
+REGISTER_S = 30.0
+"""How long a new local instance's raylet may take to register before Ray's own wait takes over (Ray's: 30 s)."""
 
 
 class RayChoice(BaseModel):
@@ -215,6 +220,18 @@ class _LeanHead(ray_node.Node):
 
     def start_api_server(self, *, include_dashboard: bool | None, raise_on_failure: bool) -> None:
         """Not started (see the class): Ray's own outcome when the API server fails to start with the dashboard off."""
+
+    def start_ray_processes(self) -> None:
+        """Ray's, then a wait for the raylet to register that asks the GCS every 20 ms: Ray's own wait asks once
+        a second (``GlobalStateAccessor::GetNode``), which cost ``ray.init`` 0.5 s on average and up to 1 s."""
+        super().start_ray_processes()
+        state = ray_state.GlobalState()
+        state._initialize_global_state(ray_services._get_gcs_client_options(self.gcs_address))
+        until = time.monotonic() + REGISTER_S
+        while time.monotonic() < until and not any(node["NodeID"] == self.node_id and node["Alive"]
+                                                   for node in state.node_table()):
+            time.sleep(0.02)
+        state.disconnect()  # Ray's own wait, next, then finds the node at its first ask (or waits as it would)
 
 
 @contextmanager
