@@ -195,7 +195,8 @@ class RunConfig(Strict):
 
     dir: str | None = None
     dry_run: bool = False
-    workers: int = Field(2, ge=1)
+    workers: int | None = Field(None, ge=1)
+    """GameRunner actors at most; None: as many as the sweep's size warrants, at most 2 (``execution.pool.runner_count``)."""
     max_in_flight: int = Field(2000, ge=1)
     games_per_task: int | None = Field(None, ge=1)
     """Units a GameRunner plays per actor task; None: 1 with models, 32 with strategy agents only."""

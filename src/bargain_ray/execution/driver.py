@@ -28,7 +28,7 @@ from bargain_ray.execution.batcher import batching, start_batcher
 from bargain_ray.execution.budget import start_budget
 from bargain_ray.execution.calljournal import start_journal
 from bargain_ray.execution.drift import DriftWatch
-from bargain_ray.execution.pool import ASK_S, WorkerPool, tasks
+from bargain_ray.execution.pool import ASK_S, WorkerPool, runner_count, tasks
 from bargain_ray.execution.progress import LiveCalls, RunResult, StartupClock, SweepBar, Tally
 from bargain_ray.execution.signals import Stop
 from bargain_ray.execution.worker import Job
@@ -72,7 +72,7 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     budget = start_budget(sweep, path, sum(cost for _, cost in paid_before))
     journal = start_journal(path) if llm or run.journal_calls else None
     batcher = start_batcher(sweep, path) if batching(sweep) else None
-    runners = max(1, min(run.workers, -(-total // size)))  # a runner no batch would reach is not started
+    runners = runner_count(run.workers, total, size, llm)
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), runners,
                       max(run.max_in_flight, 16), budget, refresh=lambda jobs: journaled_since(jobs, path, journal))
     if llm:  # after the runners, so an idle worker process Ray has ready goes to a runner; beside them, not after a call

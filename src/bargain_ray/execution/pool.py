@@ -24,6 +24,25 @@ ASK_S = 30.0
 """How long the driver waits on a runner's answer when stopping (a runner that does not answer is being lost)."""
 
 
+WORKERS = 2
+"""GameRunners at most when ``run.workers`` is unset (ours)."""
+
+GAMES_PER_RUNNER = 64
+"""With ``run.workers`` unset, a runner is started per this many games that call models (ours). Starting one costs
+about the CPU of 400 calls on the simulated provider (its process, module and SDK imports: ~3 s on 2 cores, at
+~7 ms a call, ``bench/throughput.py``), and one runner keeps many games in flight: the 16-game rehearsal took
+16-17 s of the machine's CPU with one runner and 17-22 s with two, and no less wall time."""
+
+
+def runner_count(workers: int | None, total: int, size: int, llm: bool) -> int:
+    """How many GameRunners a sweep of ``total`` games in tasks of ``size`` starts: never one no task would reach;
+    ``workers`` (``run.workers``) at most, else one per ``GAMES_PER_RUNNER`` games with models, at most ``WORKERS``."""
+    task_count = -(-total // size)
+    if workers is not None:
+        return max(1, min(workers, task_count))
+    return max(1, min(WORKERS, -(-total // GAMES_PER_RUNNER) if llm else task_count))
+
+
 def tasks(units: Iterator[Unit], size: int, recorded: dict[str, list[CallEntry]]) -> Iterator[list[Job]]:
     """Units in groups of ``size``, one group an actor task, each unit with the replies it already paid for."""
     while chunk := list(itertools.islice(units, size)):
