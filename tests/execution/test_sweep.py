@@ -20,6 +20,7 @@ from helpers import DEMO_WHOLE, ROOT, read_undated
 
 from bargain_ray.__main__ import main
 from bargain_ray.analysis.view import Follower, list_sweeps
+from bargain_ray.execution import pool as pools
 from bargain_ray.store import read_progress
 from bargain_ray.store.status import read_status
 
@@ -184,3 +185,11 @@ def test_a_small_rehearsal_starts_one_game_runner_unless_run_workers_asks_for_mo
     started = [a["ActorClassName"] for i, a in state.actors().items() if i not in before]
     assert started.count("GameRunner") == runners
     assert pl.read_parquet(tmp_path / "games.parquet").height == 16
+
+
+@pytest.mark.parametrize(("workers", "total", "size", "llm", "runners"), [
+    (None, 640, 1, True, 2), (None, 100, 100, True, 1), (None, 20, 32, False, 1), (None, 60, 32, False, 2),
+    (6, 16, 1, True, 6), (6, 3, 1, True, 3),
+])
+def test_runner_count_never_starts_a_runner_no_task_would_reach(workers, total, size, llm, runners):
+    assert pools.runner_count(workers, total, size, llm) == runners

@@ -228,10 +228,12 @@ class _LeanHead(ray_node.Node):
         state = ray_state.GlobalState()
         state._initialize_global_state(ray_services._get_gcs_client_options(self.gcs_address))
         until = time.monotonic() + REGISTER_S
-        while time.monotonic() < until and not any(node["NodeID"] == self.node_id and node["Alive"]
-                                                   for node in state.node_table()):
-            time.sleep(0.02)
-        state.disconnect()  # Ray's own wait, next, then finds the node at its first ask (or waits as it would)
+        try:
+            while time.monotonic() < until and not any(node["NodeID"] == self.node_id and node["Alive"]
+                                                       for node in state.node_table()):
+                time.sleep(0.02)
+        finally:
+            state.disconnect()  # Ray's own wait, next, finds the node at its first ask (or waits as it would)
 
 
 @contextmanager

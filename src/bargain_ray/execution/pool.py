@@ -37,10 +37,8 @@ about the CPU of 400 calls on the simulated provider (its process, module and SD
 def runner_count(workers: int | None, total: int, size: int, llm: bool) -> int:
     """How many GameRunners a sweep of ``total`` games in tasks of ``size`` starts: never one no task would reach;
     ``workers`` (``run.workers``) at most, else one per ``GAMES_PER_RUNNER`` games with models, at most ``WORKERS``."""
-    task_count = -(-total // size)
-    if workers is not None:
-        return max(1, min(workers, task_count))
-    return max(1, min(WORKERS, -(-total // GAMES_PER_RUNNER) if llm else task_count))
+    wanted = workers if workers is not None else min(WORKERS, -(-total // GAMES_PER_RUNNER) if llm else total)
+    return max(1, min(wanted, -(-total // size)))
 
 
 def tasks(units: Iterator[Unit], size: int, recorded: dict[str, list[CallEntry]]) -> Iterator[list[Job]]:
