@@ -20,9 +20,9 @@ def test_a_runners_concurrent_calls_are_journaled_in_few_writes_and_each_returns
             super().__init__(file)
             self.appends = 0
 
-        def append(self, *entries: SpendEntry) -> None:
+        def append_lines(self, *lines: bytes) -> None:
             self.appends += 1
-            super().append(*entries)
+            super().append_lines(*lines)
 
         def count(self) -> int:
             return self.appends
@@ -60,9 +60,9 @@ def test_a_caller_cancelled_while_its_write_is_in_flight_still_has_its_entry_wri
             super().__init__(file)
             self.gate = asyncio.Event()
 
-        async def append(self, *entries: SpendEntry) -> None:
+        async def append_lines(self, *lines: bytes) -> None:
             await self.gate.wait()
-            super().append(*entries)
+            super().append_lines(*lines)
 
         async def release(self) -> None:
             self.gate.set()

@@ -31,6 +31,7 @@ from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import GameRecord, Reply
 from bargain_ray.execution.budget import worst_case_usd
 from bargain_ray.store.calls import CallEntry, CallJournal, Entry, SpendEntry, VoidEntry, calls_journal_path
+from bargain_ray.store.jsonl import encode_line
 
 
 def prompt_key(prompt: Prompt) -> str:
@@ -149,7 +150,7 @@ class GroupAppend:
             while self._queue:
                 batch, self._queue = self._queue, []
                 try:
-                    await self.journal.append.remote(*(e for entries, _ in batch for e in entries))
+                    await self.journal.append_lines.remote(*(encode_line(e) for entries, _ in batch for e in entries))
                 except Exception as exc:  # noqa: BLE001 - each caller gets the write's failure as its own
                     _answer(batch, exc)
                 except BaseException:

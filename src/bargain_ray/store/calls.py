@@ -113,8 +113,12 @@ class CallJournal:
 
     def append(self, *entries: Entry) -> None:
         """``entries`` in one write (a game's voids go together)."""
-        lines = [line for line in map(encode_line, entries) if line_key(line) not in self._written]
-        self._appender.write(b"".join(lines))
+        self.append_lines(*map(encode_line, entries))
+
+    def append_lines(self, *lines: bytes) -> None:
+        """Entries already encoded (``encode_line``) in one write: what a game runner sends the journal actor, so
+        Ray carries bytes rather than pickling each entry's models (and the actor decodes nothing)."""
+        self._appender.write(b"".join(line for line in lines if line_key(line) not in self._written))
 
     def close(self) -> None:
         self._appender.close()
