@@ -44,11 +44,15 @@ OVERRIDES = [
     "run.max_in_flight=8",  # games stream back in waves while the rest wait
 ]
 ATTEMPTS = 2  # fresh sweeps tried until one has a GameRunner on the worker node
-FAST_NODE_DEATH = {  # the head declares a silent node dead in ~2 s instead of ~15 s
-    "RAY_health_check_initial_delay_ms": "0", "RAY_health_check_period_ms": "500",
-    "RAY_health_check_timeout_ms": "500", "RAY_health_check_failure_threshold": "3",
+FAST_NODE_DEATH = {  # the head declares a dead node dead in ~5 s instead of ~15 s (its port refuses each check at
+    # once), while a live one slowed by a loaded machine has 3 s to answer each of 5 checks in a row
+    "RAY_health_check_initial_delay_ms": "0", "RAY_health_check_period_ms": "1000",
+    "RAY_health_check_timeout_ms": "3000", "RAY_health_check_failure_threshold": "5",
 }
 TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
+RAY_START_TIMED_OUT = "The current node timed out during startup"
+"""What ``ray start`` says when its raylet did not register within Ray's own fixed 30 s (seen on a loaded
+machine); the node is then started again: this test is about losing a node, not about how fast Ray starts one."""
 
 pytestmark = pytest.mark.timeout(1200)  # a safety net: about 1.5 min on an idle 2-core machine
 
@@ -121,21 +125,26 @@ class Cluster:
         self.dashboard = f"http://127.0.0.1:{self.dash_port}"
         self.pgids: dict[str, int] = {}
 
-    def _start(self, name: str, args: list[str]) -> None:
+    def _start(self, name: str, args: list[str], attempts: int = 3) -> None:
         temp = self.base / name
-        temp.mkdir()
-        agent_ports = [
-            f"--dashboard-agent-listen-port={free_port()}", f"--dashboard-agent-grpc-port={free_port()}",
-            f"--runtime-env-agent-port={free_port()}", f"--metrics-export-port={free_port()}",
-            "--min-worker-port=0", "--max-worker-port=0",
-        ]
-        proc = subprocess.Popen(
-            ["ray", "start", f"--temp-dir={temp}", "--num-cpus=1", "--object-store-memory=100000000",
-             "--disable-usage-stats", *agent_ports, *args],
-            env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        )
-        self.pgids[name] = proc.pid  # its daemons keep the process group of the ray start that made them
-        out, _ = proc.communicate(timeout=120)
+        for _ in range(attempts):
+            temp.mkdir()
+            agent_ports = [
+                f"--dashboard-agent-listen-port={free_port()}", f"--dashboard-agent-grpc-port={free_port()}",
+                f"--runtime-env-agent-port={free_port()}", f"--metrics-export-port={free_port()}",
+                "--min-worker-port=0", "--max-worker-port=0",
+            ]
+            proc = subprocess.Popen(
+                ["ray", "start", f"--temp-dir={temp}", "--num-cpus=1", "--object-store-memory=100000000",
+                 "--disable-usage-stats", *agent_ports, *args],
+                env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+            )
+            self.pgids[name] = proc.pid  # its daemons keep the process group of the ray start that made them
+            out, _ = proc.communicate(timeout=120)
+            if proc.returncode == 0 or RAY_START_TIMED_OUT not in out:
+                break
+            kill_node(proc.pid)  # what the timed-out start left, before it is started again
+            shutil.rmtree(temp, ignore_errors=True)
         assert proc.returncode == 0, f"ray start ({name}) failed:\n{out}"
 
     def start(self) -> None:
@@ -144,7 +153,7 @@ class Cluster:
         head_ip = self.get("/api/v0/nodes")["data"]["result"]["result"][0]["node_ip"]
         self._start("worker", [f"--address={head_ip}:{self.gcs_port}", f"--node-ip-address={WORKER_IP}",
                                '--resources={"worker_node": 1}'])
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # a bound, not a timing: the worker registers within seconds when idle
         while len(self.alive_nodes()) < 2:
             assert time.monotonic() < deadline, "the worker node never joined"
             time.sleep(0.5)
