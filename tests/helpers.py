@@ -31,6 +31,10 @@ from bargain_ray.play.loop import play
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 CONF = conf_dir()
+RAY_START_TIMED_OUT = "The current node timed out during startup"
+"""What ``ray start`` says when its raylet did not register within Ray's own fixed 30 s (seen on a loaded machine):
+the tests that start a Ray of their own with ``ray start`` then start it again, as they are about joining or losing
+a cluster, not about how fast Ray starts one."""
 DEMO_WHOLE = ["+grid=demo", "run.progress=false", "run.report=false", "grid.blocks=10", "run.journal_calls=true",
               "run.games_per_task=4"]
 """The uninterrupted demo sweep that killed, disk-full and resumed ones of the same grid must end equal to

@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from helpers import DEMO_WHOLE, ROOT, read_undated
+from helpers import DEMO_WHOLE, RAY_START_TIMED_OUT, ROOT, read_undated
 
 from bargain_ray.core.secrets import environ_without_keys
 from bargain_ray.core.status import ExitCode
@@ -66,12 +66,6 @@ def kill(pids: list[int]) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-
-
-RAY_START_TIMED_OUT = "The current node timed out during startup"
-"""What ``ray start`` says when its raylet did not register within Ray's own fixed 30 s (seen on a loaded
-machine); the start is then tried again: the tests below are about joining a running cluster, not about how fast
-Ray starts one."""
 
 
 def ray_start_head(base: Path, env: dict[str, str], attempts: int = 3) -> str:

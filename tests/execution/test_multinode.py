@@ -31,6 +31,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from helpers import RAY_START_TIMED_OUT
 
 from bargain_ray.core.secrets import environ_without_keys
 
@@ -50,9 +51,6 @@ FAST_NODE_DEATH = {  # the head declares a dead node dead in ~5 s instead of ~15
     "RAY_health_check_timeout_ms": "3000", "RAY_health_check_failure_threshold": "5",
 }
 TERMINAL = {"SUCCEEDED", "FAILED", "STOPPED"}
-RAY_START_TIMED_OUT = "The current node timed out during startup"
-"""What ``ray start`` says when its raylet did not register within Ray's own fixed 30 s (seen on a loaded
-machine); the node is then started again: this test is about losing a node, not about how fast Ray starts one."""
 
 pytestmark = pytest.mark.timeout(1200)  # a safety net: about 1.5 min on an idle 2-core machine
 
