@@ -11,7 +11,7 @@ import subprocess
 import threading
 import uuid
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,14 +31,27 @@ from bargain_ray.play.loop import play
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 CONF = conf_dir()
-RAY_START_TIMED_OUT = "The current node timed out during startup"
-"""What ``ray start`` says when its raylet did not register within Ray's own fixed 30 s (seen on a loaded machine):
-the tests that start a Ray of their own with ``ray start`` then start it again, as they are about joining or losing
-a cluster, not about how fast Ray starts one."""
 DEMO_WHOLE = ["+grid=demo", "run.progress=false", "run.report=false", "grid.blocks=10", "run.journal_calls=true",
               "run.games_per_task=4"]
 """The uninterrupted demo sweep that killed, disk-full and resumed ones of the same grid must end equal to
 (played once per session by the ``finished_sweep`` fixture)."""
+
+
+RAY_START_TIMED_OUT = "The current node timed out during startup"
+"""What ``ray start`` says when its raylet did not register within Ray's own fixed 30 s (seen on a loaded machine)."""
+
+
+def ray_start_retried(start: Callable[[], tuple[int, str]], clear: Callable[[], None],
+                      attempts: int = 3) -> tuple[int, str]:
+    """``start()`` (a ``ray start``: its exit code and output), started again after ``clear()`` (what the failed one
+    left) while it fails with Ray's own start-up timeout: the tests that start a Ray of their own are about joining or
+    losing a cluster, not about how fast Ray starts one on a loaded machine."""
+    for _ in range(attempts - 1):
+        code, out = start()
+        if code == 0 or RAY_START_TIMED_OUT not in out:
+            return code, out
+        clear()
+    return start()
 
 
 def undated(frame: pl.DataFrame) -> pl.DataFrame:

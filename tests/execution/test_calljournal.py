@@ -45,7 +45,7 @@ def test_a_runners_concurrent_calls_are_journaled_in_few_writes_and_each_returns
         ray.kill(journal)
     assert all(e.call_id in seen for e, seen in zip(entries, on_disk, strict=True))
     assert [e.call_id for e in read_call_lines(tmp_path)] == [e.call_id for e in entries]  # each once, in order
-    assert writes <= 3, f"{writes} writes for {len(entries)} calls that met"
+    assert 1 <= writes <= 3, f"{writes} writes for {len(entries)} calls that met"
 
 
 def test_a_caller_cancelled_while_its_write_is_in_flight_still_has_its_entry_written_once(tmp_path, ray_session):

@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from helpers import DEMO_WHOLE, RAY_START_TIMED_OUT, ROOT, read_undated
+from helpers import DEMO_WHOLE, ROOT, ray_start_retried, read_undated
 
 from bargain_ray.core.secrets import environ_without_keys
 from bargain_ray.core.status import ExitCode
@@ -68,10 +68,11 @@ def kill(pids: list[int]) -> None:
             pass
 
 
-def ray_start_head(base: Path, env: dict[str, str], attempts: int = 3) -> str:
+def ray_start_head(base: Path, env: dict[str, str]) -> str:
     """``ray start --head`` with its temp dir at ``$RAY_TMPDIR/ray`` (where it records itself as the current
     cluster) and its own ports; returns the GCS address it recorded."""
-    for _ in range(attempts):
+
+    def start() -> tuple[int, str]:
         ports = [f"--port={free_port()}", f"--ray-client-server-port={free_port()}",
                  f"--dashboard-agent-listen-port={free_port()}", f"--dashboard-agent-grpc-port={free_port()}",
                  f"--runtime-env-agent-port={free_port()}", f"--metrics-export-port={free_port()}",
@@ -80,11 +81,14 @@ def ray_start_head(base: Path, env: dict[str, str], attempts: int = 3) -> str:
                                f"--temp-dir={base / 'ray'}", "--num-cpus=1", "--include-dashboard=false",
                                "--disable-usage-stats", *ports],
                               env=env, capture_output=True, text=True, timeout=180, start_new_session=True)
-        if done.returncode == 0 or RAY_START_TIMED_OUT not in done.stdout + done.stderr:
-            break
-        kill(processes_of(base / "ray"))  # what the timed-out start left, before it is started again
+        return done.returncode, done.stdout + done.stderr
+
+    def clear() -> None:
+        kill(processes_of(base / "ray"))
         shutil.rmtree(base / "ray", ignore_errors=True)
-    assert done.returncode == 0, done.stdout + done.stderr
+
+    code, out = ray_start_retried(start, clear)
+    assert code == 0, out
     return (base / "ray" / "ray_current_cluster").read_text().strip()
 
 

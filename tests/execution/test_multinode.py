@@ -31,7 +31,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from helpers import RAY_START_TIMED_OUT
+from helpers import ray_start_retried
 
 from bargain_ray.core.secrets import environ_without_keys
 
@@ -123,9 +123,10 @@ class Cluster:
         self.dashboard = f"http://127.0.0.1:{self.dash_port}"
         self.pgids: dict[str, int] = {}
 
-    def _start(self, name: str, args: list[str], attempts: int = 3) -> None:
+    def _start(self, name: str, args: list[str]) -> None:
         temp = self.base / name
-        for _ in range(attempts):
+
+        def start() -> tuple[int, str]:
             temp.mkdir()
             agent_ports = [
                 f"--dashboard-agent-listen-port={free_port()}", f"--dashboard-agent-grpc-port={free_port()}",
@@ -139,11 +140,14 @@ class Cluster:
             )
             self.pgids[name] = proc.pid  # its daemons keep the process group of the ray start that made them
             out, _ = proc.communicate(timeout=120)
-            if proc.returncode == 0 or RAY_START_TIMED_OUT not in out:
-                break
-            kill_node(proc.pid)  # what the timed-out start left, before it is started again
+            return proc.returncode, out
+
+        def clear() -> None:
+            kill_node(self.pgids[name])
             shutil.rmtree(temp, ignore_errors=True)
-        assert proc.returncode == 0, f"ray start ({name}) failed:\n{out}"
+
+        code, out = ray_start_retried(start, clear)
+        assert code == 0, f"ray start ({name}) failed:\n{out}"
 
     def start(self) -> None:
         self._start("head", ["--head", f"--port={self.gcs_port}", "--dashboard-host=127.0.0.1",
