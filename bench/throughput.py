@@ -163,12 +163,13 @@ def start_sim(port: int) -> subprocess.Popen[bytes]:
     return sim
 
 
-def sim_calls(url: str) -> tuple[int, float]:
-    """Calls the sim answered, and their rate over the middle 80% of them (no start-up, no tail)."""
+def sim_calls(url: str) -> tuple[int, float, float, float]:
+    """Calls the sim answered, their rate over the middle 80% of them (no start-up, no tail), and the wall-clock
+    times of the first and the last."""
     with urllib.request.urlopen(f"{url}/sim/log", timeout=60) as resp:
         times = sorted(e["arrived"] for e in json.load(resp) if e["status"] == 200)
     low, high = times[len(times) // 10], times[len(times) * 9 // 10]
-    return len(times), (len(times) * 8 // 10) / max(high - low, 1e-9)
+    return len(times), (len(times) * 8 // 10) / max(high - low, 1e-9), times[0], times[-1]
 
 
 def main() -> None:
@@ -194,7 +195,7 @@ def main() -> None:
             spies = [spy(args.profile / f"{name}.txt", pid) for name, pid in
                      (("driver", os.getpid()), ("sim", sim.pid))] if args.profile else []
             before = {"driver": cpu_s(os.getpid()), "sim": cpu_s(sim.pid)}
-            start = time.monotonic()
+            start, started_at = time.monotonic(), time.time()
             out = io.StringIO()
             with contextlib.redirect_stdout(out), Sampler(args.profile) as sampler:
                 code = run_sweep(sweep)
@@ -205,13 +206,15 @@ def main() -> None:
             for s in spies:
                 s.send_signal(signal.SIGINT)
                 s.wait(60)
-        calls, steady = sim_calls(url)
+        calls, steady, first, last = sim_calls(url)
     finally:
         sim.terminate()
         sim.wait(30)
     print(out.getvalue().strip().splitlines()[-1])
     load = os.getloadavg()[0]
     print(f"ray processes (cpu s): {processes}")
+    print(f"timeline (s from the sweep's start): first_call={first - started_at:.1f} last_call={last - started_at:.1f} "
+          f"end={wall:.1f}")
     print(f"grid={args.grid} workers={args.workers} exit={code} load_1min={load:.1f} "
           + " ".join(f"{k}_cpu_s={v:.1f}" for k, v in used.items()))
     print(f"calls_per_s={calls / wall:.1f} " + " ".join(

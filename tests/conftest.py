@@ -13,7 +13,7 @@ import pytest
 import ray
 
 from bargain_ray.core.secrets import environ_without_keys
-from bargain_ray.execution.cluster import without_keys
+from bargain_ray.execution.cluster import lean_head, without_keys
 
 LONGEST_FIRST = ("execution/test_actor_death.py", "execution/test_multinode.py", "providers/test_masking.py",
                  "execution/test_cluster.py", "execution/test_durability.py", "execution/test_grow.py",
@@ -36,10 +36,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def ray_session():
-    """Start Ray once per session; subprocess sweeps join it through RAY_ADDRESS."""
+    """Start Ray once per session; subprocess sweeps join it through RAY_ADDRESS. It is started as a run starts its
+    own (``lean_head``: no autoscaler monitor, log monitor or API server, three Python processes that nothing here
+    reads and that poll all session long)."""
     if not ray.is_initialized():
-        with without_keys():  # a developer's real keys never reach the test cluster's processes
-            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        with without_keys(), lean_head():  # a developer's real keys never reach the test cluster's processes
+            ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     address = ray.get_runtime_context().gcs_address
     yield address
     ray.shutdown()

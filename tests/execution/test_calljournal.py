@@ -6,7 +6,8 @@ import asyncio
 
 import ray
 
-from bargain_ray.execution.calljournal import JournalActor, Ledger
+from bargain_ray.execution.calljournal import Ledger
+from bargain_ray.execution.journal_actor import JournalActor
 from bargain_ray.store.calls import SpendEntry, calls_journal_path, read_call_lines
 
 

@@ -17,7 +17,7 @@ from helpers import DEMO_WHOLE, ROOT, read_undated, resize_disk, small_disk, und
 
 from bargain_ray.__main__ import main
 from bargain_ray.core.status import ExitCode
-from bargain_ray.execution.calljournal import start_journal
+from bargain_ray.execution.journal_actor import start_journal
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import DiskFull, SpendEntry, is_disk_full, lock_holder
 from bargain_ray.store.jsonl import JOURNAL_VERSION

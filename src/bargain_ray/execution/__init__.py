@@ -3,8 +3,8 @@
 ``sweep`` runs one sweep end to end (its report is the command's); ``plan`` reads the design and the folder
 once; ``driver`` is the loop that submits tasks (a few units each) and journals results;
 ``pool`` holds the worker actors; ``worker`` is the actor that plays games;
-``calljournal`` journals and replays paid replies; ``budget`` caps what they cost;
-``batcher`` gathers requests into provider batches (``run.batch_api``);
+``calljournal`` journals and replays paid replies (``journal_actor`` is the actor that writes them);
+``budget`` caps what they cost; ``batcher`` gathers requests into provider batches (``run.batch_api``);
 ``signals`` turns SIGINT/SIGTERM into a stop the loop reads; ``progress`` keeps totals,
 the summary and the exit code; ``cluster`` decides which Ray a run uses and watches it.
 

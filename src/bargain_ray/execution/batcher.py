@@ -43,7 +43,8 @@ from bargain_ray.clients.limiter import NAMESPACE
 from bargain_ray.config import BatchRun, ModelConfig, SweepConfig
 from bargain_ray.core.errors import FailureKind
 from bargain_ray.core.hashing import digest
-from bargain_ray.execution.calljournal import RESTARTS, lost
+from bargain_ray.execution.calljournal import lost
+from bargain_ray.execution.journal_actor import RESTARTS
 from bargain_ray.store.batches import BatchIntent, JournaledBatch, NoBatch, batches_journal_path, read_batch_journal
 from bargain_ray.store.jsonl import Appender
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ray
 from pydantic import BaseModel
@@ -27,8 +27,10 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from bargain_ray.config.pricing import price_of, worst_case_usd
 from bargain_ray.core.errors import Failure, FailureKind
-from bargain_ray.design import ResolvedSweep
 from bargain_ray.store import read_heads
+
+if TYPE_CHECKING:  # the actor's process imports this module: the design (every game's config) is the driver's
+    from bargain_ray.design import ResolvedSweep
 
 # what each call reserves (``JournaledAgent`` imports it from here); the arithmetic lives in config.pricing
 __all__ = ["Budget", "BudgetState", "margin_usd", "refusal", "start_budget", "stopped_at", "worst_case_usd"]

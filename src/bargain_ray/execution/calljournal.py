@@ -3,7 +3,7 @@
 A game interrupted at turn 7 is replayed from its journaled replies on resume
 and pays only for the calls it had not made yet. The journal file lives in the
 sweep folder and is written (by the store's ``CallJournal``) in one actor
-pinned to the driver's node, so workers on other nodes never need a shared disk.
+pinned to the driver's node (``journal_actor``), so workers on other nodes never need a shared disk.
 
 The journal actor restarts when its process dies (its state is the file): a call whose append was in
 flight reaches the new one again and is written once (the restarted journal indexes the lines already
@@ -14,57 +14,25 @@ there). If it cannot restart, the worker keeps what it could not journal, its ga
 from __future__ import annotations
 
 import asyncio
-import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import ray
-from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from bargain_ray.agents.base import Agent
-from bargain_ray.clients.limiter import NAMESPACE
 from bargain_ray.config import ModelConfig
 from bargain_ray.core.errors import Failure, FailureKind, TechnicalFailure
 from bargain_ray.core.hashing import digest
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import GameRecord, Reply
 from bargain_ray.execution.budget import worst_case_usd
-from bargain_ray.store.calls import CallEntry, CallJournal, Entry, SpendEntry, VoidEntry, calls_journal_path
+from bargain_ray.store.calls import CallEntry, Entry, SpendEntry, VoidEntry
 from bargain_ray.store.jsonl import encode_line
 
 
 def prompt_key(prompt: Prompt) -> str:
     """What a replayed reply must have answered: the same prompt, word for word."""
     return digest(prompt.model_dump(mode="json"))
-
-
-RESTARTS = 3
-"""Times Ray restarts a sweep actor whose process died (the call journal, the batcher) before it is gone for good
-and the run stops (ours: a process that keeps dying must not keep the run waiting on it forever)."""
-
-
-def journal_name() -> str:
-    """A name for this run's call journal (so an operator, or a test, can find it): its job's, and its own."""
-    return f"bargain_ray_journal_{ray.get_runtime_context().get_job_id()}_{uuid.uuid4().hex[:8]}"
-
-
-class JournalActor(CallJournal):
-    """The call journal as a Ray actor: a restarted one (its process died) indexes what is on disk first."""
-
-    def __init__(self, file: str) -> None:
-        super().__init__(file, indexed=ray.get_runtime_context().was_current_actor_reconstructed)
-
-
-def start_journal(sweep_dir: Path) -> Any:
-    """The journal actor, on this (the driver's) node; restarted there when its process dies (``RESTARTS`` times),
-    and every call in flight to it retried on the new one."""
-    node = ray.get_runtime_context().get_node_id()
-    remote = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=-1)(JournalActor).options(
-        name=journal_name(), namespace=NAMESPACE,
-        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
-    )
-    return remote.remote(str(calls_journal_path(sweep_dir).resolve()))
 
 
 GONE = {

@@ -26,8 +26,8 @@ from bargain_ray.core.unit import Unit
 from bargain_ray.design import ResolvedSweep
 from bargain_ray.execution.batcher import batching, start_batcher
 from bargain_ray.execution.budget import start_budget
-from bargain_ray.execution.calljournal import start_journal
 from bargain_ray.execution.drift import DriftWatch
+from bargain_ray.execution.journal_actor import start_journal
 from bargain_ray.execution.pool import ASK_S, WorkerPool, runner_count, tasks
 from bargain_ray.execution.progress import LiveCalls, RunResult, StartupClock, SweepBar, Tally
 from bargain_ray.execution.signals import Stop
