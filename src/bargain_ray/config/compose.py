@@ -96,38 +96,62 @@ def _is_group(override: Override) -> bool:
     return override.package is not None or key.startswith("hydra") or any((f / key).is_dir() for f in folders)
 
 
-def unreadable(folders: list[Path]) -> list[str]:
-    """One line per YAML file under ``folders`` that is not UTF-8, naming the file and the first bad byte."""
-    problems = []
+def read_yaml_files(folders: list[Path]) -> tuple[str, list[str]]:
+    """A digest of every YAML file under ``folders`` (each path and its bytes: what a composition may read), and one
+    line per file that is not UTF-8, naming the file and the first bad byte."""
+    digest, problems = hashlib.sha256(), []
     for folder in folders:
         for path in sorted(folder.rglob("*.yaml")) if folder.is_dir() else []:
+            data = path.read_bytes()
+            digest.update(f"{path.resolve()}\0{len(data)}\0".encode())
+            digest.update(data)
             try:
-                path.read_bytes().decode("utf-8")
+                data.decode("utf-8")
             except UnicodeDecodeError as exc:
                 problems.append(f"{path}: not UTF-8 (byte {exc.start} is 0x{exc.object[exc.start]:02x}); "
                                 "save the file as UTF-8")
-    return problems
+    return digest.hexdigest(), problems
+
+
+_COMPOSED: dict[tuple[str, ...], tuple[DictConfig, list[LocalFile]] | list[str]] = {}
+"""This process's compositions (read-only) or their ConfigError lines, by their inputs and the digest of every YAML
+file: a process that composes the same config again (a test session, the report composing each game) gets Hydra's
+answer without asking again (about 0.1 s each); an edit to any file changes the digest, so it is never stale."""
 
 
 def _compose(overrides: list[str], config_name: str = "config",
              hydra: bool = False) -> tuple[DictConfig, list[LocalFile]]:
-    """Hydra's composition (its own ``hydra`` node too, if asked) and the ``./conf`` files it read, its errors as
-    ConfigError (one readable line, no stack hints)."""
-    if problems := unreadable([conf_dir(), LOCAL]):
+    """Hydra's composition, read-only (its own ``hydra`` node too, if asked), and the ``./conf`` files it read; its
+    errors as ConfigError (one readable line, no stack hints). Composed once per process for the same inputs and
+    files (``_COMPOSED``)."""
+    digest, problems = read_yaml_files([conf_dir(), LOCAL])
+    if problems:
         raise ConfigError(problems)
+    key = (digest, str(conf_dir().resolve()), os.getcwd(), config_name, str(hydra), *overrides)  # cwd: ./conf
+    if key not in _COMPOSED:
+        _COMPOSED[key] = _compose_anew(overrides, config_name, hydra)
+    composed = _COMPOSED[key]
+    if isinstance(composed, list):
+        raise ConfigError(composed)
+    return composed[0], list(composed[1])
+
+
+def _compose_anew(overrides: list[str], config_name: str, hydra: bool) -> tuple[DictConfig, list[LocalFile]] | list[str]:
+    """Hydra's composition, read-only, with the ``./conf`` files it read; or the lines of the ConfigError it is."""
     Plugins.instance().register(LocalConf)  # once per process: registering again changes nothing
     try:
         with initialize_config_dir(config_dir=str(conf_dir()), version_base="1.3"):
             cfg = compose(config_name=config_name, overrides=overrides, return_hydra_config=hydra)
+            OmegaConf.set_readonly(cfg, True)
             return cfg, local_files(config_name, overrides)
     except MissingConfigException as exc:
-        raise ConfigError([_missing(exc, overrides)]) from None
+        return [_missing(exc, overrides)]
     except (HydraException, OmegaConfBaseException) as exc:
-        raise ConfigError([_first_line(exc)]) from None
+        return [_first_line(exc)]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"{mark.name}:{mark.line + 1}:{mark.column + 1}" if mark else "a config file"
-        raise ConfigError([f"{where}: not valid YAML ({exc.problem}); fix the file"]) from None
+        return [f"{where}: not valid YAML ({exc.problem}); fix the file"]
 
 
 def _missing(exc: MissingConfigException, overrides: list[str]) -> str:
