@@ -115,7 +115,7 @@ def read_yaml_files(folders: list[Path]) -> tuple[str, list[str]]:
 
 _COMPOSED: dict[tuple[str, ...], tuple[DictConfig, list[LocalFile]] | list[str]] = {}
 """This process's compositions (read-only) or their ConfigError lines, by their inputs and the digest of every YAML
-file: a process that composes the same config again (a test session, the report composing each game) gets Hydra's
+file: a process that composes the same config again (a test session, the README check composing every game) gets Hydra's
 answer without asking again (about 0.1 s each); an edit to any file changes the digest, so it is never stale."""
 
 
