@@ -20,9 +20,11 @@ KIT = "kit"
 """The one subpackage that is not a family: what every family shares."""
 
 
-def names() -> list[str]:
-    """Every family this package holds."""
-    return sorted(info.name for info in pkgutil.iter_modules(__path__) if info.ispkg and info.name != KIT)
+@cache
+def names() -> tuple[str, ...]:
+    """Every family this package holds (read from the package's folder once a process: the simulated provider asks
+    with every request it answers)."""
+    return tuple(sorted(info.name for info in pkgutil.iter_modules(__path__) if info.ispkg and info.name != KIT))
 
 
 @cache
