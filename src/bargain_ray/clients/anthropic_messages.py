@@ -8,7 +8,7 @@ import anthropic
 from anthropic.types import Message
 from pydantic import ValidationError
 
-from bargain_ray.clients.http import HTTPClient, Sent
+from bargain_ray.clients.http import HTTPClient, Sent, validated
 from bargain_ray.clients.retry import MalformedReply, SDKErrors, rate_headers
 from bargain_ray.config import ModelConfig
 from bargain_ray.core.prompt import Prompt
@@ -54,7 +54,7 @@ class AnthropicClient(HTTPClient):
             extra_headers=headers,
         )
         try:
-            msg = await raw.parse()
+            msg = validated(Message, await raw.read()) or await raw.parse()
         except (ValueError, ValidationError) as exc:
             raise MalformedReply(f"unreadable response body: {str(exc)[:200]}") from None
         return sent_of(msg, raw.headers.get("request-id") or msg.id, rate_headers(raw.headers))

@@ -11,7 +11,9 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from bargain_ray.clients.headers import CALL_ID_HEADER
 from bargain_ray.clients.limiter import Feedback, Limiter
@@ -39,6 +41,20 @@ class Sent:
     headers: dict[str, str] = field(default_factory=dict)
     served_by: str | None = None
     system_fingerprint: str | None = None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validated(kind: type[M], body: bytes) -> M | None:
+    """A reply's ``body`` as the SDK's own type ``kind``, validated in one pass by pydantic-core (about 30 us), or
+    None when it does not validate (a cut body, a field value newer than the pinned SDK): the caller then takes the
+    SDK's own ``parse``, which builds the same object field by field, leniently (about 0.3 ms a reply: a fifth of
+    the SDK's CPU per call), and keeps what it can or raises."""
+    try:
+        return kind.model_validate_json(body)
+    except ValidationError:
+        return None
 
 
 def body_tokens(body: dict[str, Any]) -> int:  # free-form: a request body, JSON as sent

@@ -8,7 +8,7 @@ import openai
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
-from bargain_ray.clients.http import HTTPClient, Sent
+from bargain_ray.clients.http import HTTPClient, Sent, validated
 from bargain_ray.clients.retry import MalformedReply, SDKErrors, rate_headers
 from bargain_ray.config import ModelConfig
 from bargain_ray.core.prompt import Prompt
@@ -54,7 +54,7 @@ class OpenAIClient(HTTPClient):
             model=body["model"], messages=body["messages"], extra_body=extra, extra_headers=headers,
         )
         try:
-            completion = raw.parse()
+            completion = validated(ChatCompletion, raw.content) or raw.parse()
             return sent_of(completion, raw.headers.get("x-request-id") or completion.id, rate_headers(raw.headers))
         except (ValueError, ValidationError, IndexError, TypeError) as exc:
             raise MalformedReply(f"unreadable response body: {str(exc)[:200]}") from None
