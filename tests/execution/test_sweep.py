@@ -63,8 +63,15 @@ def test_demo_sweep_runs_offline_and_writes_the_contract_tables(tmp_path, ray_se
     calls = pl.read_parquet(tmp_path / "calls.parquet")
     assert {"call_id", "unit_id", "role", "provider", "model", "request", "response_text", "latency_s",
             "attempts", "status"} <= set(calls.columns)
+    from ray._private import state
+
+    before = set(state.actors())
     assert main(["+grid=demo", f"run.dir={tmp_path}", "run.report=false"]) == 0
     assert "0 to run" in capsys.readouterr().out and len(journal(tmp_path)) == 60
+    assert main(["+grid=demo", f"run.dir={tmp_path}", "run.report=false", "run.max_cost_usd=2.5"]) == 0
+    out = capsys.readouterr().out
+    assert "budget: run.max_cost_usd=$2.5000, $2.5000 left, not reached" in out and "tables: games.parquet 60 rows" in out
+    assert not set(state.actors()) - before, "a folder with nothing left to play starts no actor (runner, budget, ...)"
 
 
 def test_sigkilled_sweep_resumes_without_redoing_finished_games(tmp_path, sweep_env, capsys):
@@ -188,8 +195,9 @@ def test_a_small_rehearsal_starts_one_game_runner_unless_run_workers_asks_for_mo
 
 
 @pytest.mark.parametrize(("workers", "total", "size", "llm", "runners"), [
-    (None, 640, 1, True, 2), (None, 100, 100, True, 1), (None, 20, 32, False, 1), (None, 60, 32, False, 2),
-    (6, 16, 1, True, 6), (6, 3, 1, True, 3),
+    (None, 640, 1, True, 2), (None, 100, 100, True, 1), (None, 20, 32, False, 1), (None, 60, 32, False, 1),
+    (None, 600, 32, False, 2), (None, 100_000, 32, False, 2), (6, 16, 1, True, 6), (6, 3, 1, True, 3),
+    (None, 0, 1, True, 0), (6, 0, 32, False, 0),
 ])
 def test_runner_count_never_starts_a_runner_no_task_would_reach(workers, total, size, llm, runners):
     assert pools.runner_count(workers, total, size, llm) == runners

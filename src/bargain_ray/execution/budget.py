@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # the actor's process imports this module: the design (every 
     from bargain_ray.design import ResolvedSweep
 
 # what each call reserves (``JournaledAgent`` imports it from here); the arithmetic lives in config.pricing
-__all__ = ["Budget", "BudgetState", "margin_usd", "refusal", "start_budget", "stopped_at", "worst_case_usd"]
+__all__ = ["Budget", "BudgetState", "idle_state", "margin_usd", "refusal", "start_budget", "stopped_at",
+           "worst_case_usd"]
 
 
 def margin_usd(sweep: ResolvedSweep) -> float:
@@ -119,6 +120,21 @@ WAITERS = 1 << 16
 """Concurrent calls the actor serves: every game in flight may be waiting for room at once."""
 
 
+def _arguments(sweep: ResolvedSweep, path: Path, spent_before_usd: float) -> tuple[float, float, float, bool] | None:
+    """``Budget``'s arguments for this invocation (cap, spent before, margin, closed), None when there is no cap."""
+    cap = sweep.run.max_cost_usd
+    if cap is None:
+        return None
+    stopped = stopped_at(path)
+    return cap, spent_before_usd, margin_usd(sweep), stopped is not None and cap <= stopped
+
+
+def idle_state(sweep: ResolvedSweep, path: Path, spent_before_usd: float) -> BudgetState | None:
+    """The budget of an invocation that plays nothing (no actor is started): the cap over what the folder paid."""
+    arguments = _arguments(sweep, path, spent_before_usd)
+    return Budget(*arguments).state() if arguments is not None else None
+
+
 def start_budget(sweep: ResolvedSweep, path: Path, spent_before_usd: float) -> Any:
     """The budget actor of this invocation, on this (the driver's) node; None when there is no cap.
 
@@ -126,15 +142,14 @@ def start_budget(sweep: ResolvedSweep, path: Path, spent_before_usd: float) -> A
     not know what the calls already sent may still cost, and the cap could be crossed. When it dies, every later
     reservation fails and the run stops (``lost_budget``); the calls already sent settle nowhere, but each is
     journaled, so the next invocation's budget reads what they cost."""
-    cap = sweep.run.max_cost_usd
-    if cap is None:
+    arguments = _arguments(sweep, path, spent_before_usd)
+    if arguments is None:
         return None
-    stopped = stopped_at(path)
     node = ray.get_runtime_context().get_node_id()
     remote = ray.remote(num_cpus=0, max_concurrency=WAITERS, max_restarts=0)(Budget).options(
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False)
     )
-    return remote.remote(cap, spent_before_usd, margin_usd(sweep), stopped is not None and cap <= stopped)
+    return remote.remote(*arguments)
 
 
 def refusal(cap_usd: float, label: str, worst: float) -> Failure:

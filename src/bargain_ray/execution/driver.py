@@ -25,7 +25,7 @@ from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
 from bargain_ray.design import ResolvedSweep
 from bargain_ray.execution.batcher import batching, start_batcher
-from bargain_ray.execution.budget import start_budget
+from bargain_ray.execution.budget import idle_state, start_budget
 from bargain_ray.execution.drift import DriftWatch
 from bargain_ray.execution.journal_actor import start_journal
 from bargain_ray.execution.pool import ASK_S, WorkerPool, runner_count, tasks
@@ -69,13 +69,15 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     drift = DriftWatch(path, run.on_drift)
     drift.seed(calls)
     del calls
-    budget = start_budget(sweep, path, sum(cost for _, cost in paid_before))
-    journal = start_journal(path) if llm or run.journal_calls else None
-    batcher = start_batcher(sweep, path) if batching(sweep) else None
+    spent_before = sum(cost for _, cost in paid_before)
+    playing = total > 0  # a folder with nothing left to play (run again once finished) starts no actor
+    budget = start_budget(sweep, path, spent_before) if playing else None
+    journal = start_journal(path) if playing and (llm or run.journal_calls) else None
+    batcher = start_batcher(sweep, path) if playing and batching(sweep) else None
     runners = runner_count(run.workers, total, size, llm)
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), runners,
                       max(run.max_in_flight, 16), budget, refresh=lambda jobs: journaled_since(jobs, path, journal))
-    if llm:  # after the runners, so an idle worker process Ray has ready goes to a runner; beside them, not after a call
+    if llm and playing:  # after the runners, so an idle worker process Ray has ready goes to a runner; beside them
         start_limiters()
     tailed = journal is not None and replies  # each answer is seen once: in the call journal, else in its game
     live = LiveCalls(path, {m.name for m in sweep.models.values()}, journal is not None, clock, drift if tailed else None)
@@ -100,7 +102,7 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
             loop.tally.batches = answer(batcher.batches_sent.remote(), 0)
             answer(batcher.close.remote())
             ray.kill(batcher)
-        state = answer(budget.state.remote()) if budget is not None else None
+        state = answer(budget.state.remote()) if budget is not None else idle_state(sweep, path, spent_before)
         if budget is not None:
             ray.kill(budget)
     return RunResult(tally=loop.tally, to_run=total, live=loop.bar.live, finished_units=loop.known,

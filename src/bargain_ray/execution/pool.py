@@ -34,11 +34,19 @@ about the CPU of 400 calls on the simulated provider (its process, module and SD
 16-17 s of the machine's CPU with one runner and 17-22 s with two, and no less wall time."""
 
 
+STRATEGY_GAMES_PER_RUNNER = 512
+"""The same for sweeps of strategy agents only (ours). Starting a runner costs about a second of CPU (its process and
+module; no SDK), and a strategy game a few milliseconds: 200 demo games took the same wall time (8.0-9.6 s, a local
+instance, alternated) with one runner as with two."""
+
+
 def runner_count(workers: int | None, total: int, size: int, llm: bool) -> int:
-    """How many GameRunners a sweep of ``total`` games in tasks of ``size`` starts: never one no task would reach;
-    ``workers`` (``run.workers``) at most, else one per ``GAMES_PER_RUNNER`` games with models, at most ``WORKERS``."""
-    wanted = workers if workers is not None else min(WORKERS, -(-total // GAMES_PER_RUNNER) if llm else total)
-    return max(1, min(wanted, -(-total // size)))
+    """How many GameRunners a sweep of ``total`` games in tasks of ``size`` starts: never one no task would reach
+    (none when there is nothing to play); ``workers`` (``run.workers``) at most, else one per ``GAMES_PER_RUNNER``
+    games with models (``STRATEGY_GAMES_PER_RUNNER`` without), at most ``WORKERS``."""
+    per = GAMES_PER_RUNNER if llm else STRATEGY_GAMES_PER_RUNNER
+    wanted = workers if workers is not None else min(WORKERS, -(-total // per))
+    return max(1, min(wanted, -(-total // size))) if total else 0
 
 
 def tasks(units: Iterator[Unit], size: int, recorded: dict[str, list[CallEntry]]) -> Iterator[list[Job]]:
