@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 import yaml
 from aiohttp import web
-from helpers import CONF, DATA, game_config
+from helpers import CONF, DATA, game_config, serve_app
 
 from bargain_ray.clients import http_client
 from bargain_ray.config import ModelConfig
@@ -252,3 +252,45 @@ def test_a_failed_call_is_classified_by_what_its_last_error_says(sdk: str) -> No
     assert errors.transient(module.APIConnectionError(request=request))
     assert errors.kind(MalformedReply("cut")) is FailureKind.MALFORMED_REPLY and errors.transient(MalformedReply("cut"))
     assert errors.kind(RuntimeError("?")) is FailureKind.OTHER and not errors.transient(RuntimeError("?"))
+
+
+NEWER = {  # reply bodies with values the pinned SDKs' types do not know: a new block type, stop and finish reasons
+    "anthropic": {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-next",
+                  "content": [{"type": "a_block_type_from_next_year", "data": "x"}, {"type": "text", "text": "Hi."}],
+                  "stop_reason": "a_new_stop_reason", "stop_sequence": None,
+                  "usage": {"input_tokens": 11, "output_tokens": 3}},
+    "openai": {"id": "c1", "object": "chat.completion", "created": 1, "model": "gpt-next",
+               "choices": [{"index": 0, "finish_reason": "a_new_finish_reason",
+                            "message": {"role": "assistant", "content": "Hi."}}],
+               "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14}},
+}
+
+
+@pytest.mark.parametrize("api", ["anthropic", "openai"])
+def test_a_reply_newer_than_the_pinned_sdk_is_read_as_the_sdk_reads_it(api: str) -> None:
+    """A reply is validated as the SDK's own type in one pass; one that does not validate (a value newer than the
+    SDK) takes the SDK's own lenient parse and keeps what it can, as before: its text, reason and tokens."""
+    from anthropic.types import Message
+    from openai.types.chat import ChatCompletion
+
+    from bargain_ray.clients.http import validated
+
+    kind = Message if api == "anthropic" else ChatCompletion
+    assert validated(kind, json.dumps(NEWER[api]).encode()) is None, "this body must need the SDK's own parse"
+
+    async def reply(request: web.Request) -> web.Response:
+        return web.json_response(NEWER[api])
+
+    app = web.Application()
+    app.router.add_post("/v1/messages" if api == "anthropic" else "/v1/chat/completions", reply)
+    async def ask(url: str):
+        client = keyed_client(url, api, SECRET)
+        try:
+            return await client.complete(opening_prompt(), "k01")
+        finally:
+            await client.close()
+
+    with serve_app(app) as url:
+        got = asyncio.run(ask(url))
+    assert (got.text, got.usage.input_tokens, got.usage.output_tokens) == ("Hi.", 11, 3)
+    assert got.stop_reason == ("a_new_stop_reason" if api == "anthropic" else "a_new_finish_reason")
