@@ -25,7 +25,7 @@ def sim_run(grid: str, folder: Path, *more: str) -> tuple[int, list[LogEntry]]:
     server = SimServer(SimSettings())
     with server as url:
         code = main([f"+grid={grid}", "provider=sim", f"provider.settings.base_url={url}", f"run.dir={folder}",
-                     "run.workers=2", *QUIET, *more])
+                     *QUIET, *more])
     return code, server.log
 
 
