@@ -42,6 +42,13 @@ def test_c3_smoke_then_c3_full_plans_the_624_new_units_and_pays_only_new_ones(ra
     assert smoke.height == 16 and len(before) == len(smoke_requests)
     capsys.readouterr()
 
+    # a changed model param on a grown design is refused before Ray, and the refused run records no design
+    assert main(["+grid=c3_full", "provider=sim", f"run.dir={folder}", *QUIET,
+                 "models.O.params.output_config.effort=high"]) == 1
+    err = capsys.readouterr().err
+    assert "models.O.params.output_config.effort low → high" in err and "run.dir=" in err
+    assert len(read_manifest(folder).designs) == 1
+
     assert main(["+grid=c3_full", "provider=sim", f"run.dir={folder}", "run.dry_run=true"]) == 0
     dry = capsys.readouterr().out
     assert "design 2 of this folder: 16 kept, 624 new, 0 unfinished of earlier designs" in dry
@@ -125,14 +132,3 @@ def test_a_narrowed_grid_keeps_the_journal_and_tables_only_its_units(finished_sw
     assert demo(folder) == 0  # grown back to the first design: all 60 again, nothing played
     assert pl.read_parquet(folder / "games.parquet").height == 60 and (folder / "journal.jsonl").read_bytes() == journal
 
-
-def test_a_changed_model_param_on_a_grown_design_is_refused_before_ray(ray_session, tmp_path, capsys):
-    folder = tmp_path / "refused"
-    code, _ = sim_run("c3_smoke", folder)
-    assert code == 0
-    capsys.readouterr()
-    assert main(["+grid=c3_full", "provider=sim", f"run.dir={folder}", *QUIET,
-                 "models.O.params.output_config.effort=high"]) == 1
-    err = capsys.readouterr().err
-    assert "models.O.params.output_config.effort low → high" in err and "run.dir=" in err
-    assert len(read_manifest(folder).designs) == 1
