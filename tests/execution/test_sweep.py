@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -31,14 +32,22 @@ def run(args: list[str], env: dict[str, str], **kw) -> subprocess.CompletedProce
     return subprocess.run([*SWEEP, *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300, **kw)
 
 
-def kill_after(args: list[str], env: dict[str, str], path: Path, games: int) -> None:
-    """Start the CLI sweep and SIGKILL it once ``path`` (a journal) has ``games`` lines."""
+def kill_after(args: list[str], env: dict[str, str], path: Path, games: int,
+               live: Callable[[subprocess.Popen], None] | None = None) -> None:
+    """Start the CLI sweep and SIGKILL it once ``path`` (a journal) has ``games`` lines; ``live(proc)`` first, once
+    ``path`` exists (the sweep has started playing)."""
     proc = subprocess.Popen([*SWEEP, *args], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.time() + 120
-    while time.time() < deadline and (not path.exists() or path.read_bytes().count(b"\n") < games):
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    try:
+        if live is not None:
+            while time.time() < deadline and not path.exists():
+                time.sleep(0.02)
+            live(proc)
+        while time.time() < deadline and (not path.exists() or path.read_bytes().count(b"\n") < games):
+            time.sleep(0.02)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
 
 
 def journal(path: Path) -> list[dict]:
@@ -75,38 +84,18 @@ def test_demo_sweep_runs_offline_and_writes_the_contract_tables(tmp_path, ray_se
 
 
 def test_sigkilled_sweep_resumes_without_redoing_finished_games(tmp_path, sweep_env, capsys):
-    args = ["+grid=demo", "grid.blocks=10", f"run.dir={tmp_path}", "run.games_per_task=1", "run.max_in_flight=4",
+    """While it plays, the sweep reads as running; SIGKILLed, as stopped; resumed, it plays only what was left."""
+    folder = tmp_path / "outputs" / "killed"  # alone in its parent: what list_sweeps lists is this sweep
+    args = ["+grid=demo", "grid.blocks=10", f"run.dir={folder}", "run.games_per_task=1", "run.max_in_flight=4",
             "run.progress=false", "run.report=false"]
-    kill_after(args, sweep_env, tmp_path / "journal.jsonl", games=40)
-    before = journal(tmp_path)
-    assert 40 <= len(before) < 200, "the kill must land part-way"
-    assert main(args) == 0
-    assert f"{len(before)} finished" in capsys.readouterr().out
-    records = journal(tmp_path)
-    finished = Counter(r["unit"]["unit_id"] for r in records if r["outcome"]["known"])
-    assert max(finished.values()) == 1, "a finished game ran twice"
-    games = pl.read_parquet(tmp_path / "games.parquet")
-    assert games.height == 200 and games["unit_id"].n_unique() == 200
-    assert set(games["unit_id"]) == set(finished)
-    assert {r["unit"]["unit_id"] for r in before} <= set(games["unit_id"])
 
-
-def test_a_live_sweep_reads_as_running_and_a_sigkilled_one_as_stopped(tmp_path, sweep_env):
-    folder = tmp_path / "outputs" / "killed"
-    args = ["+grid=demo", "grid.blocks=30", f"run.dir={folder}", "run.games_per_task=1", "run.max_in_flight=2",
-            "run.progress=false", "run.report=false"]
-    proc = subprocess.Popen([*SWEEP, *args], env=sweep_env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 120
-    while time.time() < deadline and not (folder / "journal.jsonl").exists():
-        time.sleep(0.05)
-    try:
+    def running(proc: subprocess.Popen) -> None:
         live = read_progress(folder)
         assert proc.poll() is None and read_status(folder).state == "running"
         assert live.running is not None and live.running.pid == proc.pid and live.running.checked
         assert [s["state"] for s in list_sweeps(folder.parent)] == ["running"]
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+
+    kill_after(args, sweep_env, folder / "journal.jsonl", games=40, live=running)
     assert json.loads((folder / "status.json").read_text())["state"] == "running", "a SIGKILL leaves running behind"
     dead = read_progress(folder)
     assert read_status(folder).state == dead.state == "stopped" and dead.running is None
@@ -114,6 +103,18 @@ def test_a_live_sweep_reads_as_running_and_a_sigkilled_one_as_stopped(tmp_path, 
     assert [s["state"] for s in list_sweeps(folder.parent)] == ["stopped"]
     view = Follower(folder).snapshot()
     assert not view.running and view.state == "stopped"
+
+    before = journal(folder)
+    assert 40 <= len(before) < 200, "the kill must land part-way"
+    assert main(args) == 0
+    assert f"{len(before)} finished" in capsys.readouterr().out
+    records = journal(folder)
+    finished = Counter(r["unit"]["unit_id"] for r in records if r["outcome"]["known"])
+    assert max(finished.values()) == 1, "a finished game ran twice"
+    games = pl.read_parquet(folder / "games.parquet")
+    assert games.height == 200 and games["unit_id"].n_unique() == 200
+    assert set(games["unit_id"]) == set(finished)
+    assert {r["unit"]["unit_id"] for r in before} <= set(games["unit_id"])
 
 
 def test_changed_game_config_is_refused_on_resume(tmp_path, finished_sweep, capsys):
