@@ -180,19 +180,23 @@ def test_a_strategy_sweep_of_one_batch_starts_one_game_runner_and_no_call_actor(
     assert started == ["GameRunner"], "20 units, one batch of 32: one runner, though up to 2 may start"
 
 
-@pytest.mark.parametrize(("workers", "runners"), [([], 1), (["run.workers=2"], 2)])
-def test_a_small_rehearsal_starts_one_game_runner_unless_run_workers_asks_for_more(tmp_path, ray_session, workers,
-                                                                                    runners):
+@pytest.mark.parametrize(("sweep", "runners", "games"), [
+    (["+grid=c3_smoke", "provider=sim"], 1, 16),
+    (["+grid=demo", "grid.blocks=1", "run.games_per_task=1", "run.workers=2"], 2, 20),
+], ids=["workers0-1", "workers1-2"])
+def test_a_small_rehearsal_starts_one_game_runner_unless_run_workers_asks_for_more(tmp_path, ray_session, sweep,
+                                                                                    runners, games):
     """16 games with models: one runner holds them all in flight, and a second would cost more to start (its
-    process and SDK imports) than it plays; ``run.workers`` set is taken as asked (never more than tasks)."""
+    process and SDK imports) than it plays. ``run.workers`` set is taken as asked (never more than tasks), with
+    models or without: it is asked here of 20 strategy games in tasks of one, whose runners start without SDKs."""
     from ray._private import state
 
     before = set(state.actors())
-    args = ["+grid=c3_smoke", "provider=sim", f"run.dir={tmp_path}", "run.report=false", "run.progress=false"]
-    assert main([*args, *workers]) == 0
+    args = [f"run.dir={tmp_path}", "run.report=false", "run.progress=false"]
+    assert main([*sweep, *args]) == 0
     started = [a["ActorClassName"] for i, a in state.actors().items() if i not in before]
     assert started.count("GameRunner") == runners
-    assert pl.read_parquet(tmp_path / "games.parquet").height == 16
+    assert pl.read_parquet(tmp_path / "games.parquet").height == games
 
 
 @pytest.mark.parametrize(("workers", "total", "size", "llm", "runners"), [
