@@ -44,7 +44,7 @@ main keys:
   run.dir=PATH            the sweep folder (default outputs/NAME)
   run.dry_run=true        print the plan and the estimated cost; spend nothing
   run.max_cost_usd=X      a hard cap on the dollars the sweep folder spends
-  run.workers=N           GameRunner actors at most (default: one per 64 games with models, at most 2)
+  run.workers=N           GameRunner actors at most (default: one per 64 games with models, 512 without, at most 2)
   provider=sim|local      rehearse on the simulated provider, or play the bundled local model
   run.report=false        skip report.html at the end
   any other key of the config, e.g. grid.blocks=2, games.tickets.max_turns=6, models.O.max_tokens=2048
