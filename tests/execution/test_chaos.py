@@ -1,8 +1,8 @@
 """Chaos: SIGKILL the driver at random moments of one sweep, resume each time.
 
-The simulated provider runs on its own, so it outlives the kills and its log
-counts every reply it served: the calls paid twice are the replies served
-beyond the calls the finished sweep recorded.
+The simulated provider is served from a thread of the test's process, so it
+outlives the kills and its log counts every reply it served: the calls paid
+twice are the replies served beyond the calls the finished sweep recorded.
 
 The killed drivers are CLI processes on the session's Ray, a cluster that outlives them; the final resume
 and the uninterrupted sweep run in-process (the CLI's ``main``). The cluster's limiter outlives the kills
@@ -12,14 +12,11 @@ window full stalled the next driver for the 15-minute lease: seen here as a 300 
 
 from __future__ import annotations
 
-import json
 import random
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import polars as pl
@@ -27,6 +24,7 @@ import pytest
 from helpers import ROOT
 
 from bargain_ray.__main__ import main
+from bargain_ray.providers.sim import SimServer, SimSettings
 
 IN_FLIGHT = 8
 KILLS = 3
@@ -35,23 +33,17 @@ GAMES = 32
 invocation) lands mid-sweep."""
 
 
-def served(url: str) -> int:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(f"{url}/sim/log", timeout=10) as response:
-        return sum(1 for entry in json.load(response) if entry["status"] == 200)
+def served(server: SimServer) -> int:
+    return sum(1 for entry in server.log if entry.status == 200)
 
 
 @pytest.fixture(scope="module")
-def sim_url():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "bargain_ray.providers.sim", "--port", str(port)], cwd=ROOT,
-                            stdout=subprocess.PIPE, text=True)
-    assert "serving at" in proc.stdout.readline()
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    proc.wait(10)
+def sim():
+    """The simulated provider with its default settings (as ``python -m bargain_ray.providers.sim`` serves it), on a
+    thread of this process: no driver the test kills takes it down."""
+    server = SimServer(SimSettings())
+    with server as url:
+        yield server, url
 
 
 def sweep_args(url: str, folder: Path) -> list[str]:
@@ -64,10 +56,11 @@ def lines(path: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
-def test_driver_killed_at_random_moments_ends_as_an_uninterrupted_sweep(tmp_path, sim_url, sweep_env):
+def test_driver_killed_at_random_moments_ends_as_an_uninterrupted_sweep(tmp_path, sim, sweep_env):
+    server, sim_url = sim
     rng = random.Random(20261129)
     chaos = tmp_path / "chaos"
-    before = served(sim_url)
+    before = served(server)
     kills = 0
     for _ in range(KILLS):
         start = lines(chaos / "calls.journal.jsonl")
@@ -82,7 +75,7 @@ def test_driver_killed_at_random_moments_ends_as_an_uninterrupted_sweep(tmp_path
             kills += 1
         proc.wait()
     assert main(sweep_args(sim_url, chaos)[3:]) == 0
-    paid = served(sim_url) - before
+    paid = served(server) - before
     assert main(sweep_args(sim_url, tmp_path / "whole")[3:]) == 0
     assert kills >= 1, "at least one kill must land mid-sweep"
 
