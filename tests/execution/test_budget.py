@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from helpers import DATA
+from helpers import DATA, assert_summary_sums
 
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.errors import Failure, FailureKind
@@ -115,6 +115,7 @@ def test_budget_caps_the_spend_of_a_sweep_folder_across_invocations(ray_session:
         assert unknown > 0 and first.strip().splitlines()[-1].startswith(f"{unknown} games unknown: ")
         assert "refused by the budget" in first and "raise run.max_cost_usd" in first
         assert f"paid now: {calls} calls, ${usd:.4f}" in first
+        assert assert_summary_sums(first)[0] == calls, "the per-model lines sum to it (a budget stop's summary)"
 
         assert run_sweep(smoke(tmp_path, url, cap)) == ExitCode.BUDGET
         again = capsys.readouterr().out

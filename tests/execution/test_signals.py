@@ -109,6 +109,14 @@ def test_an_unreachable_provider_leaves_every_game_unknown_and_says_why(ray_sess
                  f"run.dir={tmp_path}", "run.progress=false", "run.report=false",
                  "models.O.retry.max_attempts=1", "models.H.retry.max_attempts=1"]
     assert run_sweep(resolve(compose_dict("config", overrides))) == ExitCode.UNKNOWN_GAMES
-    last = capsys.readouterr().out.strip().splitlines()[-1]
+    out = capsys.readouterr().out
+    # the summary in this ending (test_progress.py checks it in a finished one): per model it sums to its totals,
+    # which are the call journal's; nothing is paid, and two lines count 8 calls failed after their retries
+    calls, _ = assert_summary_sums(out)
+    paid = sum(b'"reply"' in line for line in (tmp_path / CALLS_JOURNAL).read_bytes().splitlines()) \
+        if (tmp_path / CALLS_JOURNAL).exists() else 0
+    assert calls == paid == 0, "the paid figure is the call journal's"
+    assert out.count("0 calls paid, 0 replayed free, 8 failed after their retries") == 2, out
+    last = out.strip().splitlines()[-1]
     assert last == ("16 games unknown: 16 connection errors (provider unreachable?); "
                     "run the same command again to retry them")
