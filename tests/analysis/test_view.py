@@ -142,8 +142,8 @@ def test_the_page_shows_finished_games_grow_while_a_sweep_runs(tmp_path, sweep_e
             time.sleep(0.5)  # each render takes a second or more: the page is read until it has grown once
             counts.append(finished_on_page(url, tmp_path / "profile"))
         assert sweep.wait(timeout=60) == 0, sweep.stdout.read()[-3000:]
-        counts.append(finished_on_page(url, tmp_path / "profile"))
-        ended = page_of(url, tmp_path / "profile")
+        ended = page_of(url, tmp_path / "profile")  # one render of the ended page: its count and its figures
+        counts.append(int(re.search(r'id="finished" data-finished="(\d+)"', ended).group(1)))
     finally:
         if view is not None:
             view.terminate()
