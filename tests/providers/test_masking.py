@@ -132,6 +132,9 @@ def test_a_server_echoing_the_key_leaves_no_fragment_anywhere(stage: str, tmp_pa
     assert echoing.echoed > 0  # the stage under test answered with the key it was sent
     keyless = stage in ("local server", "sim")  # the real key is never sent there: they get a placeholder
     assert (key in echoing.seen) is not keyless
+    if stage == "online":  # the real provider's branch sends the key with every request, and the error is recorded
+        assert set(echoing.seen) == {key}
+        assert any(b"authentication_error" in p.read_bytes() for p in folder.rglob("*") if p.is_file())
     assert (folder / "dataset").is_dir()
     leaks = [str(p) for p in [*folder.rglob("*"), *session_logs()] if p.is_file()
              and any(f in p.read_bytes() for f in fragments(key))]
