@@ -43,6 +43,8 @@ GAMES = 16
 games last 3 to 7 turns on the sim, about 76 calls; the latest kill is at the 40th journal line)."""
 CAP = 5.0
 """A cap the sweep never reaches: the budget actor runs (so it can be killed) and its figure can be checked."""
+BUDGET = (f"run.max_cost_usd={CAP}",)
+"""Given only to the sweeps whose budget is killed or whose budget line is checked: a Budget actor is a process."""
 EXIT_S = 240
 """A sweep that loops never exits: this long means it did not stop."""
 
@@ -50,7 +52,7 @@ EXIT_S = 240
 def sweep_args(url: str, folder: Path, *more: str) -> list[str]:
     return ["+grid=c3_smoke", "provider=sim", f"provider.settings.base_url={url}", f"run.dir={folder}",
             f"run.max_in_flight={IN_FLIGHT}", "run.games_per_task=1", "run.progress=false", "run.report=false",
-            f"run.max_cost_usd={CAP}", *more]
+            *more]
 
 
 BATCH = ("run.batch_api=true", "run.batch.max_wait_s=0.3", "run.batch.poll_s=0.2", "games.tickets.max_turns=4",
@@ -163,7 +165,7 @@ def test_a_restartable_actor_killed_mid_sweep_carries_on_and_every_paid_call_is_
     server, url = sim
     folder = tmp_path / "sweep"
     after = random.Random(f"{actor}{how}").randint(5, 40)
-    code, output, _ = run_killed(server, url, folder, sweep_env, actor, how, *more, after=after)
+    code, output, _ = run_killed(server, url, folder, sweep_env, actor, how, *BUDGET, *more, after=after)
     assert code == ExitCode.OK, output
     assert "Traceback" not in output and last_line(output) == "every game has a known result"
     assert "retries remaining" not in output, "Ray's retry notices are not printed"
@@ -186,7 +188,7 @@ def test_an_actor_lost_for_good_stops_the_sweep_with_exit_2_naming_it_and_the_fo
     server, url = sim
     folder = tmp_path / "sweep"
     after = random.Random(f"{actor}{how}").randint(5, 40)
-    code, output, seconds = run_killed(server, url, folder, sweep_env, actor, how, after=after)
+    code, output, seconds = run_killed(server, url, folder, sweep_env, actor, how, *BUDGET, after=after)
     print(f"{actor} {how}: exit {code} {seconds:.1f} s after the kill")
     assert code == ExitCode.UNKNOWN_GAMES, output
     assert "Traceback" not in output and f"stopped: {named}" in last_line(output)
