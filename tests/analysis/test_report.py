@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -18,6 +19,7 @@ from test_analysis import make_sweep
 
 from bargain_ray.analysis.per_game import EMPTY
 from bargain_ray.analysis.report import build_report
+from bargain_ray.analysis.sample import SAMPLE
 from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design import load_config
@@ -30,7 +32,37 @@ from bargain_ray.store.rows import shared_columns
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     sweep = make_sweep(tmp_path_factory.mktemp("sweep"))
-    return build_report(sweep, resamples=200)
+    return build_report(sweep, resamples=50)  # no check reads an interval's bounds, only their format
+
+
+class Demos:
+    """The demo grids, each played whole (in-process, strategy agents) once a module, its report built once and
+    rendered by headless Chromium once, for every test below that reads them (none changes them)."""
+
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self.factory = factory
+        self.reports: dict[str, Path] = {}
+        self.pages: dict[str, str] = {}
+
+    def folder(self, grid: str) -> Path:
+        """The sweep folder of ``grid`` played whole, with its report."""
+        if grid not in self.reports:
+            folder = self.factory.mktemp(grid) / "sweep"
+            play_grid(grid, folder)
+            self.reports[grid] = build_report(folder, resamples=50)
+        return self.reports[grid].parent
+
+    def page(self, grid: str) -> str:
+        """The DOM of ``grid``'s report once its scripts ran."""
+        if grid not in self.pages:
+            folder = self.folder(grid)
+            self.pages[grid] = dom(self.reports[grid].as_uri(), folder.parent / "profile")
+        return self.pages[grid]
+
+
+@pytest.fixture(scope="module")
+def demos(tmp_path_factory: pytest.TempPathFactory) -> Demos:
+    return Demos(tmp_path_factory)
 
 
 def test_every_raw_link_points_at_a_file_of_the_dataset(report):
@@ -113,20 +145,26 @@ DEMOS = sorted(p.stem for p in (CONF / "grid").glob("*demo*.yaml"))
 
 
 @pytest.mark.parametrize("grid", DEMOS)
-def test_every_family_plugs_in_unchanged(grid, tmp_path):
-    play_grid(grid, tmp_path, limit=6)
-    report = build_report(tmp_path, resamples=100).read_text()
-    per_game = pl.read_parquet(tmp_path / "dataset" / "metrics" / "metrics_per_game.parquet")
-    games = pl.read_parquet(tmp_path / "games.parquet")
+def test_every_family_plugs_in_unchanged(grid, demos, tmp_path):
+    """Each demo grid as its figures test below plays it, whole; a grid with a cell of more games than the page
+    shows (``SAMPLE`` a cell) is played in its first 6 units instead, so that every game has its transcript."""
+    folder = demos.folder(grid)
+    if pl.read_parquet(folder / "games.parquet")["cell"].value_counts()["count"].max() > SAMPLE:
+        folder = tmp_path
+        play_grid(grid, folder, limit=6)
+        build_report(folder, resamples=50)
+    report = (folder / "report.html").read_text()
+    per_game = pl.read_parquet(folder / "dataset" / "metrics" / "metrics_per_game.parquet")
+    games = pl.read_parquet(folder / "games.parquet")
     assert per_game.height == games.height > 0 and report.count('<details class="game" ') == games.height
-    sweep = read_sweep(tmp_path)
+    sweep = read_sweep(folder)
     records = list(sweep.records())
     for name in {r.unit.family for r in records}:
         record = next(r for r in records if r.unit.family == name)
         game = sweep.game_for(record.unit.game, record.unit.condition)
         assert set(game.game_metrics(record)) <= set(per_game.columns)  # the family's own columns
         if game.turn_metrics(record):
-            assert (tmp_path / "dataset" / "metrics" / "metrics_per_turn.parquet").exists()
+            assert (folder / "dataset" / "metrics" / "metrics_per_turn.parquet").exists()
     assert "PRIVATE · " in report and "<svg" in report
 
 
@@ -246,15 +284,13 @@ def parts_of(section: str) -> dict[str, str]:
             for i, m in enumerate(heads)}
 
 
-def figures_in_every_section(grid: str, tmp_path) -> dict[str, str]:
+def figures_in_every_section(grid: str, demos: Demos) -> dict[str, str]:
     """The demo grid played whole, its report rendered by headless Chromium: each family's section, whose every
     part holds figures (a table cell with a number, or a plot) and none says it has nothing to show."""
     from bargain_ray.analysis.families import results_of
 
-    play_grid(grid, tmp_path / "sweep")
-    report = build_report(tmp_path / "sweep", resamples=200)
-    page = dom(report.as_uri(), tmp_path / "profile")
-    games = pl.read_parquet(tmp_path / "sweep" / "games.parquet")
+    page = demos.page(grid)
+    games = pl.read_parquet(demos.folder(grid) / "games.parquet")
     sections = family_sections(page)
     assert set(sections) == set(games["family"]), sections.keys()
     for name, section in sections.items():
@@ -277,44 +313,44 @@ def figures_in_every_section(grid: str, tmp_path) -> dict[str, str]:
     return sections
 
 
-def test_the_multi_issue_report_has_figures_in_every_section(tmp_path):
-    sections = figures_in_every_section("demo", tmp_path)
+def test_the_multi_issue_report_has_figures_in_every_section(demos):
+    sections = figures_in_every_section("demo", demos)
     part = parts_of(sections["multi_issue"])
     assert "Deals against the Pareto frontier" in part["plots"] and "Turns to agreement (multi_issue)" in part["plots"]
 
 
-def test_the_bargaining_report_has_seed_002s_metrics_and_payoffs_by_model(tmp_path):
+def test_the_bargaining_report_has_seed_002s_metrics_and_payoffs_by_model(demos):
     """Issue 18: ``+grid=bargaining_demo`` said "(no per-role gains in this sweep's games)" though games.parquet has
     each side's payoff, and showed none of seed 002's 20 metrics by cell."""
     from bargain_ray.games.bargaining.metrics import CELL_METRICS
 
-    part = parts_of(figures_in_every_section("bargaining_demo", tmp_path)["bargaining"])
+    part = parts_of(figures_in_every_section("bargaining_demo", demos)["bargaining"])
     header = re.search(r"<tr>(.*?)</tr>", part["by-cell"]).group(1).replace(' class=""', "")
     assert all(f"<th>{m}</th>" in header for m in CELL_METRICS) and len(CELL_METRICS) == 20
     assert "mean discounted payoff [CI]" in part["by-model"] and ">seller<" in part["by-model"]
     assert "Round of the deal (bargaining)" in part["plots"]
 
 
-def test_the_scorable_report_has_each_seats_score_welfare_and_feasible_deals(tmp_path):
-    part = parts_of(figures_in_every_section("scorable_demo", tmp_path)["scorable"])
+def test_the_scorable_report_has_each_seats_score_welfare_and_feasible_deals(demos):
+    part = parts_of(figures_in_every_section("scorable_demo", demos)["scorable"])
     for seat in ("Avery", "Blake", "Casey", "Devon", "Ember", "Flynn"):
         assert f'<td class="l">{seat}</td>' in part["by-model"]
     assert "<th>feasible_deal</th>" in part["by-cell"].replace(' class=""', "")
     assert "<th>welfare</th>" in part["by-cell"].replace(' class=""', "")
 
 
-def test_the_freetext_report_has_the_observers_verdicts_by_pairing_and_message_lengths(tmp_path):
-    part = parts_of(figures_in_every_section("freetext_demo", tmp_path)["freetext"])
+def test_the_freetext_report_has_the_observers_verdicts_by_pairing_and_message_lengths(demos):
+    part = parts_of(figures_in_every_section("freetext_demo", demos)["freetext"])
     assert "The observer's final verdicts by pairing" in part["breakdowns"]
     breakdown = part["breakdowns"].replace(' class=""', "")
     assert '<td class="l">IIR</td>' in breakdown and "<th>is_integrative_full</th>" in breakdown
     assert "mean words per message [CI]" in part["by-model"] and "mean sentences per message [CI]" in part["by-model"]
 
 
-def test_the_mixed_report_has_one_section_per_family_each_on_its_own_axes(tmp_path):
+def test_the_mixed_report_has_one_section_per_family_each_on_its_own_axes(demos):
     """Issue 18: in ``mixed_demo`` one "Rounds to agreement" histogram mixed ticket turns, bargaining rounds and
     scorable rounds on one axis. Each family has its section and its own plots."""
-    sections = figures_in_every_section("mixed_demo", tmp_path)
+    sections = figures_in_every_section("mixed_demo", demos)
     assert set(sections) == {"multi_issue", "bargaining", "scorable", "freetext"}
     for name, section in sections.items():
         plots = parts_of(section)["plots"]
@@ -485,11 +521,11 @@ def seed_mean(games: pl.DataFrame, column: str) -> float:
     return games.drop_nulls(column).group_by("seed").agg(pl.col(column).mean())[column].mean()
 
 
-def test_talk_vs_silence_shows_leakage_by_model_and_role_and_the_paired_differences_by_condition(tmp_path):
+def test_talk_vs_silence_shows_leakage_by_model_and_role_and_the_paired_differences_by_condition(demos):
     """Issue 19: leakage per model and role with CIs for the three families with private values, and talk - silence on
     common seeds in each family's paired differences, read from the page headless Chromium rendered."""
-    sections = figures_in_every_section("talk_silence_demo", tmp_path)
-    games = pl.read_parquet(tmp_path / "sweep" / "games.parquet").filter(pl.col("known"))
+    sections = figures_in_every_section("talk_silence_demo", demos)
+    games = pl.read_parquet(demos.folder("talk_silence_demo") / "games.parquet").filter(pl.col("known"))
     talking = {"multi_issue": "C3", "bargaining": "default", "scorable": "public"}
     for family, talk in talking.items():
         parts = parts_of(sections[family])
