@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from bargain_ray.__main__ import main
 from bargain_ray.config import SweepConfig, compose_dict
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design import load_config, resolve
@@ -89,17 +88,22 @@ def test_storm_sweep_statuses_and_every_call_once(ray_session: str, tmp_path: Pa
     assert games.height == 16 and games["known"].all()
 
 
-def test_sim_sweep_subprocess_writes_contract_and_no_key(sweep_env: dict[str, str], tmp_path: Path) -> None:
-    """The CLI sweep on the sim: a key set in the environment reaches neither the sim nor a file."""
-    env = sweep_env | {"ANTHROPIC_API_KEY": SECRET}
+def test_cli_sim_sweep_writes_contract_and_no_key(ray_session: str, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capfd: pytest.CaptureFixture[str]) -> None:
+    """The CLI sweep on the sim: a key set in the environment reaches neither the sim nor a file. In-process (the
+    CLI's ``main`` on the session's Ray, as a ``python -m bargain_ray`` joining it runs), the key in the driver's
+    environment and the terminal read at the file descriptors, Ray's own lines included."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     server = SimServer(SimSettings())
     with server as url:
-        cmd = [sys.executable, "-m", "bargain_ray", "+grid=c3_smoke", "provider=sim", f"run.dir={tmp_path}",
-               f"provider.settings.base_url={url}", "run.progress=false",
-               "games.tickets.max_turns=4"]  # where a key could leak is the same in every turn
-        done = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "sim:claude-opus-5-5" in done.stdout and SECRET not in done.stdout + done.stderr
+        code = main(["+grid=c3_smoke", "provider=sim", f"run.dir={tmp_path}", f"provider.settings.base_url={url}",
+                     "run.progress=false",
+                     "games.tickets.max_turns=4"])  # where a key could leak is the same in every turn
+    done = capfd.readouterr()
+    assert code == 0, done.err[-3000:]
+    assert "sim:claude-opus-5-5" in done.out and SECRET not in done.out + done.err
     assert {e.key_sha for e in server.log} == {hashlib.sha256(NO_KEY.encode()).hexdigest()[:12]}  # never SECRET
     calls = pl.read_parquet(tmp_path / "calls.parquet")
     assert set(CONTRACT) <= set(calls.columns) and calls.height == len(server.log)
