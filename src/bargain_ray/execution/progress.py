@@ -177,22 +177,21 @@ class CallTail:
         """Take the lines written since the last read; whether there were any."""
         if not self.file.exists() or self.file.stat().st_size <= self.offset:
             return False
-        entries, self.offset = tail_lines(self.file, self.offset)
+        lines, self.offset = tail_lines(self.file, self.offset)
         now = time.monotonic()
-        for call in filter(None, map(paid_call, entries)):
-            self.paid.add(call)
-            self.first_sent = min(self.first_sent or now, now - call.latency_s)
-        if self.drift is not None:
-            for entry in map(read_call_line, entries):
-                if isinstance(entry, CallEntry):
-                    self.drift.see(entry.reply, entry.call_id)
-        return bool(entries)
+        for entry in map(read_call_line, lines):  # each line typed once, for the bar and for drift
+            if (call := paid_call(entry)) is not None:
+                self.paid.add(call)
+                self.first_sent = min(self.first_sent or now, now - call.latency_s)
+            if self.drift is not None and isinstance(entry, CallEntry):
+                self.drift.see(entry.reply, entry.call_id)
+        return bool(lines)
 
     def before(self) -> Paid:
         """The paid calls journaled before this invocation."""
-        entries, _ = tail_lines(self.file, 0, self.start)
+        lines, _ = tail_lines(self.file, 0, self.start)
         paid = Paid()
-        for call in filter(None, map(paid_call, entries)):
+        for call in filter(None, (paid_call(read_call_line(line)) for line in lines)):
             paid.add(call)
         return paid
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from bargain_ray.clients.snapshot import KeyLimit, LimiterSnapshot
-from bargain_ray.store.calls import CallEntry, SpendEntry, read_call_line
+from bargain_ray.store.calls import CallEntry, Entry, SpendEntry
 from bargain_ray.store.journal import read_heads
 from bargain_ray.store.lock import Holder, lock_holder
 from bargain_ray.store.paths import STATUS
@@ -163,11 +163,10 @@ class PaidCall(BaseModel):
     """429s met by its failed attempts before it was answered."""
 
 
-def paid_call(line: dict[str, Any]) -> PaidCall | None:  # free-form: a JSON line as decoded, typed here
-    """A call-journal line as a paid call: a reply (``CallEntry``) or the cost of one whose reply is not journaled
+def paid_call(entry: Entry) -> PaidCall | None:
+    """A call-journal entry as a paid call: a reply (``CallEntry``) or the cost of one whose reply is not journaled
     (``SpendEntry``); None for a void line and for a strategy agent's reply (journaled for replay with
     ``run.journal_calls=true``, never paid)."""
-    entry = read_call_line(line)
     if isinstance(entry, SpendEntry):
         return PaidCall(unit_id=entry.unit_id, model=entry.model, input_tokens=entry.input_tokens,
                         output_tokens=entry.output_tokens, cost_usd=entry.cost_usd, latency_s=0.0, rate_limited=0)
