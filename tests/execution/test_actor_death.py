@@ -286,7 +286,7 @@ class DoomedRunner:
 def test_games_that_end_their_runner_every_time_stop_the_run_instead_of_looping(ray_session, monkeypatch):
     monkeypatch.setattr(pools, "RemoteGameRunner", DoomedRunner)
     sweep = load_config("demo", ["grid.blocks=1"])
-    pool = pools.WorkerPool(sweep.model_dump(mode="json"), None, {}, 1, 4)
+    pool = pools.WorkerPool(sweep.model_dump(mode="json"), None, {}, 1)
     pool.submit([Job(u, []) for u in islice(units(sweep, "20261027"), 2)])
     deadline = time.monotonic() + EXIT_S
     while pool.pending:

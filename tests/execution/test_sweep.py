@@ -5,6 +5,7 @@ session's Ray for the runs and refusals around it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -174,6 +175,7 @@ def test_a_strategy_sweep_of_one_batch_starts_one_game_runner_and_no_call_actor(
     budget, call journal, batcher): each is a process and its imports, start-up paid for nothing."""
     from ray._private import state
 
+    pools.close_kept()  # what a new driver process starts
     before = set(state.actors())
     assert main(["+grid=demo", "grid.blocks=1", f"run.dir={tmp_path}", "run.report=false", "run.progress=false"]) == 0
     started = [a["ActorClassName"] for i, a in state.actors().items() if i not in before]
@@ -191,6 +193,7 @@ def test_a_small_rehearsal_starts_one_game_runner_unless_run_workers_asks_for_mo
     models or without: it is asked here of 20 strategy games in tasks of one, whose runners start without SDKs."""
     from ray._private import state
 
+    pools.close_kept()  # what a new driver process starts
     before = set(state.actors())
     args = [f"run.dir={tmp_path}", "run.report=false", "run.progress=false"]
     assert main([*sweep, *args]) == 0
@@ -206,3 +209,44 @@ def test_a_small_rehearsal_starts_one_game_runner_unless_run_workers_asks_for_mo
 ])
 def test_runner_count_never_starts_a_runner_no_task_would_reach(workers, total, size, llm, runners):
     assert pools.runner_count(workers, total, size, llm) == runners
+
+
+def test_a_drivers_next_sweep_takes_the_runner_its_last_one_kept_and_one_lost_meanwhile_is_replaced(
+        tmp_path, ray_session):
+    """A process that runs sweeps one after another (a notebook, this test session) starts its runner once: the
+    runner of an ended sweep is kept closed (no connection, no journal), the next sweep binds it and ends as with a
+    new one; a kept runner that died meanwhile is replaced, not waited on."""
+    import ray
+    from ray._private import state
+
+    def runners_started(folder: Path) -> int:
+        before = set(state.actors())
+        assert main([*args, f"run.dir={folder}"]) == 0
+        return [a["ActorClassName"] for i, a in state.actors().items() if i not in before].count("GameRunner")
+
+    pools.close_kept()
+    args = ["+grid=c3_smoke", "provider=sim", "games.tickets.max_turns=4", "run.report=false", "run.progress=false"]
+    assert runners_started(tmp_path / "first") == 1
+    [runner] = pools.kept()
+    held = ray.get(runner.__ray_call__.remote(lambda self: (len(self.clients._clients), self.ledger.journal)))
+    assert held == (0, None), "a kept runner holds none of its last sweep's clients, nor its journal"
+
+    assert runners_started(tmp_path / "second") == 0, "the next sweep binds the kept runner"
+    first, second = (read_undated(tmp_path / name, "games").select("unit_id", "outcome") for name in ("first", "second"))
+    assert first.height == 16 and first.equals(second)
+
+    [runner] = pools.kept()
+    os.kill(ray.get(runner.__ray_call__.remote(lambda self: os.getpid())), signal.SIGKILL)
+    assert runners_started(tmp_path / "third") == 1, "a kept runner lost meanwhile is replaced"
+    assert read_undated(tmp_path / "third", "games").select("unit_id", "outcome").equals(first)
+
+
+def test_a_closed_runner_holds_no_key():
+    """What a driver keeps between its sweeps holds none of the last one's keys (``GameRunner.close``)."""
+    from bargain_ray.design import load_config
+    from bargain_ray.execution.worker import GameRunner
+
+    runner = GameRunner(load_config("c3_smoke").model_dump(mode="json"), keys={"ANTHROPIC_API_KEY": "sk-ant-KEPT"})
+    assert runner.clients.keys == {"ANTHROPIC_API_KEY": "sk-ant-KEPT"}
+    asyncio.run(runner.close())
+    assert not runner.clients.keys and runner.ledger.journal is None

@@ -75,8 +75,8 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     journal = start_journal(path) if playing and (llm or run.journal_calls) else None
     batcher = start_batcher(sweep, path) if playing and batching(sweep) else None
     runners = runner_count(run.workers, total, size, llm)
-    pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), runners,
-                      max(run.max_in_flight, 16), budget, refresh=lambda jobs: journaled_since(jobs, path, journal))
+    pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), runners, budget,
+                      refresh=lambda jobs: journaled_since(jobs, path, journal))
     if llm and playing:  # after the runners, so an idle worker process Ray has ready goes to a runner; beside them
         start_limiters()
     tailed = journal is not None and replies  # each answer is seen once: in the call journal, else in its game

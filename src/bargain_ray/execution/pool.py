@@ -49,6 +49,34 @@ def runner_count(workers: int | None, total: int, size: int, llm: bool) -> int:
     return max(1, min(wanted, -(-total // size))) if total else 0
 
 
+CONCURRENCY = 1 << 16
+"""Actor tasks a runner serves at once: every game the driver has in flight (``run.max_in_flight`` at most) and the
+driver's asks (halt, close, bind) beside them; one figure for every sweep, so a kept runner fits any."""
+
+KEPT = WORKERS
+"""Runners a driver process keeps from its ended sweeps for its next one (ours: as many as a sweep starts by
+default; a kept runner holds its process's memory, ~200 MB, until the process ends)."""
+
+_kept: dict[tuple[str, int], list[Any]] = {}
+"""(Ray job, runner class) -> runners of this driver's ended sweeps, closed (no connection, key or journal) and
+given to its next sweep (``GameRunner.bind``) instead of new ones: a process that runs several sweeps (a notebook,
+the test session) pays a runner's start (its process, modules and SDK imports: ~3 s of CPU) once. A runner dies with
+its driver, as before: the kept ones are this process's own actors."""
+
+
+def kept() -> list[Any]:
+    """The runners this driver process kept from its ended sweeps, for its next one."""
+    return _kept.setdefault((ray.get_runtime_context().get_job_id(), id(RemoteGameRunner)), [])
+
+
+def close_kept() -> None:
+    """End the runners this process kept from its ended sweeps (each holds ~200 MB until then)."""
+    for runners in _kept.values():
+        for runner in runners:
+            ray.kill(runner)
+    _kept.clear()
+
+
 def tasks(units: Iterator[Unit], size: int, recorded: dict[str, list[CallEntry]]) -> Iterator[list[Job]]:
     """Units in groups of ``size``, one group an actor task, each unit with the replies it already paid for."""
     while chunk := list(itertools.islice(units, size)):
@@ -59,12 +87,11 @@ class WorkerPool:
     """GameRunner actors and the tasks in flight on each; a task lost with its actor is sent again, with the
     replies its games journaled since it was first sent (``refresh``), so only calls in flight are paid twice."""
 
-    def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int, concurrency: int,  # the ResolvedSweep's JSON dump as sent to each actor, validated there (worker.py)
+    def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int,  # the ResolvedSweep's JSON dump as sent to each actor, validated there (worker.py)
                  budget: Any = None, refresh: Callable[[list[Job]], list[Job]] | None = None) -> None:
         self._args = (spec, journal, keys, budget)
         self.budget = budget
         self.refresh = refresh or (lambda jobs: jobs)
-        self._options = {"max_concurrency": concurrency, "scheduling_strategy": "SPREAD"}
         self._names = itertools.count()
         self.holders = [f"worker-{next(self._names)}" for _ in range(count)]
         self.workers = [self._start(h) for h in self.holders]
@@ -75,7 +102,17 @@ class WorkerPool:
         """Set once the run stops after losing an actor: lost tasks are not sent again."""
 
     def _start(self, holder: str) -> Any:
-        return RemoteGameRunner.options(**self._options).remote(*self._args, holder)
+        """A runner kept from this driver's last sweep, bound to this one; else a new one."""
+        kept_now = kept()
+        while kept_now:
+            runner = kept_now.pop()
+            try:
+                ray.get(runner.bind.remote(*self._args, holder), timeout=ASK_S)
+                return runner
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                ray.kill(runner)  # lost while kept: a new one instead
+        return RemoteGameRunner.options(max_concurrency=CONCURRENCY, scheduling_strategy="SPREAD").remote(
+            *self._args, holder)
 
     def submit(self, jobs: list[Job], index: int | None = None) -> None:
         index = next(self._turn) % len(self.workers) if index is None else index
@@ -126,25 +163,29 @@ class WorkerPool:
 
     def unjournaled(self) -> list[Entry]:
         """What the runners paid (or voided) while the call journal was gone for good."""
-        return [entry for entries in self._ask([w.unjournaled.remote() for w in self.workers]) for entry in entries]
+        return [entry for entries in self._ask([w.unjournaled.remote() for w in self.workers]).values()
+                for entry in entries]
 
     @staticmethod
-    def _ask(refs: list[ray.ObjectRef]) -> list[Any]:
-        """The answers of the runners that answer within ``ASK_S`` (a lost one's never comes)."""
+    def _ask(refs: list[ray.ObjectRef]) -> dict[ray.ObjectRef, Any]:
+        """The answers of the runners that answer within ``ASK_S`` (a lost one's never comes), by question."""
         done, _ = ray.wait(refs, num_returns=len(refs), timeout=ASK_S)
-        answers = []
+        answers = {}
         for ref in done:
             try:
-                answers.append(ray.get(ref))
+                answers[ref] = ray.get(ref)
             except ray.exceptions.RayActorError:
                 pass
         return answers
 
     def close(self, clean: bool) -> None:
-        if clean:
-            try:
-                ray.get([w.close.remote() for w in self.workers], timeout=30)
-            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
-                pass  # connections of a lost worker went with it
-        for w in self.workers:
-            ray.kill(w)
+        """Close the runners' connections; after a clean end keep up to ``KEPT`` for this driver's next sweep and end
+        the rest; after a stop or a lost actor end them all (their games in flight stop with them)."""
+        asked = [w.close.remote() for w in self.workers] if clean else []
+        answered = self._ask(asked)
+        kept_now = kept()
+        for index, runner in enumerate(self.workers):
+            if self.halted is None and clean and asked[index] in answered and len(kept_now) < KEPT:
+                kept_now.append(runner)
+            else:
+                ray.kill(runner)

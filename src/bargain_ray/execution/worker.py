@@ -29,10 +29,18 @@ class Job(NamedTuple):
 
 
 class GameRunner:
-    """Holds the games and clients of one sweep; each actor task plays a few units (``run.games_per_task``)."""
+    """Holds the games and clients of one sweep; each actor task plays a few units (``run.games_per_task``).
 
-    def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,  # the ResolvedSweep's JSON dump as sent, validated on the next line
+    A runner whose sweep ended cleanly may be kept by its driver for the driver's next sweep (``execution.pool``):
+    ``close`` drops the sweep's connections and keys, ``bind`` gives it the next sweep."""
+
+    def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,  # the ResolvedSweep's JSON dump as sent, validated in bind
                  budget: Any = None, holder: str = "") -> None:
+        self.bind(sweep, journal, keys, budget, holder)
+
+    def bind(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,  # the ResolvedSweep's JSON dump as sent, validated on the next line
+             budget: Any = None, holder: str = "") -> None:
+        """Take ``sweep``: its games, its models' clients under ``keys``, its call journal and budget."""
         self.sweep = ResolvedSweep.model_validate(sweep)
         self.clients = ClientPool(self.sweep.provider, keys, batched_clients(self.sweep))
         self.ledger = Ledger(journal, budget, holder)  # holder: the name this worker's reservations are held under
@@ -89,7 +97,10 @@ class GameRunner:
         return entries
 
     async def close(self) -> None:
+        """Close the sweep's connections and forget its keys and actors (a kept runner holds none until ``bind``)."""
         await self.clients.close()
+        self.clients = ClientPool(self.sweep.provider, {})
+        self.ledger = Ledger()
 
 
 # Stateless between games: the driver's WorkerPool replaces a lost actor and re-sends its tasks (with the
