@@ -15,12 +15,12 @@ import ray
 from bargain_ray.core.secrets import environ_without_keys
 from bargain_ray.execution.cluster import lean_head, without_keys
 
-LONGEST_FIRST = ("execution/test_actor_death.py", "execution/test_multinode.py", "providers/test_masking.py",
-                 "execution/test_cluster.py", "execution/test_durability.py", "execution/test_grow.py",
-                 "execution/test_budget.py", "providers/test_local_model.py", "analysis/test_report.py",
-                 "execution/test_signals.py", "execution/test_chaos.py", "test_install.py",
-                 "execution/test_progress.py", "execution/test_sweep.py", "analysis/test_drift.py",
-                 "analysis/test_view.py")
+LONGEST_FIRST = ("execution/test_actor_death.py", "execution/test_cluster.py", "execution/test_multinode.py",
+                 "execution/test_signals.py", "execution/test_chaos.py", "execution/test_sweep.py",
+                 "providers/test_masking.py", "analysis/test_report.py", "providers/test_local_model.py",
+                 "execution/test_batch.py", "analysis/test_view.py", "test_install.py", "execution/test_durability.py",
+                 "clients/test_clients.py", "providers/test_keys.py", "execution/test_budget.py",
+                 "analysis/test_drift.py")
 """The files that take longest (``--durations=0``, summed per file), handed to the workers first: the two end
 together instead of one finishing a long file alone (xdist gives out whole files in collection order, with
 ``--no-loadscope-reorder`` in pyproject.toml)."""
