@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from omegaconf import OmegaConf
 
 from bargain_ray.config import compose_dict, conf_dir
 from bargain_ray.config.errors import ConfigError
@@ -50,3 +51,46 @@ def test_the_same_mistake_is_refused_each_time_with_the_same_line(tmp_path: Path
             compose_dict("config", ["+grid=dmeo"])
         lines.append(str(refused.value))
     assert lines[0] == lines[1] and "did you mean +grid=demo?" in lines[0]
+
+
+VALUE_CASES = [
+    ["+grid=c3_smoke", "provider=sim", "run.dir=/tmp/a", "provider.settings.base_url=http://127.0.0.1:1",
+     "grid.blocks=3", "run.max_cost_usd=2.5", "games.tickets.max_turns=4"],
+    ["+grid=demo", "grid.seeds=[1,2,3]", "provider.settings.limits={requests_per_minute: 5}", "run.workers=2"],
+    ["+grid=demo", "run.dir=/tmp/a", "run.dir=/tmp/b"],  # the same key twice: Hydra composes it all
+    ["+grid=demo", "~run.dir", "run.dir=/tmp/c"],  # a key deleted and set: ordered by Hydra
+    ["+grid=demo", "+run.extra=1", "run.dir=/tmp/d"],
+    ["+grid=c3_smoke", "model@models.O=claude-haiku-5-5", "models.O.max_tokens=77"],
+    ["+grid=demo", "run.max_cost=5"],  # no such key: Hydra's line
+    ["+grid=demo", "run=5"],
+    ["+grid=demo", "run.dir=a,b"],  # a sweep: Hydra refuses it in a run
+    ["+grid=demo", "+run.dir=/tmp/e"],  # an addition of a key that is there
+    ["+grid=nope", "run.dir=/tmp/f"],
+    ["+grid=demo", "grid.blocks"],  # no value: Hydra cannot read it
+]
+
+
+def _as_hydra_composes(overrides: list[str]):
+    from bargain_ray.config.compose import _compose_anew
+
+    out = _compose_anew(overrides, "config", False)
+    return out if isinstance(out, list) else OmegaConf.to_container(out[0])
+
+
+def _as_composed(overrides: list[str]):
+    from bargain_ray.config.compose import _compose
+
+    try:
+        return OmegaConf.to_container(_compose(overrides)[0])
+    except ConfigError as exc:
+        return exc.problems
+
+
+@pytest.mark.parametrize("overrides", VALUE_CASES, ids=[" ".join(c) for c in VALUE_CASES])
+def test_values_applied_to_a_composition_give_what_hydra_composes_from_all_of_them(overrides: list[str]) -> None:
+    """A composition is kept for its group choices and other settings, and plain values are applied to a copy with
+    Hydra's own function: the config (or the refusal) is Hydra's own from every override at once, twice (the second
+    from the kept composition)."""
+    expected = _as_hydra_composes(overrides)
+    assert _as_composed(overrides) == expected
+    assert _as_composed(overrides) == expected
