@@ -6,6 +6,7 @@ and its YAML) runs a sweep."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import json
 import subprocess
@@ -192,3 +193,23 @@ def _sha(key: str) -> str:
 def test_a_route_names_its_api_not_a_literal() -> None:
     route = BatchRoute(api="any_registered_api", provider="p", base_url=None, model="m", api_key="k")
     assert route.api == "any_registered_api" and "k" not in repr(route)
+
+
+def test_an_apis_part_loads_with_the_collector_paused_and_leaves_it_as_it_was(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "paused_part.py").write_text("import gc\nCOLLECTING = gc.isenabled()\n")
+    (tmp_path / "broken_part.py").write_text("import gc\nCOLLECTING = gc.isenabled()\nraise RuntimeError('broken')\n")
+    (tmp_path / "later_part.py").write_text("import gc\nCOLLECTING = gc.isenabled()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert gc.isenabled()
+    assert registry.load("paused_part:COLLECTING") is False, "the import ran with the collector off"
+    assert gc.isenabled(), "and it is back on after"
+    with pytest.raises(RuntimeError, match="broken"):
+        registry.load("broken_part:COLLECTING")
+    assert gc.isenabled(), "back on after an import that raised"
+    gc.disable()
+    try:
+        assert registry.load("later_part:COLLECTING") is False
+        assert not gc.isenabled(), "a caller's own pause is left to the caller"
+    finally:
+        gc.enable()
