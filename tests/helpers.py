@@ -37,6 +37,17 @@ DEMO_WHOLE = ["+grid=demo", "run.progress=false", "run.report=false", "grid.bloc
 (played once per session by the ``finished_sweep`` fixture)."""
 
 
+def complete_lines(path: Path) -> int:
+    """The lines a journal holds whole, 0 if it does not exist yet (one read while it is written may end cut)."""
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def read_journal(path: Path) -> list[dict]:
+    """A journal's whole lines, parsed: a last line cut by a kill, or read while it is written, is left out."""
+    data = path.read_bytes() if path.exists() else b""
+    return [json.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines()]
+
+
 RAY_START_TIMED_OUT = "The current node timed out during startup"
 """What ``ray start`` says when its raylet did not register within Ray's own fixed 30 s (seen on a loaded machine)."""
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import ray
-from helpers import ROOT
+from helpers import ROOT, complete_lines, read_journal
 
 from bargain_ray.__main__ import main
 from bargain_ray.core.errors import FailureKind
@@ -60,14 +60,6 @@ BATCH = ("run.batch_api=true", "run.batch.max_wait_s=0.3", "run.batch.poll_s=0.2
 """Every game in flight at once: the sweep waits ``batch.delay_s`` once a turn (3), not once a turn of each wave."""
 
 
-def lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_bytes().splitlines()] if path.exists() else []
-
-
-def count(path: Path) -> int:
-    return path.read_bytes().count(b"\n") if path.exists() else 0
-
-
 def alive(class_name: str) -> list[dict]:
     """The live actors of that class, of the sweep's job (not this test's), or detached (the cluster's limiter)."""
     from ray._private import state
@@ -96,7 +88,7 @@ def served(server: SimServer) -> list[LogEntry]:
 
 
 def paid_lines(folder: Path) -> list[dict]:
-    return [e for e in lines(folder / "calls.journal.jsonl") if "reply" in e]
+    return [e for e in read_journal(folder / "calls.journal.jsonl") if "reply" in e]
 
 
 def run_killed(server: SimServer, url: str, folder: Path, env: dict, class_name: str, how: str, *more: str,
@@ -105,7 +97,7 @@ def run_killed(server: SimServer, url: str, folder: Path, env: dict, class_name:
     """The sweep, with the actor killed once ``at`` has ``after`` lines (or once ``when()``); (exit code, output,
     seconds from kill to exit)."""
     out = folder.parent / f"{folder.name}.out"
-    ready = when or (lambda: count(folder / at) >= after)
+    ready = when or (lambda: complete_lines(folder / at) >= after)
     with out.open("w") as sink:
         proc = subprocess.Popen([sys.executable, "-m", "bargain_ray", *sweep_args(url, folder, *more)], env=env,
                                 cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
@@ -229,7 +221,7 @@ def test_a_game_runner_killed_mid_sweep_costs_at_most_its_games_in_flight(tmp_pa
 
 def created_unjournaled(server: SimServer, folder: Path) -> dict[str, set[str]]:
     """batch id -> custom ids, of the batches the sim created that the batch journal does not hold."""
-    journaled = {b["batch_id"] for b in lines(folder / "batches.journal.jsonl") if "batch_id" in b}
+    journaled = {b["batch_id"] for b in read_journal(folder / "batches.journal.jsonl") if "batch_id" in b}
     unjournaled: dict[str, set[str]] = {}
     for e in list(server.log):
         if e.batch_id and e.batch_id not in journaled:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from helpers import ROOT
+from helpers import ROOT, complete_lines
 
 from bargain_ray.__main__ import main
 from bargain_ray.providers.sim import SimServer, SimSettings
@@ -52,10 +52,6 @@ def sweep_args(url: str, folder: Path) -> list[str]:
             "run.games_per_task=1", "run.progress=false", "run.report=false"]
 
 
-def lines(path: Path) -> int:
-    return path.read_bytes().count(b"\n") if path.exists() else 0
-
-
 def test_driver_killed_at_random_moments_ends_as_an_uninterrupted_sweep(tmp_path, sim, sweep_env):
     server, sim_url = sim
     rng = random.Random(20261129)
@@ -63,12 +59,12 @@ def test_driver_killed_at_random_moments_ends_as_an_uninterrupted_sweep(tmp_path
     before = served(server)
     kills = 0
     for _ in range(KILLS):
-        start = lines(chaos / "calls.journal.jsonl")
+        start = complete_lines(chaos / "calls.journal.jsonl")
         target = start + rng.randint(5, 60)
         proc = subprocess.Popen(sweep_args(sim_url, chaos), env=sweep_env, cwd=ROOT,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 120
-        while proc.poll() is None and time.time() < deadline and lines(chaos / "calls.journal.jsonl") < target:
+        while proc.poll() is None and time.time() < deadline and complete_lines(chaos / "calls.journal.jsonl") < target:
             time.sleep(0.01)
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)

@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from helpers import DEMO_WHOLE, ROOT, ray_start_retried, read_undated
+from helpers import DEMO_WHOLE, ROOT, complete_lines, ray_start_retried, read_undated
 
 from bargain_ray.core.secrets import environ_without_keys
 from bargain_ray.core.status import ExitCode
@@ -158,7 +158,7 @@ def test_losing_the_local_cluster_mid_sweep_stops_in_seconds_with_69_and_the_nex
     proc = subprocess.Popen([sys.executable, "-m", "bargain_ray", *grid, f"run.dir={folder}", "run.games_per_task=1",
                              "run.max_in_flight=4", "run.ray_timeout_s=2"], env=env, cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    while proc.poll() is None and not journal(folder / "journal.jsonl"):
+    while proc.poll() is None and not complete_lines(folder / "journal.jsonl"):
         time.sleep(0.01)
     cluster = processes_of(base, ("gcs_server", "raylet"))
     assert proc.poll() is None and len(cluster) == 2, "the sweep's own gcs_server and raylet, mid-sweep"

@@ -10,7 +10,7 @@ import time
 from collections import Counter
 
 import polars as pl
-from helpers import ROOT
+from helpers import ROOT, complete_lines
 
 from bargain_ray.__main__ import main
 
@@ -24,11 +24,11 @@ def test_mixed_grid_is_killed_resumes_and_tables_every_family(tmp_path, sweep_en
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     journal = tmp_path / "journal.jsonl"
     deadline = time.time() + 180
-    while time.time() < deadline and (not journal.exists() or journal.read_bytes().count(b"\n") < 15):
+    while time.time() < deadline and complete_lines(journal) < 15:
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    killed_at = journal.read_bytes().count(b"\n")
+    killed_at = complete_lines(journal)
     assert 15 <= killed_at < 40
 
     assert main(args) == 0  # the resume, in-process on the session's Ray

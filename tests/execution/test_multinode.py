@@ -31,7 +31,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from helpers import ray_start_retried
+from helpers import complete_lines, ray_start_retried
 
 from bargain_ray.core.secrets import environ_without_keys
 
@@ -205,11 +205,6 @@ class Cluster:
         return self.get(f"/api/jobs/{submission_id}/logs")["logs"]
 
 
-def journal_lines(sweep_dir: Path) -> int:
-    path = sweep_dir / "journal.jsonl"
-    return path.read_bytes().count(b"\n") if path.exists() else 0
-
-
 def finished(sweep_dir: Path) -> Counter[str]:
     """unit_id -> how many journaled results were known (finished games; technical errors are not)."""
     path = sweep_dir / "journal.jsonl"
@@ -244,9 +239,9 @@ def test_sweep_survives_losing_the_worker_node() -> None:
             assert cluster.wait(job) == "SUCCEEDED", cluster.logs(job)
         else:
             raise AssertionError(f"{ATTEMPTS} sweeps placed no GameRunner on the worker node")
-        while journal_lines(sweep_dir) == 0 and cluster.get(f"/api/jobs/{job}")["status"] not in TERMINAL:
+        while complete_lines(sweep_dir / "journal.jsonl") == 0 and cluster.get(f"/api/jobs/{job}")["status"] not in TERMINAL:
             time.sleep(0.1)  # part-way: some games are in, the worker's are still in flight
-        done_at_kill = journal_lines(sweep_dir)
+        done_at_kill = complete_lines(sweep_dir / "journal.jsonl")
         killed = kill_node(cluster.pgids["worker"])
         assert 0 < done_at_kill < EXPECTED, f"{done_at_kill} games were in when the node was killed"
 
@@ -257,7 +252,7 @@ def test_sweep_survives_losing_the_worker_node() -> None:
             cluster.submit(job, sweep_dir)
             statuses.append(cluster.wait(job))
             logs.append(cluster.logs(job))
-        unknown = journal_lines(sweep_dir) - sum(finished(sweep_dir).values())
+        unknown = complete_lines(sweep_dir / "journal.jsonl") - sum(finished(sweep_dir).values())
         print(f"\nsweep {attempt}: worker node killed ({killed} processes, {on_worker} GameRunner actors on it) with "
               f"{done_at_kill} of {EXPECTED} games in; games re-run after a technical error: {unknown}; "
               f"jobs until complete: {statuses}")

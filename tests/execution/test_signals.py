@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from helpers import ROOT, assert_summary_sums
+from helpers import ROOT, assert_summary_sums, complete_lines
 
 from bargain_ray.__main__ import main
 from bargain_ray.config import compose_dict
@@ -24,10 +24,6 @@ from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.providers.sim.config import Latency
 from bargain_ray.store import CALLS_JOURNAL, JOURNAL
-
-
-def lines(path: Path) -> int:
-    return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
 def sweep_args(url: str, folder: Path) -> list[str]:
@@ -45,7 +41,7 @@ def stop_midway(url: str, folder: Path, env: dict[str, str], signum: int, games:
     proc = subprocess.Popen(sweep_args(url, folder), env=env, cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 240
-    while proc.poll() is None and time.time() < deadline and lines(folder / JOURNAL) < games:
+    while proc.poll() is None and time.time() < deadline and complete_lines(folder / JOURNAL) < games:
         time.sleep(0.05)
     assert proc.poll() is None, "the sweep ended before the signal: " + proc.stderr.read()[-2000:]
     proc.send_signal(signum)
@@ -77,7 +73,7 @@ def test_sigterm_mid_sweep_writes_the_tables_and_resumes_to_every_unit_once(swee
         journaled = {json.loads(line)["unit"]["unit_id"] for line in (tmp_path / JOURNAL).read_bytes().splitlines()}
         games = pl.read_parquet(tmp_path / "games.parquet")
         assert 2 <= games.height == len(journaled) < 16, "the tables hold every game journaled before the stop"
-        paid = lines(tmp_path / CALLS_JOURNAL)
+        paid = complete_lines(tmp_path / CALLS_JOURNAL)
         assert f"paid now: {paid} calls," in done.stdout, "the summary's paid figure is the call journal's"
         assert assert_summary_sums(done.stdout)[0] == paid, "the per-model lines sum to it"
         assert_quiet(done.stderr)
@@ -98,8 +94,8 @@ def test_sigint_mid_sweep_exits_130_with_the_tables(sweep_env, tmp_path) -> None
     with slow_sim(6) as url:
         done = stop_midway(url, tmp_path, sweep_env, signal.SIGINT, games=1)
     assert done.returncode == 130, done.stderr[-3000:]
-    assert pl.read_parquet(tmp_path / "games.parquet").height == lines(tmp_path / JOURNAL)
-    assert assert_summary_sums(done.stdout)[0] == lines(tmp_path / CALLS_JOURNAL), "per model and in total: the journal's"
+    assert pl.read_parquet(tmp_path / "games.parquet").height == complete_lines(tmp_path / JOURNAL)
+    assert assert_summary_sums(done.stdout)[0] == complete_lines(tmp_path / CALLS_JOURNAL), "per model and in total: the journal's"
     assert_quiet(done.stderr)
     assert "stopped by SIGINT" in done.stdout.strip().splitlines()[-1]
 

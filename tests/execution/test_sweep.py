@@ -18,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from helpers import DEMO_WHOLE, ROOT, read_undated
+from helpers import DEMO_WHOLE, ROOT, complete_lines, read_journal, read_undated
 
 from bargain_ray.__main__ import main
 from bargain_ray.analysis.view import Follower, list_sweeps
@@ -44,17 +44,11 @@ def kill_after(args: list[str], env: dict[str, str], path: Path, games: int,
             while time.time() < deadline and not path.exists():
                 time.sleep(0.02)
             live(proc)
-        while time.time() < deadline and (not path.exists() or path.read_bytes().count(b"\n") < games):
+        while time.time() < deadline and (not path.exists() or complete_lines(path) < games):
             time.sleep(0.02)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-
-
-def journal(path: Path) -> list[dict]:
-    """The complete lines of the journal (a kill may leave a torn last line, which resume cuts)."""
-    data = (path / "journal.jsonl").read_bytes()
-    return [json.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines()]
 
 
 def test_demo_sweep_runs_offline_and_writes_the_contract_tables(tmp_path, ray_session, monkeypatch, capsys):
@@ -77,7 +71,7 @@ def test_demo_sweep_runs_offline_and_writes_the_contract_tables(tmp_path, ray_se
 
     before = set(state.actors())
     assert main(["+grid=demo", f"run.dir={tmp_path}", "run.report=false"]) == 0
-    assert "0 to run" in capsys.readouterr().out and len(journal(tmp_path)) == 60
+    assert "0 to run" in capsys.readouterr().out and len(read_journal(tmp_path / "journal.jsonl")) == 60
     assert main(["+grid=demo", f"run.dir={tmp_path}", "run.report=false", "run.max_cost_usd=2.5"]) == 0
     out = capsys.readouterr().out
     assert "budget: run.max_cost_usd=$2.5000, $2.5000 left, not reached" in out and "tables: games.parquet 60 rows" in out
@@ -105,11 +99,11 @@ def test_sigkilled_sweep_resumes_without_redoing_finished_games(tmp_path, sweep_
     view = Follower(folder).snapshot()
     assert not view.running and view.state == "stopped"
 
-    before = journal(folder)
+    before = read_journal(folder / "journal.jsonl")
     assert 40 <= len(before) < 200, "the kill must land part-way"
     assert main(args) == 0
     assert f"{len(before)} finished" in capsys.readouterr().out
-    records = journal(folder)
+    records = read_journal(folder / "journal.jsonl")
     finished = Counter(r["unit"]["unit_id"] for r in records if r["outcome"]["known"])
     assert max(finished.values()) == 1, "a finished game ran twice"
     games = pl.read_parquet(folder / "games.parquet")
@@ -152,7 +146,7 @@ def test_turn_level_resume_replays_journaled_calls_and_pays_only_for_new_ones(tm
     args = ["+grid=demo", "grid.blocks=10", f"run.dir={tmp_path / 'killed'}", "run.games_per_task=1",
             "run.max_in_flight=8", "run.progress=false", "run.journal_calls=true", "run.report=false"]
     kill_after(args, sweep_env, tmp_path / "killed" / "journal.jsonl", games=40)
-    finished = {r["unit"]["unit_id"] for r in journal(tmp_path / "killed")}
+    finished = {r["unit"]["unit_id"] for r in read_journal(tmp_path / "killed" / "journal.jsonl")}
     paid = [json.loads(line) for line in (tmp_path / "killed" / "calls.journal.jsonl").read_bytes().splitlines()]
     interrupted = {e["call_id"] for e in paid if e["unit_id"] not in finished}
     assert interrupted, "the kill must land while games are part-way"
