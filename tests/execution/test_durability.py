@@ -44,7 +44,7 @@ def test_a_second_driver_is_refused_at_once_and_the_first_finishes(tmp_path, swe
     try:
         holder = lock_holder(tmp_path)
         assert holder is not None and holder.pid == first.pid, "the first driver holds the folder while it plays"
-        assert complete_lines(tmp_path / "journal.jsonl") < 60, "paused part-way"  # stopped mid-write: a line may be cut
+        assert complete_lines(tmp_path / "journal.jsonl") < 60, "paused part-way"  # mid-write: a line may be cut
         second = run(args, sweep_env)
         assert first.poll() is None, "the second driver must start while the first still plays"
     finally:

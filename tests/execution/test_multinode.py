@@ -239,9 +239,10 @@ def test_sweep_survives_losing_the_worker_node() -> None:
             assert cluster.wait(job) == "SUCCEEDED", cluster.logs(job)
         else:
             raise AssertionError(f"{ATTEMPTS} sweeps placed no GameRunner on the worker node")
-        while complete_lines(sweep_dir / "journal.jsonl") == 0 and cluster.get(f"/api/jobs/{job}")["status"] not in TERMINAL:
+        journal = sweep_dir / "journal.jsonl"
+        while complete_lines(journal) == 0 and cluster.get(f"/api/jobs/{job}")["status"] not in TERMINAL:
             time.sleep(0.1)  # part-way: some games are in, the worker's are still in flight
-        done_at_kill = complete_lines(sweep_dir / "journal.jsonl")
+        done_at_kill = complete_lines(journal)
         killed = kill_node(cluster.pgids["worker"])
         assert 0 < done_at_kill < EXPECTED, f"{done_at_kill} games were in when the node was killed"
 
@@ -252,7 +253,7 @@ def test_sweep_survives_losing_the_worker_node() -> None:
             cluster.submit(job, sweep_dir)
             statuses.append(cluster.wait(job))
             logs.append(cluster.logs(job))
-        unknown = complete_lines(sweep_dir / "journal.jsonl") - sum(finished(sweep_dir).values())
+        unknown = complete_lines(journal) - sum(finished(sweep_dir).values())
         print(f"\nsweep {attempt}: worker node killed ({killed} processes, {on_worker} GameRunner actors on it) with "
               f"{done_at_kill} of {EXPECTED} games in; games re-run after a technical error: {unknown}; "
               f"jobs until complete: {statuses}")

@@ -44,7 +44,7 @@ def kill_after(args: list[str], env: dict[str, str], path: Path, games: int,
             while time.time() < deadline and not path.exists():
                 time.sleep(0.02)
             live(proc)
-        while time.time() < deadline and (not path.exists() or complete_lines(path) < games):
+        while time.time() < deadline and complete_lines(path) < games:
             time.sleep(0.02)
     finally:
         proc.send_signal(signal.SIGKILL)
@@ -147,7 +147,7 @@ def test_turn_level_resume_replays_journaled_calls_and_pays_only_for_new_ones(tm
             "run.max_in_flight=8", "run.progress=false", "run.journal_calls=true", "run.report=false"]
     kill_after(args, sweep_env, tmp_path / "killed" / "journal.jsonl", games=40)
     finished = {r["unit"]["unit_id"] for r in read_journal(tmp_path / "killed" / "journal.jsonl")}
-    paid = [json.loads(line) for line in (tmp_path / "killed" / "calls.journal.jsonl").read_bytes().splitlines()]
+    paid = read_journal(tmp_path / "killed" / "calls.journal.jsonl")  # the driver was killed: a last line may be cut
     interrupted = {e["call_id"] for e in paid if e["unit_id"] not in finished}
     assert interrupted, "the kill must land while games are part-way"
 

@@ -34,12 +34,12 @@ GROUP = "bargain_ray.apis"
 def load(ref: Any) -> Any:
     """``"module:attribute"`` imported, or the object itself.
 
-    The import runs with the cyclic garbage collector paused (then left as it was): an SDK's first import (``anthropic``:
-    about 2,000 modules and their pydantic models) allocates objects that all live on, and the collections those
-    allocations set off walk them again and again. Paused, a GameRunner imported the Anthropic SDK in 0.75-0.93 s
-    (median 0.76 s) against 0.83-0.99 s (median 0.88 s), five alternated ``+grid=c3_smoke provider=sim`` runs each
-    on 2 cores: the runner's first request waits on that import. Cyclic garbage made meanwhile goes at the next
-    collection."""
+    The import runs with the cyclic garbage collector paused (then left as it was): an SDK's first import
+    (``anthropic``: about 2,000 modules and their pydantic models) allocates objects that all live on, and the
+    collections those allocations set off walk them again and again. Paused, a GameRunner imported the Anthropic SDK
+    in 0.75-0.93 s (median 0.76 s) against 0.83-0.99 s (median 0.88 s), five alternated
+    ``+grid=c3_smoke provider=sim`` runs each on 2 cores: the runner's first request waits on that import. Cyclic
+    garbage made meanwhile goes at the next collection."""
     if not isinstance(ref, str):
         return ref
     module, _, attribute = ref.partition(":")
