@@ -213,3 +213,15 @@ def test_an_apis_part_loads_with_the_collector_paused_and_leaves_it_as_it_was(tm
         assert not gc.isenabled(), "a caller's own pause is left to the caller"
     finally:
         gc.enable()
+
+
+def test_what_an_apis_first_import_made_is_left_out_of_later_collections(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``gc.get_objects`` lists what collections walk (the frozen are not in it)."""
+    (tmp_path / "frozen_part.py").write_text("THINGS = [[] for _ in range(3)]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    things = registry.load("frozen_part:THINGS")
+    assert not any(o is things for o in gc.get_objects()), "what the import made is frozen"
+    made_since = [[]]
+    assert registry.load("frozen_part:THINGS") is things
+    assert any(o is made_since for o in gc.get_objects()), "a module loaded already is looked up: nothing is frozen"

@@ -13,6 +13,7 @@ reads ``names``) imports no SDK.
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
@@ -34,22 +35,28 @@ GROUP = "bargain_ray.apis"
 def load(ref: Any) -> Any:
     """``"module:attribute"`` imported, or the object itself.
 
-    The import runs with the cyclic garbage collector paused (then left as it was): an SDK's first import
-    (``anthropic``: about 2,000 modules and their pydantic models) allocates objects that all live on, and the
-    collections those allocations set off walk them again and again. Paused, a GameRunner imported the Anthropic SDK
-    in 0.75-0.93 s (median 0.76 s) against 0.83-0.99 s (median 0.88 s), five alternated
-    ``+grid=c3_smoke provider=sim`` runs each on 2 cores: the runner's first request waits on that import. Cyclic
-    garbage made meanwhile goes at the next collection."""
+    A module's first import runs with the cyclic garbage collector paused (then left as it was), and what the
+    process holds then is frozen out of later collections (``gc.freeze``): an SDK's first import (``anthropic``:
+    about 2,000 modules and their pydantic models) allocates objects that all live on, which the collections its
+    allocations set off would walk again and again, and which the first collections after it (one of every
+    generation, 0.15-0.2 s on 2 cores) would walk once more, just as the runner sends its first request. Paused, a
+    GameRunner imported the Anthropic SDK in 0.75-0.93 s (median 0.76 s) against 0.83-0.99 s (median 0.88 s), five
+    alternated ``+grid=c3_smoke provider=sim`` runs each on 2 cores. A module imported already is only looked up:
+    nothing is frozen twice."""
     if not isinstance(ref, str):
         return ref
     module, _, attribute = ref.partition(":")
+    if module in sys.modules:
+        return getattr(sys.modules[module], attribute)
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return getattr(import_module(module), attribute)
+        loaded = import_module(module)
+        gc.freeze()  # the import's objects live as long as the process: no collection need walk them
     finally:
         if collecting:
             gc.enable()
+    return getattr(loaded, attribute)
 
 
 @dataclass(frozen=True)
