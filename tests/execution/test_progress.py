@@ -8,25 +8,28 @@ import asyncio
 import json
 import re
 import time
+from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 from helpers import assert_summary_sums, game_config, play_replies, serve_app
 
 from bargain_ray.clients.limiter import Feedback, Limiter
 from bargain_ray.config import Limits, SweepConfig, compose_command, compose_dict
-from bargain_ray.core.records import GameRecord, Reply
+from bargain_ray.core.records import GameRecord, Reply, utc_now
 from bargain_ray.core.status import ExitCode, Status
 from bargain_ray.design import resolve
-from bargain_ray.execution.progress import LiveCalls, SweepBar, Tally
+from bargain_ray.execution.progress import CallTail, LiveCalls, SweepBar, Tally
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.store import CALLS_JOURNAL
 
 
-def journal_reply(folder: Path, unit_id: str, n: int, errors: list[str] = (), model: str = "claude-x") -> None:
-    """A paid reply of ``model`` ($0.25) as the call journal holds it."""
+def journal_reply(folder: Path, unit_id: str, n: int, errors: list[str] = (), model: str = "claude-x",
+                  **more: object) -> None:
+    """A paid reply of ``model`` ($0.25) as the call journal holds it; ``more``: other fields of its ``Reply``."""
     reply = Reply(provider="anthropic", model=model, request={}, cost_usd=0.25, text="{}",
-                  attempt_errors=list(errors))
+                  attempt_errors=list(errors), **more)
     line = {"unit_id": unit_id, "call_id": f"{unit_id}-k{n:02d}", "prompt": "p", "reply": reply.model_dump(mode="json")}
     with (folder / CALLS_JOURNAL).open("a") as f:
         f.write(json.dumps(line) + "\n")
@@ -71,6 +74,19 @@ def test_before_the_first_game_ends_the_bar_shows_each_models_calls_from_the_jou
     bar.close()
     shown = frames(capsys.readouterr().err)
     assert "0/2" in shown[-1] and "3 answered, $0.75, 1 429s" in shown[-1], shown
+
+
+def test_the_first_request_is_when_the_first_reply_was_sent_not_when_the_driver_read_it(tmp_path) -> None:
+    """The start-up line's first request: a reply answered 2 s before the driver reads it, after 0.5 s on its way,
+    was sent 2.5 s before the read (the read's own delay is not counted); the earliest of the replies read."""
+    tail = CallTail(tmp_path)
+    journal_reply(tmp_path, "u1", 1, latency_s=0.5, answered_at=utc_now() - timedelta(seconds=2))
+    journal_reply(tmp_path, "u1", 2, latency_s=0.1, answered_at=utc_now() - timedelta(seconds=1))
+    read_at = time.monotonic()
+    assert tail.read()
+    assert tail.first_sent == pytest.approx(read_at - 2.5, abs=0.2)
+    journal_reply(tmp_path, "u2", 1, latency_s=0.2, answered_at=utc_now() + timedelta(seconds=30))  # a clock ahead
+    assert tail.read() and tail.first_sent == pytest.approx(read_at - 2.5, abs=0.2), "a later reply changes nothing"
 
 
 def test_the_agreements_shown_are_those_of_the_games_shown_at_every_update(ray_session, tmp_path, capsys) -> None:

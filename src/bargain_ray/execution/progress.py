@@ -171,7 +171,7 @@ class CallTail:
         self.paid = Paid()
         self.drift = drift
         self.first_sent: float | None = None
-        """When the first reply seen was sent (seen, less its latency)."""
+        """When the first reply seen was sent (answered, less its latency), on this process's monotonic clock."""
 
     def read(self) -> bool:
         """Take the lines written since the last read; whether there were any."""
@@ -179,10 +179,13 @@ class CallTail:
             return False
         lines, self.offset = tail_lines(self.file, self.offset)
         now = time.monotonic()
+        behind = time.time() - now  # the wall clock less the monotonic one: a reply's answered_at, made monotonic
         for entry in map(read_call_line, lines):  # each line typed once, for the bar and for drift
             if (call := paid_call(entry)) is not None:
                 self.paid.add(call)
-                self.first_sent = min(self.first_sent or now, now - call.latency_s)
+                answered = now if call.answered_at is None else call.answered_at.timestamp() - behind
+                sent = min(answered, now) - call.latency_s  # not later than seen: a node's clock may run ahead
+                self.first_sent = sent if self.first_sent is None else min(self.first_sent, sent)
             if self.drift is not None and isinstance(entry, CallEntry):
                 self.drift.see(entry.reply, entry.call_id)
         return bool(lines)

@@ -161,6 +161,8 @@ class PaidCall(BaseModel):
     latency_s: float
     rate_limited: int
     """429s met by its failed attempts before it was answered."""
+    answered_at: datetime | None = None
+    """When its answer came back (UTC): its request went ``latency_s`` before; None for a cost journaled alone."""
 
 
 def paid_call(entry: Entry) -> PaidCall | None:
@@ -175,7 +177,8 @@ def paid_call(entry: Entry) -> PaidCall | None:
     reply = entry.reply
     return PaidCall(unit_id=entry.unit_id, model=f"{reply.provider}:{reply.model}",
                     input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
-                    cost_usd=reply.cost_usd, latency_s=reply.latency_s, rate_limited=sum(map(is_429, reply.attempt_errors)))
+                    cost_usd=reply.cost_usd, latency_s=reply.latency_s,
+                    rate_limited=sum(map(is_429, reply.attempt_errors)), answered_at=reply.answered_at)
 
 
 def is_429(error: str) -> bool:
