@@ -89,7 +89,8 @@ class CallMeta(BaseModel):
     """OpenAI's backend configuration fingerprint of the reply; None where the API reports none."""
     cost_usd: float = 0.0
     sent_at: datetime | None = None
-    """When the call was first sent, UTC (None for a computed reply: a strategy agent's, a replayed transcript's)."""
+    """When the call began, UTC, before its waits on the limiter and its first attempt (None for a computed reply: a
+    strategy agent's, a replayed transcript's)."""
     answered_at: datetime | None = None
     """When its answer came back, UTC (None for a call never answered)."""
 
