@@ -84,7 +84,8 @@ TABLE_FIELDS = {
         "model": "model as configured", "request": "the request as sent, as JSON (the provider's body; no keys)",
         "response_text": "the reply text", "stop_reason": "as the provider reported it",
         "*_tokens": "token usage as the provider reported it",
-        "latency_s": "seconds of the answered attempt (earlier attempts and limiter waits not included)",
+        "latency_s": "seconds of the answered attempt (earlier attempts and limiter waits not included); of a batched "
+                     "call, from its hand-over to the batcher to its result",
         "attempts": "HTTP attempts (retries + 1)",
         "attempt_errors": "errors of the failed attempts (a JSON list in the CSV, a list in the parquet beside it)",
         "served_by": "the upstream provider that answered, as a router reports it (empty for direct APIs)",

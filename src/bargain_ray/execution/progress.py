@@ -85,7 +85,7 @@ class Paid:
 def _paid(call: CallRecord) -> PaidCall:
     return PaidCall(unit_id=call.unit_id, model=f"{call.provider}:{call.model}", input_tokens=call.usage.input_tokens,
                     output_tokens=call.usage.output_tokens, cost_usd=call.cost_usd, latency_s=call.latency_s,
-                    rate_limited=sum(map(is_429, call.attempt_errors)))
+                    rate_limited=sum(map(is_429, call.attempt_errors)), answered_at=call.answered_at)
 
 
 @dataclass
@@ -168,10 +168,13 @@ class CallTail:
     def __init__(self, path: Path, drift: DriftWatch | None = None) -> None:
         self.file = path / CALLS_JOURNAL
         self.start = self.offset = complete_size(self.file)
+        self.opened = time.monotonic()
+        """No call of this invocation is sent before its tail exists: a bound for a node's clock that runs behind."""
         self.paid = Paid()
         self.drift = drift
         self.first_sent: float | None = None
-        """When the first reply seen was sent (answered, less its latency), on this process's monotonic clock."""
+        """The earliest send of the replies read (each answered, less its latency), on this process's monotonic
+        clock."""
 
     def read(self) -> bool:
         """Take the lines written since the last read; whether there were any."""
@@ -184,7 +187,7 @@ class CallTail:
             if (call := paid_call(entry)) is not None:
                 self.paid.add(call)
                 answered = now if call.answered_at is None else call.answered_at.timestamp() - behind
-                sent = min(answered, now) - call.latency_s  # not later than seen: a node's clock may run ahead
+                sent = max(min(answered, now) - call.latency_s, self.opened)  # a node's clock may run ahead or behind
                 self.first_sent = sent if self.first_sent is None else min(self.first_sent, sent)
             if self.drift is not None and isinstance(entry, CallEntry):
                 self.drift.see(entry.reply, entry.call_id)

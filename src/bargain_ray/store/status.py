@@ -162,7 +162,8 @@ class PaidCall(BaseModel):
     rate_limited: int
     """429s met by its failed attempts before it was answered."""
     answered_at: datetime | None = None
-    """When its answer came back (UTC): its request went ``latency_s`` before; None for a cost journaled alone."""
+    """When its answer came back (UTC): its request went ``latency_s`` before; None where none is recorded (a cost
+    journaled alone)."""
 
 
 def paid_call(entry: Entry) -> PaidCall | None:
