@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from folders import play_demo
 
-import bargain_ray
 from bargain_ray.__main__ import main
-from bargain_ray.config import local_conf_note
+from bargain_ray.config import conf_dir, local_conf_note
 from bargain_ray.design import game_part, load_config
 from bargain_ray.execution.plan import describe
 from bargain_ray.store import ChangedConfig, open_manifest, read_manifest
@@ -167,7 +166,7 @@ def test_a_manifest_this_version_does_not_write_is_refused_in_one_line(tmp_path)
 
 # --- ./conf: a file with a packaged file's name takes its place, is recorded, and is compared where it lands ---
 
-PACKAGED = Path(bargain_ray.__file__).parent / "conf"
+PACKAGED = conf_dir()
 
 
 def local_copy(tmp_path: Path, name: str, edit) -> Path:

@@ -38,10 +38,18 @@ LOCAL = Path("conf")
 """The user's own config folder, relative to the working directory."""
 
 
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
 def conf_dir() -> Path:
-    """``bargain_ray/conf/``, shipped inside the package (or ``BARGAIN_RAY_CONF``), where every YAML lives."""
+    """Where every packaged YAML lives (or ``BARGAIN_RAY_CONF``): ``bargain_ray/conf/`` in an installed wheel, where
+    ``setup.py`` maps the repository's ``conf/``; that ``conf/`` itself when the code runs from a checkout (an
+    editable install or ``src`` on the path), the one copy in git."""
     env = os.environ.get("BARGAIN_RAY_CONF")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / "conf"
+    if env:
+        return Path(env)
+    installed = _PACKAGE / "conf"
+    return installed if installed.is_dir() else _PACKAGE.parents[1] / "conf"
 
 
 def local_dir() -> Path | None:
