@@ -7,17 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
-from aiohttp import web
+from aiohttp import ClientSession, web
 from helpers import serve_app
 
+from bargain_ray.__main__ import main
 from bargain_ray.clients import http_client
 from bargain_ray.config import ModelConfig
 from bargain_ray.core.errors import FailureKind, TechnicalFailure
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.core.records import Reply
+from bargain_ray.core.status import ExitCode
+from bargain_ray.providers.sim import SimServer, SimSettings
 
 SECRET = "sk-test-SECRET123"
 FAST = {"max_attempts": 3, "initial_s": 0.001, "max_s": 0.01, "timeout_s": 1.5}
@@ -144,3 +149,40 @@ def test_a_reply_trickling_in_is_cut_at_the_attempts_deadline() -> None:
     assert isinstance(failed, TechnicalFailure), failed
     assert failed.failure.kind is FailureKind.TIMEOUT, failed.failure
     assert "no whole reply within retry.timeout_s=1 s" in failed.failure.detail and len(hits) == 2
+
+
+def usage_rewriting(sim: str, usage: dict[str, dict[str, int]]) -> web.Application:
+    """In front of the simulated provider: each reply of a model named in ``usage`` reports those token counts."""
+    async def forward(request: web.Request) -> web.Response:
+        async with ClientSession() as session, session.post(sim + request.path, data=await request.read(),
+                                                            headers={"content-type": "application/json"}) as upstream:
+            body = await upstream.json()
+        if upstream.status == 200 and body["model"] in usage:
+            body["usage"] |= usage[body["model"]]
+        return web.json_response(body, status=upstream.status)
+
+    app = web.Application()
+    app.router.add_post(PATHS["anthropic"], forward)
+    return app
+
+
+def test_a_sweep_whose_replies_report_absurd_usage_ends_with_its_tables_and_spends_nothing(
+        tmp_path: Path, ray_session: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """10**30 input tokens in every reply of one model, -1,000,000 output tokens in the other's: the code before
+    ended in a polars traceback writing the tables (i128 -> i64), every rerun the same, and priced the negative
+    count as a credit. Now each such call fails, its game is unknown, the tables are written and nothing is spent."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-key")
+    usage = {"claude-opus-5-5": {"input_tokens": 10**30}, "claude-haiku-5-5": {"output_tokens": -10**6}}
+    folder = tmp_path / "sweep"
+    with SimServer(SimSettings()) as sim, serve_app(usage_rewriting(sim, usage)) as url:
+        code = main(["+grid=c3_smoke", f"run.dir={folder}", f"models.O.base_url={url}", f"models.H.base_url={url}",
+                     "run.progress=false", "run.workers=1", "models.O.retry.initial_s=0", "models.H.retry.initial_s=0"])
+    out = capsys.readouterr().out
+    games = pl.read_parquet(folder / "games.parquet")
+    calls = pl.read_parquet(folder / "calls.parquet")
+    assert code == ExitCode.UNKNOWN_GAMES, out[-2000:]
+    assert len(games) == 16 and not games["known"].any() and games["cost_usd"].sum() == 0.0
+    assert set(calls["status"]) == {"error"} and calls["cost_usd"].sum() == 0.0 and calls["attempts"].max() == 1
+    assert calls["input_tokens"].max() == 0 and calls["output_tokens"].min() == 0
+    errors = "\n".join(calls["error"])
+    assert f"usage.input_tokens={10**30} is no token count" in errors and "usage.output_tokens=-1000000" in errors
