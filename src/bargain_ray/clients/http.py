@@ -48,11 +48,15 @@ class Sent:
     def admitted(self, secret: str) -> Sent:
         """This answer as the runner keeps it, on its one way in (an attempt's in ``HTTPClient``, a batch's in
         ``BatchAPI.results``): every text and header masked of the key (``core.secrets.mask``: the same mask as
-        an error's), its usage within bounds (``check_usage``)."""
+        an error's), its usage within bounds (``check_usage``). All its texts are looked through at once: one
+        holding no part of the key (every answer but an echoing server's) is kept as it is."""
         check_usage(self.usage)
-        texts: dict[str, Any] = {f.name: mask(v, secret) for f in fields(self)
-                                 if isinstance(v := getattr(self, f.name), str)}
-        return replace(self, **texts, headers={k: mask(v, secret) for k, v in self.headers.items()})
+        texts: dict[str, Any] = {f.name: v for f in fields(self) if isinstance(v := getattr(self, f.name), str)}
+        whole = "\n".join([*texts.values(), *self.headers.keys(), *self.headers.values()])  # no key holds a newline
+        if mask(whole, secret) == whole:
+            return self
+        return replace(self, **{k: mask(v, secret) for k, v in texts.items()},
+                       headers={mask(k, secret): mask(v, secret) for k, v in self.headers.items()})
 
 
 MAX_CALL_TOKENS = 100_000_000
@@ -65,7 +69,7 @@ def check_usage(usage: Usage) -> None:
     for name, value in usage:
         if not 0 <= value <= MAX_CALL_TOKENS:
             raise ImplausibleUsage(f"usage.{name}={value} is no token count of one call (0 to {MAX_CALL_TOKENS:,}, "
-                                   "ours): the reply is not kept or priced, and is asked again on resume")
+                                   "ours): the answer is neither kept nor priced")
 
 
 T = TypeVar("T")

@@ -33,7 +33,7 @@ class ImplausibleUsage(Exception):
 
 
 class WaitTooLong(Exception):
-    """A failed attempt's headers asked for a wait longer than the runner waits (``clients.headers.MAX_WAIT_S``):
+    """A failed attempt's headers asked for a wait longer than the runner waits (``config.schema.MAX_WAIT_S``):
     the call fails now instead of waiting. ``status_code`` is the failed attempt's."""
 
     def __init__(self, message: str, status_code: int) -> None:
