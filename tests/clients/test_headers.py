@@ -77,3 +77,38 @@ def test_which_wait_a_response_announces() -> None:
     assert announced_wait_s(429, {**spare, "retry-after": "1"}, NOW) == 1.0  # retry-after is the word
     assert announced_wait_s(500, {**spare, "x-ratelimit-remaining-requests": "0"}, NOW) is None  # a limit spent
     assert announced_wait_s(429, {}, NOW) is None
+
+
+@pytest.mark.parametrize(("headers", "header"), [
+    ({"retry-after": "1e9"}, "retry-after"),
+    ({"retry-after": "inf"}, "retry-after"),
+    ({"retry-after-ms": "1e12", "retry-after": "1"}, "retry-after-ms"),
+    ({"retry-after": "Tue, 01 Jan 2999 00:00:00 GMT"}, "retry-after"),
+    ({"anthropic-ratelimit-requests-reset": "2999-01-01T00:00:00Z"}, "anthropic-ratelimit-requests-reset"),
+    ({"x-ratelimit-reset-tokens": "999h"}, "x-ratelimit-reset-tokens"),
+    ({"anthropic-ratelimit-requests-limit": "1e-300"}, "anthropic-ratelimit-requests-limit"),
+    ({"x-ratelimit-limit-tokens": "0"}, "x-ratelimit-limit-tokens"),
+])
+def test_a_wait_beyond_the_longest_is_left_out_and_named(headers: dict[str, str], header: str) -> None:
+    """Never waited for, never paced by: kept aside, and a failed response that asked for it names it."""
+    told = read_headers(headers, NOW)
+    assert told.wait_s(429) is None and told.limits == {} and told.resets_s == {}
+    assert told.beyond == {header: headers[header]}
+    assert told.refusal(429).startswith(f"{header}={headers[header]} asks for a wait of more than 600 s")
+
+
+def test_only_a_wait_the_response_asks_for_is_refused() -> None:
+    """A reset is the time a bucket is full again: a wait only on a 429 that sent no ``retry-after``."""
+    far = {"x-ratelimit-reset-requests": "2h"}
+    assert read_headers(far, NOW).refusal(500) is None and read_headers(far, NOW).refusal(429) is not None
+    assert read_headers({**far, "retry-after": "3"}, NOW).refusal(429) is None
+    assert read_headers({**far, "retry-after": "3"}, NOW).wait_s(429) == 3.0
+    within = read_headers({"retry-after": "600", "x-ratelimit-limit-requests": "0.1"}, NOW)
+    assert within.beyond == {} and within.wait_s(500) == 600.0 and within.limits == {"requests_per_minute": 0.1}
+
+
+def test_numbers_that_are_none_are_unreadable() -> None:
+    headers = {"retry-after": "nan", "x-ratelimit-limit-requests": "inf", "x-ratelimit-remaining-requests": "-4",
+               "x-ratelimit-limit-tokens": "-1", "x-ratelimit-remaining-tokens": "nan"}
+    told = read_headers(headers, NOW)
+    assert told.retry_after_s is None and told.limits == {} and told.remaining == {} and told.beyond == {}

@@ -24,7 +24,7 @@ def problems(*overrides: str) -> list[str]:
     ("models.O.retry.timeout_s=-1", "models.O.retry.timeout_s=-1: must be > 0"),
     ("models.O.retry.max_attempts=0", "models.O.retry.max_attempts=0: must be >= 1"),
     ("models.O.limits.max_in_flight=0", "models.O.limits.max_in_flight=0: must be >= 1"),
-    ("models.O.limits.requests_per_minute=0", "models.O.limits.requests_per_minute=0: must be > 0"),
+    ("models.O.limits.requests_per_minute=0", "models.O.limits.requests_per_minute=0: must be >= 0.1"),
     ("models.O.price.output=-3", "models.O.price.output=-3: must be >= 0"),
     ("grid.designs=[]", "grid.designs=[]: must hold at least 1 item(s)"),
     ("run.workers=two", "run.workers=two: should be a valid integer"),

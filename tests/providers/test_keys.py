@@ -4,6 +4,7 @@ stage is the 401 of the real provider's branch)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import subprocess
@@ -15,8 +16,13 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, recording_git
 
-from bargain_ray.clients.retry import describe, mask
+from bargain_ray.clients import registry
+from bargain_ray.clients.batches import BatchAPI, BatchResult, BatchRoute
+from bargain_ray.clients.http import Sent
+from bargain_ray.clients.retry import describe
 from bargain_ray.core.provenance import read_code_version
+from bargain_ray.core.records import Usage
+from bargain_ray.core.secrets import mask
 from bargain_ray.design.resolved import compose_sweep
 from bargain_ray.providers import key_env_vars
 from bargain_ray.providers.clients import NO_KEY
@@ -43,6 +49,59 @@ def test_mask_hides_the_key_and_any_long_fragment_before_the_text_is_cut() -> No
     assert not any(f.decode() in text for f in fragments(key)) and key[:7] in text  # 7 characters say nothing
     echoed = type("AuthenticationError", (Exception,), {})(("x" * 280) + key)  # straddles the cut
     assert not any(f.decode() in describe(echoed, key) for f in fragments(key))
+
+
+class EchoingBatches(BatchAPI):
+    """A batch API whose ids and answers carry the key it was sent (every text a reply has), one answer with
+    a token count no call can have; it records the batch ids it is asked about."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(BatchRoute(api="anthropic", provider="anthropic", base_url=None, model="m", api_key=key),
+                         registry.get("anthropic"))
+        self.key, self.asked = key, []
+
+    async def _create(self, requests, intent):
+        return f"msgbatch_{self.key}"
+
+    async def _find(self, intent, size, since):
+        return [f"msgbatch_{self.key}"]
+
+    async def _ended(self, batch_id):
+        self.asked.append(batch_id)
+        return True
+
+    async def _results(self, batch_id):
+        self.asked.append(batch_id)
+        k = self.key
+        echoed = Sent(text=f"ok {k}", stop_reason=f"end_turn {k[2:40]}", usage=Usage(input_tokens=3),
+                      request_id=f"{batch_id}/msg_{k}", model_version=f"m-{k}", headers={"request-id": k},
+                      served_by=k, system_fingerprint=k)
+        return {"a": BatchResult(batch_id, sent=echoed),
+                "b": BatchResult(batch_id, sent=Sent("x", None, Usage(output_tokens=-7), None, None)),
+                "c": BatchResult(batch_id, error=f"errored: bad key {k}")}
+
+    async def close(self):
+        pass
+
+
+def test_a_batch_api_gives_out_ids_and_answers_masked_and_bounded() -> None:
+    """A provider that echoes the key into its batch ids and every field of its answers: the runner gets each id
+    masked (and is answered about it: the id itself stays in the ``BatchAPI``), each answer masked, and an answer
+    with a token count no call can have as an error (its request goes online, as an errored one does)."""
+    key = fake_key("sk-ant-api03")
+    api = EchoingBatches(key)
+
+    async def run() -> tuple[str, list[str], bool, dict[str, BatchResult]]:
+        shown = await api.create({"a": {}}, "intent")
+        return shown, await api.find("intent", 1, 0.0), await api.ended(shown), await api.results(shown)
+
+    shown, found, ended, results = asyncio.run(run())
+    assert shown == "msgbatch_***" and found == [shown] and ended
+    assert api.asked == [f"msgbatch_{key}"] * 2  # the provider is asked about its own id
+    assert {r.batch_id for r in results.values()} == {shown}
+    assert results["b"].sent is None and "usage.output_tokens=-7" in results["b"].error
+    assert results["a"].sent.text == "ok ***" and results["a"].sent.usage.input_tokens == 3
+    assert not any(f.decode() in repr(results) for f in fragments(key))
 
 
 def test_no_key_is_handed_out_under_provider_sim(monkeypatch: pytest.MonkeyPatch) -> None:

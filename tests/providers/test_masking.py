@@ -1,6 +1,8 @@
 """No key leaves a client, a batch API, the batcher, a provider process or an actor in the clear: a server that echoes
 the key it was sent (in a header and in its body, as a proxy's or gateway's error page does) at each stage of each
 path, and not one 8-character run of the key in the sweep folder, its dataset, Ray's session logs or the terminal.
+On the success path the server echoes it into every header and every field that carries text (ids, model names,
+the reply, batch ids), online and batched, through both APIs; nor is a fragment in any page the live view serves.
 
 The sweep runs in-process (the CLI's ``main`` on the session's Ray, the key in the driver's environment), its
 terminal read at the file descriptors: what a ``python -m bargain_ray`` prints, Ray's own lines included."""
@@ -8,18 +10,25 @@ terminal read at the file descriptors: what a ``python -m bargain_ray`` prints, 
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import threading
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+import polars as pl
 import pytest
 import ray
 from aiohttp import web
+from helpers import serve_app
 
 from bargain_ray.__main__ import main
+from bargain_ray.analysis.view import make_app
 from bargain_ray.providers.sim import SimServer, SimSettings
 
 FRAGMENT = 8
@@ -37,6 +46,50 @@ STAGES = {
 
 def fragments(key: str) -> set[bytes]:
     return {key[i:i + FRAGMENT].encode() for i in range(len(key) - FRAGMENT + 1)}
+
+
+SALTED = ("id", "model", "text", "content", "stop_reason", "finish_reason", "system_fingerprint", "provider",
+          "request_id")
+"""The fields of a successful answer (a reply, a batch, a file, a batch's results) the key is echoed into: every one
+that carries text the runner may keep; ids get it as a suffix the server strips again when they come back."""
+FRAMING = ("content-type", "content-length", "content-encoding", "transfer-encoding")
+"""Headers that frame the body: not echoed into (the salted body is sized anew)."""
+
+
+def salted_text(text: str, key: str) -> str:
+    """A reply's text with the key inside its JSON message (so the game plays on), else after it."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return f"{text} {key}"
+    if isinstance(data, dict) and isinstance(data.get("message"), str):
+        return json.dumps({**data, "message": f"{data['message']} {key}"})
+    return f"{text} {key}"
+
+
+def salted(value: Any, key: str) -> Any:  # free-form: a response body, JSON as received
+    if isinstance(value, list):
+        return [salted(v, key) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for name, v in value.items():
+        if name in ("text", "content") and isinstance(v, str):
+            out[name] = salted_text(v, key)
+        elif name in SALTED and isinstance(v, str):
+            out[name] = f"{v}-{key}"
+        else:
+            out[name] = salted(v, key)
+    return out
+
+
+def salted_body(body: bytes, key: str) -> bytes:
+    """A JSON or JSON Lines body with the key in every field of ``SALTED``."""
+    try:
+        return json.dumps(salted(json.loads(body), key)).encode()
+    except ValueError:
+        lines = [json.dumps(salted(json.loads(line), key)) for line in body.decode().splitlines() if line.strip()]
+        return "".join(f"{line}\n" for line in lines).encode()
 
 
 class Echoing:
@@ -67,12 +120,19 @@ class Echoing:
         if self._hit(request):
             return await self._echo(key)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in ("content-length", "transfer-encoding")}
+        path, data = request.path_qs.replace(f"-{key}", ""), (await request.read()).replace(f"-{key}".encode(), b"")
         async with aiohttp.ClientSession() as session, session.request(
-                request.method, self.sim + request.path_qs, data=await request.read(), headers=headers) as upstream:
+                request.method, self.sim + path, data=data, headers=headers) as upstream:
             body = await upstream.read()
             if self.stage == "batch results" and request.path.endswith("/results"):
                 self.echoed += 1
                 body = body.replace(b"simulated batch request error", f"bad key {key}, see {key[3:20]}".encode())
+            if self.stage.startswith("success") and upstream.status == 200:
+                self.echoed += 1
+                answered = {k: f"{v} {key}" for k, v in upstream.headers.items() if k.lower() not in FRAMING}
+                answered["content-type"] = upstream.headers["content-type"]
+                return web.Response(body=salted_body(body, key), status=200,
+                                    headers={**answered, "x-echo-key": key, "request-id": f"req-{key}"})
             return web.Response(body=body, status=upstream.status, content_type=upstream.content_type)
 
     def __enter__(self) -> str:
@@ -110,10 +170,27 @@ def overrides(stage: str, url: str, folder: Path) -> list[str]:
     if stage == "sim":
         return [*where, "provider=sim", f"provider.settings.base_url={url}"]
     routed = [f"models.O.base_url={url}", f"models.H.base_url={url}"]
-    return [*where, *routed, *(BATCHED if stage.startswith("batch") else [])]
+    if stage.startswith("success"):  # H through the OpenAI API: its replies name a router's provider too
+        routed = [f"models.O.base_url={url}", "models.H.provider=openai", f"models.H.base_url={url}/v1"]
+    return [*where, *routed, *(BATCHED if stage.startswith(("batch", "success batch")) else [])]
 
 
-@pytest.mark.parametrize("stage", ["online", "batch create", "batch poll", "batch results", "local server", "sim"])
+def view_pages(root: Path, folder: Path) -> dict[str, bytes]:
+    """Every page the live view serves of ``folder`` (under ``root``): the pages, its API, each file of the folder."""
+    files = [f"files/{folder.name}/{p.relative_to(folder)}" for p in folder.rglob("*") if p.is_file()]
+    pages = {}
+    with serve_app(make_app(root)) as url:
+        for path in ["", f"?sweep={folder.name}", "api/sweeps", f"api/sweep?name={folder.name}", *files]:
+            try:
+                with urllib.request.urlopen(f"{url}/{path}", timeout=30) as response:
+                    pages[path] = response.read()
+            except urllib.error.HTTPError as refused:  # a file the view does not serve
+                pages[path] = refused.read()
+    return pages
+
+
+@pytest.mark.parametrize("stage", ["online", "batch create", "batch poll", "batch results", "local server", "sim",
+                                   "success online", "success batch"])
 def test_a_server_echoing_the_key_leaves_no_fragment_anywhere(stage: str, tmp_path: Path, ray_session: str,
                                                               monkeypatch: pytest.MonkeyPatch,
                                                               capfd: pytest.CaptureFixture[str]) -> None:
@@ -122,7 +199,8 @@ def test_a_server_echoing_the_key_leaves_no_fragment_anywhere(stage: str, tmp_pa
     errored = 1.0 if stage == "batch results" else 0.0
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)
     monkeypatch.setenv("OPENAI_API_KEY", key)
-    with SimServer(SimSettings(batch={"delay_s": 0.05, "errored": errored})) as sim:
+    routed = {"claude-haiku-5-5": "Anthropic"}  # a router's provider field in H's OpenAI-style replies
+    with SimServer(SimSettings(batch={"delay_s": 0.05, "errored": errored}, served_by=routed)) as sim:
         echoing = Echoing(stage, sim)
         with echoing as url:
             main(["+grid=c3_smoke", *overrides(stage, url, folder)])
@@ -135,8 +213,19 @@ def test_a_server_echoing_the_key_leaves_no_fragment_anywhere(stage: str, tmp_pa
     if stage == "online":  # the real provider's branch sends the key with every request, and the error is recorded
         assert set(echoing.seen) == {key}
         assert any(b"authentication_error" in p.read_bytes() for p in folder.rglob("*") if p.is_file())
-    assert (folder / "dataset").is_dir()
+    assert (folder / "dataset").is_dir() and (folder / "report.html").is_file()
+    pages = view_pages(tmp_path, folder)
+    assert pages[f"api/sweep?name={folder.name}"].startswith(b"{")
     leaks = [str(p) for p in [*folder.rglob("*"), *session_logs()] if p.is_file()
              and any(f in p.read_bytes() for f in fragments(key))]
+    leaks += [path for path, page in pages.items() if any(f in page for f in fragments(key))]
     assert leaks == []
+    if stage.startswith("success"):  # every answer was kept, masked: the games played, their calls say so
+        assert pl.read_parquet(folder / "games.parquet")["known"].all()
+        calls = pl.read_parquet(folder / "calls.parquet")
+        assert calls["model_version"].str.ends_with("-***").all()
+        assert calls["request_id"].str.contains("***", literal=True).all()
+    if stage == "success batch":
+        journaled = (folder / "batches.journal.jsonl").read_bytes()  # both APIs' batch ids, masked
+        assert journaled.count(b'"batch_id":') >= 2 and b'-***"' in journaled and b"msgbatch_" in journaled
     assert not any(f.decode() in done.out + done.err for f in fragments(key))

@@ -55,9 +55,9 @@ class AnthropicClient(HTTPClient):
         )
         try:
             msg = validated(Message, await raw.read()) or await raw.parse()
-        except (ValueError, ValidationError) as exc:
+            return sent_of(msg, raw.headers.get("request-id") or msg.id, rate_headers(raw.headers))
+        except (ValueError, ValidationError, TypeError) as exc:
             raise MalformedReply(f"unreadable response body: {str(exc)[:200]}") from None
-        return sent_of(msg, raw.headers.get("request-id") or msg.id, rate_headers(raw.headers))
 
     async def close(self) -> None:
         await self.client.close()

@@ -7,8 +7,11 @@ returns errored or expired is retried through the ordinary online path of the sa
 game waits one online call instead of another batch round trip); a success costs the batch price.
 
 Text from outside is masked on its one way in: every ``BatchAPI`` method raises only ``BatchFailed`` (its text
-masked of the route's key, ``clients.retry.describe``) and returns results whose errors are masked, so what the
-batcher stores, prints or sends back across Ray can carry no key.
+masked of the route's key, ``clients.retry.describe``), returns batch ids masked and results whose errors are masked
+and whose answers are admitted (``Sent.admitted``: masked, usage bounded), so what the batcher stores, prints or
+sends back across Ray can carry no key. A batch id the provider echoed the key into is polled by the id itself, kept
+in the ``BatchAPI`` only: a batcher started again finds its journaled (masked) id unknown at the provider, and its
+requests go online (ours: the key is never journaled to save the batch).
 """
 
 from __future__ import annotations
@@ -18,16 +21,17 @@ import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
 from bargain_ray.clients.http import HTTPClient, Sent, limiter_key
-from bargain_ray.clients.retry import describe, mask
+from bargain_ray.clients.retry import ImplausibleUsage, describe
 from bargain_ray.core.errors import TechnicalFailure
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply, utc_now
+from bargain_ray.core.secrets import mask
 
 if TYPE_CHECKING:
     from bargain_ray.clients.registry import API
@@ -95,27 +99,44 @@ class BatchAPI(ABC):
     def __init__(self, route: BatchRoute, api: API) -> None:
         self.route = route
         self.errors = api.sdk_errors()
+        self._ids: dict[str, str] = {}
+        """masked batch id -> the provider's, for the ids the key was masked out of."""
 
     async def create(self, requests: dict[str, dict[str, Any]], intent: str) -> str:  # free-form: a request body, JSON as sent
         """Submit ``custom_id -> request body`` as one batch; its id. ``intent`` is its key (journaled first), sent
         along where the API takes one, so ``find`` knows the batch again."""
-        return await self._masked(self._create(requests, intent))
+        return self._shown(await self._masked(self._create(requests, intent)))
 
     async def find(self, intent: str, size: int, since: float) -> list[str]:
         """The batches created since ``since`` (epoch seconds, ``FIND_SLACK_S`` allowed for the provider's clock)
         that may be intent ``intent``'s, newest first: the one carrying its key where the API takes one, else
         every batch of ``size`` requests (the caller tells them apart by their results' custom ids)."""
-        return await self._masked(self._find(intent, size, since - FIND_SLACK_S))
+        return [self._shown(b) for b in await self._masked(self._find(intent, size, since - FIND_SLACK_S))]
 
     async def ended(self, batch_id: str) -> bool:
         """Whether every request of the batch has its result."""
-        return await self._masked(self._ended(batch_id))
+        return await self._masked(self._ended(self._ids.get(batch_id, batch_id)))
 
     async def results(self, batch_id: str) -> dict[str, BatchResult]:
-        """custom_id -> result of an ended batch, each error masked."""
-        results = await self._masked(self._results(batch_id))
+        """custom_id -> result of an ended batch, each error masked, each answer admitted (one out of bounds is
+        an error: its request goes online, as an errored one does)."""
+        results = await self._masked(self._results(self._ids.get(batch_id, batch_id)))
+        return {c: self._admitted(r, batch_id) for c, r in results.items()}
+
+    def _shown(self, batch_id: str) -> str:
+        """The provider's batch id as the runner keeps it: masked of the key (the id itself is kept here)."""
+        shown = mask(batch_id, self.route.api_key)
+        if shown != batch_id:
+            self._ids[shown] = batch_id
+        return shown
+
+    def _admitted(self, result: BatchResult, batch_id: str) -> BatchResult:
         key = self.route.api_key
-        return {c: replace(r, error=mask(r.error, key)) if r.error else r for c, r in results.items()}
+        try:
+            sent = result.sent.admitted(key) if result.sent is not None else None
+        except ImplausibleUsage as exc:
+            return BatchResult(batch_id, error=f"{type(exc).__name__}: {exc}")
+        return BatchResult(batch_id, sent=sent, error=mask(result.error, key) if result.error else None)
 
     async def _masked(self, call: Awaitable[T]) -> T:
         try:

@@ -11,16 +11,25 @@ continuously), so a reply reporting ``remaining: 0`` announces no wait: the next
 request's refill has come (``clients.bucket.Pace`` models that). Which wait a response announces is our
 reading: ``retry-after`` when sent; else, on a 429, until every announced reset (the response does not say
 which limit refused, and the provider has just said no).
+
+Every number is bounded on this one way in (ours): a wait longer than ``MAX_WAIT_S`` (a ``retry-after``, a reset,
+infinity among them) or a limit so low that one request's refill takes longer (below ``MIN_PER_MINUTE``) is left
+out, as an unreadable value is, and kept in ``Announced.beyond``; a failed attempt that asked for such a wait fails
+its call there (``Announced.refusal``), a success's reply is kept. NaN, a negative count and an infinite limit are
+unreadable.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from pydantic import BaseModel
+
+from bargain_ray.config.schema import MAX_WAIT_S, MIN_PER_MINUTE
 
 LIMIT_NAMES = {
     "anthropic-ratelimit-requests": "requests_per_minute",
@@ -50,6 +59,9 @@ class Announced(BaseModel):
     resets_from_now: bool = True
     """Anthropic's resets are times, so seconds from now; OpenAI's are durations from when the reply was made."""
     retry_after_s: float | None = None
+    beyond: dict[str, str] = {}
+    """Header -> value of each wait announced beyond ``MAX_WAIT_S`` (a ``retry-after``, a reset, a limit below
+    ``MIN_PER_MINUTE``), left out of the fields above: never waited for, never paced by."""
 
     def wait_s(self, status: int) -> float | None:
         """Seconds during which the provider said no request may come (None: it announced no wait)."""
@@ -59,14 +71,31 @@ class Announced(BaseModel):
             return max(self.resets_s.values(), default=None)
         return None
 
+    def refusal(self, status: int) -> str | None:
+        """One line naming the header with which a failed response (``status``) asked for a wait beyond
+        ``MAX_WAIT_S``, None if it asked for none: its ``retry-after``, a limit (which paces every later call),
+        or, with no ``retry-after`` to read, a 429's reset. Any other reset is the time a bucket is full again."""
+        for header, value in self.beyond.items():
+            if "-reset" not in header or (status == 429 and self.retry_after_s is None):
+                return (f"{header}={value[:40]} asks for a wait of more than {MAX_WAIT_S:.0f} s, the longest the "
+                        "runner waits (ours): the call fails now and is asked again on resume")
+        return None
+
+
+def number(text: str) -> float | None:
+    """A header's number (``inf`` included), None if it is none or NaN."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(value) else value
+
 
 def duration_s(text: str) -> float | None:
     """An OpenAI reset (a Go duration such as ``6m0s``, ``1m30.5s``, ``250ms``; a bare number is seconds)."""
     text = text.strip()
-    try:
-        return max(float(text), 0.0)
-    except ValueError:
-        pass
+    if (value := number(text)) is not None:
+        return max(value, 0.0)
     parts = GO_DURATION.findall(text)
     if not parts or "".join(n + u for n, u in parts) != text:
         return None
@@ -87,40 +116,53 @@ def seconds_until(text: str, now: float) -> float | None:
     return max(when.timestamp() - now, 0.0)
 
 
-def retry_after_s(headers: dict[str, str], now: float | None = None) -> float | None:
-    """``retry-after-ms``, else ``retry-after`` as seconds or an HTTP date, as seconds from ``now``."""
+def retry_after(headers: dict[str, str], now: float | None = None) -> tuple[str, float] | None:
+    """(the header read, seconds from ``now``): ``retry-after-ms``, else ``retry-after`` as seconds or an HTTP date."""
     now = time.time() if now is None else now
-    if "retry-after-ms" in headers:
-        try:
-            return max(float(headers["retry-after-ms"]) / 1e3, 0.0)
-        except ValueError:
-            pass
+    if (ms := number(headers.get("retry-after-ms", ""))) is not None:
+        return "retry-after-ms", max(ms / 1e3, 0.0)
     if "retry-after" in headers:
         value = headers["retry-after"]
-        try:
-            return max(float(value), 0.0)
-        except ValueError:
-            return seconds_until(value, now)
+        seconds = number(value)
+        seconds = seconds_until(value, now) if seconds is None else max(seconds, 0.0)
+        return None if seconds is None else ("retry-after", seconds)
     return None
 
 
+def retry_after_s(headers: dict[str, str], now: float | None = None) -> float | None:
+    """``retry-after-ms``, else ``retry-after`` as seconds or an HTTP date, as seconds from ``now``."""
+    read = retry_after(headers, now)
+    return None if read is None else read[1]
+
+
 def read_headers(headers: dict[str, str], now: float | None = None) -> Announced:
-    """Everything the (lower-cased) rate-limit headers announce; unreadable values are left out."""
+    """Everything the (lower-cased) rate-limit headers announce within bounds; unreadable values are left out, and
+    so are those beyond the bounds (kept in ``beyond``)."""
     now = time.time() if now is None else now
-    out = Announced(retry_after_s=retry_after_s(headers, now))
+    out = Announced()
+
+    def bounded(header: str, seconds: float | None) -> float | None:
+        if seconds is not None and seconds > MAX_WAIT_S:
+            out.beyond[header] = headers[header]
+            return None
+        return seconds
+
+    if (read := retry_after(headers, now)) is not None:
+        out.retry_after_s = bounded(*read)
     for stem, name in LIMIT_NAMES.items():
         anthropic = stem.startswith("anthropic")
         kind = stem.removeprefix("anthropic-ratelimit-").removeprefix("x-ratelimit-")
         keys = (f"{stem}-limit", f"{stem}-remaining", f"{stem}-reset") if anthropic else (
             f"x-ratelimit-limit-{kind}", f"x-ratelimit-remaining-{kind}", f"x-ratelimit-reset-{kind}")
-        limit, remaining, reset = (headers.get(k) for k in keys)
-        for value, into in ((limit, out.limits), (remaining, out.remaining)):
-            try:
-                into[name] = float(value)
-            except (TypeError, ValueError):
-                continue
-        if reset is not None:
-            seconds = seconds_until(reset, now) if anthropic else duration_s(reset)
+        limit, remaining = (number(headers.get(k, "")) for k in keys[:2])
+        if limit is not None and 0 <= limit < MIN_PER_MINUTE:
+            out.beyond[keys[0]] = headers[keys[0]]
+        elif limit is not None and 0 < limit < math.inf:
+            out.limits[name] = limit
+        if remaining is not None and 0 <= remaining < math.inf:
+            out.remaining[name] = remaining
+        if (reset := headers.get(keys[2])) is not None:
+            seconds = bounded(keys[2], seconds_until(reset, now) if anthropic else duration_s(reset))
             if seconds is not None:
                 out.resets_s[name] = seconds
                 out.resets_from_now = anthropic

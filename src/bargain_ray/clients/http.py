@@ -6,10 +6,12 @@ how to send it and read the reply (``HTTPClient.body`` and ``HTTPClient.send``).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,12 +19,13 @@ from pydantic import BaseModel, ValidationError
 
 from bargain_ray.clients.headers import CALL_ID_HEADER
 from bargain_ray.clients.limiter import Feedback, Limiter
-from bargain_ray.clients.retry import describe, retrying
+from bargain_ray.clients.retry import ImplausibleUsage, WaitTooLong, describe, retrying
 from bargain_ray.config import ModelConfig
 from bargain_ray.config.pricing import cost_usd, estimate_tokens
 from bargain_ray.core.errors import Failure, TechnicalFailure
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply, Usage, utc_now
+from bargain_ray.core.secrets import mask
 
 if TYPE_CHECKING:
     from bargain_ray.clients.batches import BatchRoute
@@ -41,6 +44,48 @@ class Sent:
     headers: dict[str, str] = field(default_factory=dict)
     served_by: str | None = None
     system_fingerprint: str | None = None
+
+    def admitted(self, secret: str) -> Sent:
+        """This answer as the runner keeps it, on its one way in (an attempt's in ``HTTPClient``, a batch's in
+        ``BatchAPI.results``): every text and header masked of the key (``core.secrets.mask``: the same mask as
+        an error's), its usage within bounds (``check_usage``). All its texts are looked through at once: one
+        holding no part of the key (every answer but an echoing server's) is kept as it is."""
+        check_usage(self.usage)
+        texts: dict[str, Any] = {f.name: v for f in fields(self) if isinstance(v := getattr(self, f.name), str)}
+        whole = "\n".join([*texts.values(), *self.headers.keys(), *self.headers.values()])  # no key holds a newline
+        if mask(whole, secret) == whole:
+            return self
+        return replace(self, **{k: mask(v, secret) for k, v in texts.items()},
+                       headers={mask(k, secret): mask(v, secret) for k, v in self.headers.items()})
+
+
+MAX_CALL_TOKENS = 100_000_000
+"""The most tokens of any kind one call may report (ours): fifty times a context window of two million tokens, and
+small enough that no table, sum or cost built from them overflows."""
+
+
+def check_usage(usage: Usage) -> None:
+    """Raise ``ImplausibleUsage`` naming the first count out of bounds (negative, or beyond ``MAX_CALL_TOKENS``)."""
+    for name, value in usage:
+        if not 0 <= value <= MAX_CALL_TOKENS:
+            raise ImplausibleUsage(f"usage.{name}={value} is no token count of one call (0 to {MAX_CALL_TOKENS:,}, "
+                                   "ours): the answer is neither kept nor priced")
+
+
+T = TypeVar("T")
+
+
+async def within(timeout_s: float, attempt: Awaitable[T]) -> T:
+    """``attempt`` awaited for at most ``timeout_s`` in all (``Retry.timeout_s``: from the request to the last byte
+    of its reply, however slowly it comes), else ``TimeoutError`` saying so."""
+    deadline = asyncio.timeout(timeout_s)
+    try:
+        async with deadline:
+            return await attempt
+    except TimeoutError:
+        if deadline.expired():
+            raise TimeoutError(f"no whole reply within retry.timeout_s={timeout_s:g} s") from None
+        raise
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -121,12 +166,15 @@ class HTTPClient(ABC):
         ticket = await self.limiter.acquire(body_tokens(body), self.model.max_tokens)
         start = time.monotonic()
         try:
-            sent = await self.send(body, headers)
+            sent = (await within(self.model.retry.timeout_s, self.send(body, headers))).admitted(self._secret)
         except BaseException as exc:  # cancellation too: the slot must come back
-            status = self.errors.status_of(exc)
-            self.limiter.release(ticket, Feedback(status=status, headers=self.errors.headers_of(exc)))
-            if isinstance(exc, Exception):
-                errors.append(describe(exc, self._secret, status))
+            status, told = self.errors.status_of(exc), self.errors.headers_of(exc)
+            self.limiter.release(ticket, Feedback(status=status, headers=told))
+            if not isinstance(exc, Exception):
+                raise
+            errors.append(describe(exc, self._secret, status))
+            if refusal := self.api.read_headers(told).refusal(status):
+                raise WaitTooLong(refusal, status) from None
             raise
         latency = time.monotonic() - start
         self.limiter.release(ticket, Feedback(

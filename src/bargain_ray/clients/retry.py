@@ -8,7 +8,6 @@ jittered exponential backoff, never shorter than the wait the provider announced
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from bargain_ray.clients.headers import Announced, read_headers
 from bargain_ray.config import Retry
 from bargain_ray.core.errors import FailureKind
+from bargain_ray.core.secrets import mask
 
 TRANSIENT_STATUS = frozenset({408, 409, 429})
 RATE_HEADERS = ("retry-after", "retry-after-ms", "anthropic-ratelimit-", "x-ratelimit-")
@@ -25,6 +25,20 @@ RATE_HEADERS = ("retry-after", "retry-after-ms", "anthropic-ratelimit-", "x-rate
 
 class MalformedReply(Exception):
     """The provider answered 200 with a body that is not the API's JSON (truncated, garbled)."""
+
+
+class ImplausibleUsage(Exception):
+    """The provider answered 200 with token counts no call can have (``clients.http.check_usage``). Never retried:
+    the provider answered, and bills another attempt as it billed this one; never priced."""
+
+
+class WaitTooLong(Exception):
+    """A failed attempt's headers asked for a wait longer than the runner waits (``config.schema.MAX_WAIT_S``):
+    the call fails now instead of waiting. ``status_code`` is the failed attempt's."""
+
+    def __init__(self, message: str, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
 
 
 @dataclass(frozen=True)
@@ -41,14 +55,15 @@ class SDKErrors:
 
     def status_of(self, exc: BaseException) -> int:
         """The HTTP status of a failed attempt; 0 when no response came."""
-        return int(getattr(exc, "status_code", 0)) if isinstance(exc, self.status) else 0
+        return int(getattr(exc, "status_code", 0)) if isinstance(exc, (*self.status, WaitTooLong)) else 0
 
     def transient(self, exc: BaseException) -> bool:
-        """408/409/429/5xx (529 included), timeouts, dropped connections, unreadable bodies."""
+        """408/409/429/5xx (529 included), timeouts (the SDK's and the attempt's deadline), dropped connections,
+        unreadable bodies; never a wait asked beyond the longest the runner waits."""
         if isinstance(exc, self.status):
             status = self.status_of(exc)
             return status in TRANSIENT_STATUS or status >= 500
-        return isinstance(exc, (*self.connection, *self.timeout, MalformedReply))
+        return isinstance(exc, (*self.connection, *self.timeout, TimeoutError, MalformedReply))
 
     def kind(self, exc: BaseException) -> FailureKind:
         """What a failed call's last error says about why, as the summary groups it."""
@@ -65,7 +80,7 @@ class SDKErrors:
             return FailureKind.TIMEOUT
         if isinstance(exc, self.connection):
             return FailureKind.CONNECTION
-        if isinstance(exc, MalformedReply):
+        if isinstance(exc, (MalformedReply, ImplausibleUsage)):
             return FailureKind.MALFORMED_REPLY
         return FailureKind.OTHER
 
@@ -82,31 +97,8 @@ def rate_headers(headers: Any) -> dict[str, str]:
     return {k.lower(): v for k, v in headers.items() if k.lower().startswith(RATE_HEADERS)}
 
 
-FRAGMENT = 8
-"""Characters of a key that are masked wherever they appear together: a server may echo a key in part."""
-
 ERROR_CHARS = 300
 """An attempt's error message is cut to this many characters, after masking."""
-
-
-def mask(text: str, secret: str | None) -> str:
-    """``text`` with the key and every run of ``FRAGMENT`` or more of its consecutive characters as ``***``.
-
-    Our rule: a fragment that short still narrows the key for anyone reading the record, and no error
-    text needs one; a key shorter than ``FRAGMENT`` is masked only whole.
-    """
-    if not secret:
-        return text
-    text = text.replace(secret, "***")
-    if len(secret) < FRAGMENT:
-        return text
-    windows = {secret[i:i + FRAGMENT] for i in range(len(secret) - FRAGMENT + 1)}
-    hidden = [False] * len(text)
-    for i in range(len(text) - FRAGMENT + 1):
-        if text[i:i + FRAGMENT] in windows:
-            hidden[i:i + FRAGMENT] = [True] * FRAGMENT
-    runs = itertools.groupby(zip(text, hidden, strict=True), key=lambda pair: pair[1])
-    return "".join("***" if masked else "".join(c for c, _ in run) for masked, run in runs)
 
 
 def describe(exc: BaseException, secret: str | None, status: int = 0) -> str:

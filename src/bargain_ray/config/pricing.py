@@ -24,6 +24,9 @@ CHARS_PER_TOKEN = 4
 """Characters a token, for counts made before a call (the limiter's reservation, the estimate, the sim's usage)."""
 MESSAGE_TOKENS = 16
 """Tokens a provider may add per message (role markers, separators) beyond its text: ours, generous."""
+MAX_PRICE = 10_000.0
+"""The most a price may be, in US dollars per million tokens (ours: far above any list price, far below what would
+make a cost or an estimate infinite)."""
 FREE = ("local", "strategy")
 """Providers nothing is paid to: the bundled local model and the strategy agents."""
 
@@ -31,10 +34,10 @@ FREE = ("local", "strategy")
 class Price(Strict):
     """US dollars per million tokens."""
 
-    input: float = Field(0.0, ge=0)
-    output: float = Field(0.0, ge=0)
-    cache_read: float = Field(0.0, ge=0)
-    cache_write: float = Field(0.0, ge=0)
+    input: float = Field(0.0, ge=0, le=MAX_PRICE)
+    output: float = Field(0.0, ge=0, le=MAX_PRICE)
+    cache_read: float = Field(0.0, ge=0, le=MAX_PRICE)
+    cache_write: float = Field(0.0, ge=0, le=MAX_PRICE)
     batch_discount: float = Field(0.5, ge=0.0, le=1.0, description="share of the price a batch API call saves")
 
     def charged(self, cost_usd: float, batched: bool) -> float:

@@ -17,14 +17,23 @@ INT64 = 2**63
 MAX_BLOCKS = 100_000
 """Replicate blocks a grid may have (ours): with the cells of a block, what one plan can hold (``design.resolved``)."""
 Seed = Annotated[int, Field(ge=-INT64, le=INT64 - 1)]
+MAX_WAIT_S = 600.0
+"""The longest the runner waits at once (ours: ten minutes): a retry's backoff, a batch's gathering and each of its
+polls, a wait a provider announces (``clients.headers``: one longer fails its call, left unknown for a resume)."""
+MIN_PER_MINUTE = 60.0 / MAX_WAIT_S
+"""The lowest rate a limit may have: one request's (one token's) refill takes at most ``MAX_WAIT_S``."""
+MAX_CALL_S = 3600.0
+"""The longest one attempt of a call may take (``Retry.timeout_s``; ours: an hour)."""
+MAX_ATTEMPTS = 100
+"""The most attempts a call may be given (``Retry.max_attempts``; ours)."""
 
 
 class Rates(Strict):
     """Requests and tokens per minute; None is unlimited."""
 
-    requests_per_minute: float | None = Field(None, gt=0)
-    input_tokens_per_minute: float | None = Field(None, gt=0)
-    output_tokens_per_minute: float | None = Field(None, gt=0)
+    requests_per_minute: float | None = Field(None, ge=MIN_PER_MINUTE)
+    input_tokens_per_minute: float | None = Field(None, ge=MIN_PER_MINUTE)
+    output_tokens_per_minute: float | None = Field(None, ge=MIN_PER_MINUTE)
 
 
 class Limits(Rates):
@@ -36,10 +45,12 @@ class Limits(Rates):
 class Retry(Strict):
     """Retries owned by the runner (SDK retries are off); runtime knobs."""
 
-    max_attempts: int = Field(6, ge=1)
-    initial_s: float = Field(1.0, ge=0)
-    max_s: float = Field(60.0, ge=0)
-    timeout_s: float = Field(600.0, gt=0)
+    max_attempts: int = Field(6, ge=1, le=MAX_ATTEMPTS)
+    initial_s: float = Field(1.0, ge=0, le=MAX_WAIT_S)
+    max_s: float = Field(60.0, ge=0, le=MAX_WAIT_S)
+    timeout_s: float = Field(600.0, gt=0, le=MAX_CALL_S, description=(
+        "seconds one attempt may take, from sending the request to the last byte of the reply (ours: a deadline "
+        "per attempt, however slowly the reply comes; each attempt has its own)"))
 
 
 STRATEGY = "strategy"
@@ -186,8 +197,8 @@ class BatchRun(Strict):
     ``max_wait_s`` after the first; each open batch is polled every ``poll_s``."""
 
     max_requests: int = Field(256, ge=1)
-    max_wait_s: float = Field(1.0, ge=0.0)
-    poll_s: float = Field(5.0, gt=0.0)
+    max_wait_s: float = Field(1.0, ge=0.0, le=MAX_WAIT_S)
+    poll_s: float = Field(5.0, gt=0.0, le=MAX_WAIT_S)
 
 
 class RunConfig(Strict):

@@ -8,18 +8,26 @@ from typing import Literal
 from pydantic import Field
 
 from bargain_ray.config import Rates, Strict
+from bargain_ray.config.schema import MAX_WAIT_S, MIN_PER_MINUTE
 from bargain_ray.games.kit.concession import EXPONENTS
 
 Strategy = Literal[tuple(sorted(EXPONENTS))]  # type: ignore[valid-type]
 """A concession kind the sim answers as (``games.kit.concession``)."""
 
 
+MAX_SIGMA = 10.0
+"""The widest spread a drawn latency or reply may have (``Latency.sigma``, ``SimSettings.reply_noise``; ours): far
+wider than any a rehearsal needs; a lognormal draw of a spread of a hundred or so overflows a float."""
+MAX_BATCH_S = 86_400.0
+"""The longest a simulated batch may take to end (ours: the providers' own batch window, a day)."""
+
+
 class Latency(Strict):
     """Seconds before a reply: lognormal around ``median_s`` (``sigma`` 0 makes it constant)."""
 
-    median_s: float = Field(0.0, ge=0)
-    sigma: float = Field(0.0, ge=0)
-    max_s: float = Field(30.0, ge=0)
+    median_s: float = Field(0.0, ge=0, le=MAX_WAIT_S)
+    sigma: float = Field(0.0, ge=0, le=MAX_SIGMA)
+    max_s: float = Field(30.0, ge=0, le=MAX_WAIT_S)
 
 
 class ServerLimits(Rates):
@@ -34,8 +42,8 @@ class ServerLimits(Rates):
     and ``max_tokens`` when it arrives (as OpenAI counts it).
     """
 
-    tokens_per_minute: float | None = Field(None, gt=0)
-    burst_s: float = Field(1.0, gt=0)
+    tokens_per_minute: float | None = Field(None, ge=MIN_PER_MINUTE)
+    burst_s: float = Field(1.0, gt=0, le=MAX_WAIT_S)
     retry_after: bool = True
     """False: 429s carry only the rate-limit headers (an API that announces its limits, never a retry-after)."""
     report_at: Literal["response", "arrival"] = "response"
@@ -59,10 +67,10 @@ class BatchSettings(Strict):
     """The batch APIs: seconds from creation until a batch ends, and each request's chance to come back
     errored or expired (drawn at creation, from one seeded stream)."""
 
-    delay_s: float = Field(2.0, ge=0)
+    delay_s: float = Field(2.0, ge=0, le=MAX_BATCH_S)
     errored: float = Field(0.0, ge=0, le=1)
     expired: float = Field(0.0, ge=0, le=1)
-    create_delay_s: float = Field(0.0, ge=0, le=600)
+    create_delay_s: float = Field(0.0, ge=0, le=MAX_WAIT_S)
     """Seconds a create call's answer waits after the batch is created (listed, billed): the window in which a
     client killed has paid for a batch it never heard of."""
 
@@ -96,10 +104,10 @@ class SimSettings(Strict):
     model_faults: dict[str, Faults] = {}
     """model -> the faults of its requests instead of ``faults`` (e.g. an observer model that only refuses)."""
     batch: BatchSettings = BatchSettings()
-    timeout_sleep_s: float = Field(5.0, ge=0)
+    timeout_sleep_s: float = Field(5.0, ge=0, le=MAX_WAIT_S)
     strategies: dict[str, Strategy] = {}
     apis: dict[str, str] = {}
-    reply_noise: float = Field(0.0, ge=0)
+    reply_noise: float = Field(0.0, ge=0, le=MAX_SIGMA)
     """0: each reply is the model's strategy, exactly (a rehearsal's replicate games of one cell play alike, so
     its CIs have no width). Above 0: replies drawn around it, reproducibly (``server.strategy_params``)."""
     served_by: dict[str, str] = {}
