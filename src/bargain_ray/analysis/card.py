@@ -23,6 +23,7 @@ from bargain_ray.analysis.sample import SAMPLE
 from bargain_ray.core.provenance import read_code_version
 from bargain_ray.design.fingerprint import game_part
 from bargain_ray.games import load_game
+from bargain_ray.store.paid import read_spend
 
 KS_DEFINITIONS = (
     "Kalai–Smorodinsky comes in two definitions: `ks_rational` takes each role's ideal over the deals both prefer to "
@@ -317,6 +318,27 @@ def limitations_section(analysis: Analysis) -> str:
     return "## Limitations\n\n" + "\n".join(f"- {i}" for i in items)
 
 
+def paid_section(analysis: Analysis) -> str:
+    """What the sweep folder paid, per model, from its call journal (``store.paid``: the terminal and the live view
+    read the same figures)."""
+    s = analysis.sweep
+    spend = read_spend(s.path, s.manifest.served)
+    simulated = " (simulated: provider=sim, no money was spent)" if analysis.rehearsal.simulated else ""
+    if not spend.models:
+        return "## What was paid\n\nNo model call was paid: the folder's call journal holds none."
+    rows = [[f"`{m.model}`", m.calls, m.input_tokens, m.output_tokens, f"{m.cost_usd:.4f}", m.rate_limited, m.drifted]
+            for _, m in sorted(spend.models.items())]
+    return "\n\n".join([
+        "## What was paid",
+        f"{spend.calls} model calls paid, ${spend.cost_usd:.4f} at the configured prices{simulated}. From the sweep "
+        "folder's call journal, the one record of what was paid: every paid call is there, those of a game's earlier "
+        "attempts (a game run again after a stop or a technical failure) and of games the current design leaves "
+        "out included, so it can exceed the sum of `cost_usd` over `calls`, which holds each game's final record.",
+        _table(["Model", "Calls", "Input tokens", "Output tokens", "Cost (USD)", "429s before the answer", "Served as another "
+                "version"], rows),
+    ])
+
+
 def settings_section(items: list[provenance.Item]) -> str:
     """The rules no seed states, each now a setting, with its value in this sweep (from the declarations)."""
     unstated = provenance.unstated_settings(items)
@@ -408,6 +430,7 @@ def card(analysis: Analysis, written: dict[str, Written], metrics: list[str], ra
         metrics_section(analysis, metrics),
         design_section(analysis),
         *filter(None, [settings_section(items)]),
+        paid_section(analysis),
         limitations_section(analysis),
         provenance_section(analysis, items),
     ]) + "\n"

@@ -29,7 +29,6 @@ from pydantic import BaseModel, ConfigDict
 from bargain_ray.core.figures import is_figure, value_of
 from bargain_ray.core.records import CallMeta, CallRecord, FamilyFields, GameRecord, Served
 from bargain_ray.core.status import Status
-from bargain_ray.store.manifest import model_key
 
 IDENTITY = (
     "unit_id", "experiment", "game", "family", "condition", "pairing", "assignment", "cell",
@@ -233,7 +232,7 @@ References = Mapping[str, Served]
 def drifted(c: CallMeta, references: References) -> bool | None:
     """Whether ``c`` was served otherwise than the sweep's reference for its model (``Served.changed_from``);
     None when there is no reference or the call reports nothing served (a strategy reply, a failed call)."""
-    reference, served = references.get(model_key(c)), c.served()
+    reference, served = references.get(c.key), c.served()
     return None if reference is None or not served.reported() else bool(served.changed_from(reference))
 
 
