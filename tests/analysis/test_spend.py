@@ -5,14 +5,11 @@ whether the journal holds each reply or only its cost (``run.journal_calls=false
 from __future__ import annotations
 
 import re
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from grids import dom
-from helpers import ROOT
+from test_view import serving
 
 from bargain_ray.__main__ import main
 from bargain_ray.analysis.report import build_report
@@ -35,21 +32,6 @@ def swept(folder: Path, journal_calls: str) -> None:
                      f"run.journal_calls={journal_calls}"]) == 0
 
 
-def page_of(folder: Path, profile: Path) -> str:
-    """The live view's page of ``folder`` once its script ran, served by the view command."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    view = subprocess.Popen([sys.executable, "-m", "bargain_ray.view", "--root", str(folder.parent), "--port",
-                             str(port)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        assert view.stdout.readline().startswith(f"live view: http://127.0.0.1:{port}/")
-        return dom(f"http://127.0.0.1:{port}/?sweep={folder.name}", profile, budget_ms=4000)
-    finally:
-        view.terminate()
-        view.wait(timeout=10)
-
-
 def test_the_summary_the_view_and_the_card_show_what_was_paid_in_both_journal_modes(ray_session, tmp_path, capsys):
     shown = {}
     for journal_calls in ("true", "false"):
@@ -70,7 +52,8 @@ def test_the_summary_the_view_and_the_card_show_what_was_paid_in_both_journal_mo
     assert haiku.drifted == haiku.calls - (CHANGE.at_call - 1) > 0, "drift is read from a cost-only line too"
 
     folder = tmp_path / "journal_calls_false"
-    page = page_of(folder, tmp_path / "profile")
+    with serving(folder.parent) as url:
+        page = dom(f"{url}?sweep={folder.name}", tmp_path / "profile", budget_ms=4000)
     for r in costs:
         assert (f"<tr><td>{r.model}</td><td>{r.calls}</td><td>{r.input_tokens}</td><td>{r.output_tokens}</td>"
                 f"<td>{r.cost_usd:.4f}</td><td>{r.rate_limited}</td></tr>") in page, page

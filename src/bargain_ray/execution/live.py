@@ -10,7 +10,7 @@ calls were paid and journaled. The bar's figures and the summary's are the same 
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import ray
@@ -52,7 +52,7 @@ class CallTail:
         """No call of this invocation is sent before its tail exists: a bound for a node's clock that runs behind."""
         self.drift = drift
         self.units: Counter[str] = Counter()
-        self.unit_usd: Counter[str] = Counter()
+        self.unit_usd: defaultdict[str, float] = defaultdict(float)
         """Calls paid, and their dollars, per game (unit id)."""
         self.first_sent: float | None = None
         """The earliest send of the replies read (each answered, less its latency), on this process's monotonic

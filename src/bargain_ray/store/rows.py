@@ -408,7 +408,8 @@ def record_rows(rec: GameRecord, references: References | None = None) -> dict[s
 
 def meanings(table: str) -> dict[str, str]:
     """What each column of ``table`` (games, turns, calls) means, from its row model (``*`` stands for a role)."""
-    row = {"games": GameColumns, "turns": TurnColumns, "calls": CallRow}[table]
+    models: dict[str, type[BaseModel]] = {"games": GameColumns, "turns": TurnColumns, "calls": CallRow}
+    row = models[table]
     named = {name: " ".join((f.description or "").split()) for name, f in row.model_fields.items()}
     return named | (GameColumns.PER_ROLE if row is GameColumns else {})
 

@@ -16,11 +16,9 @@ from functools import cache
 
 from bargain_ray.core.figures import Figure
 from bargain_ray.core.records import Scalar
-from bargain_ray.games.kit.space import OutcomeSpace
+from bargain_ray.games.kit.space import OutcomeSpace, Point
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
 from bargain_ray.games.multi_issue.scoring import fallback, utility
-
-Point = tuple[Fraction, Fraction]
 
 
 def space(config: MultiIssueConfig) -> OutcomeSpace:
@@ -90,7 +88,7 @@ def _segments(points: tuple[Point, ...]) -> list[tuple[Point, Point]]:
 def _rational(frontier: tuple[Point, ...], d: Point) -> list[tuple[Point, Point]]:
     """The parts of the frontier's segments where both roles get at least their no-agreement points, exactly
     (negmas' frontier keeps only rational outcomes too)."""
-    out = []
+    out: list[tuple[Point, Point]] = []
     for a, b in _segments(frontier):
         g = (a[0] - d[0], a[1] - d[1])
         v = (b[0] - a[0], b[1] - a[1])
