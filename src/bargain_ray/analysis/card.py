@@ -298,7 +298,7 @@ def paid_section(analysis: Analysis) -> str:
     spend = read_spend(s.path, s.manifest.served)
     simulated = " (simulated: provider=sim, no money was spent)" if analysis.rehearsal.simulated else ""
     if not spend.models:
-        return "## What was paid\n\nNo model call was paid: the folder's call journal holds none."
+        return "## What was paid\n\nNo model call was paid: the folder's call journal holds no paid call."
     rows = [[f"`{m.model}`", m.calls, m.input_tokens, m.output_tokens, f"{m.cost_usd:.4f}", m.rate_limited, m.drifted]
             for _, m in sorted(spend.models.items())]
     return "\n\n".join([
