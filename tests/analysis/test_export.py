@@ -15,6 +15,7 @@ from bargain_ray.analysis.card import prompt_hash
 from bargain_ray.analysis.export import by_cell_table
 from bargain_ray.analysis.report import build_report
 from bargain_ray.analysis.sweep import read_sweep
+from bargain_ray.store.rows import meanings
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +47,23 @@ def test_layout_and_card(dataset):
     assert "| anthropic | model-x | model-x-2026-01-01 |" in text  # the model id as the provider reported it
     assert "1 game(s) ended in a technical failure" in text
     assert json.loads((dataset / "spec" / "manifest.json").read_text())["grid"] == "test"
+
+
+def card_fields(text: str, config: str) -> dict[str, str]:
+    """A config's fields table in the card: column -> meaning."""
+    table = text.split(f"### `{config}` fields\n\n", 1)[1].split("\n\n", 1)[0]
+    rows = [line.removeprefix("| ").removesuffix(" |").split(" | ", 2) for line in table.splitlines()[2:]]
+    return {column.strip("`"): meaning for column, _, meaning in rows}
+
+
+def test_the_card_describes_each_column_of_the_sweeps_tables_as_its_row_model_does(dataset):
+    text = (dataset / "README.md").read_text()
+    calls, games, turns = (card_fields(text, c) for c in ("calls", "games", "turns"))
+    assert calls == {c: meanings("calls")[c].replace("|", "\\|") for c in calls}, "every calls column, one meaning"
+    for fields, said in ((games, meanings("games")), (turns, meanings("games") | meanings("turns"))):
+        assert {c: t for c, t in fields.items() if c in said} == {c: said[c].replace("|", "\\|") for c in fields
+                                                                  if c in said}
+    assert {"sent_at", "answered_at"} <= set(turns) and "family figure" not in games["started_at"]
 
 
 def test_raw_jsonl_header_turns_result(dataset):

@@ -28,7 +28,8 @@ from bargain_ray.clients.snapshot import KeyLimit, KeySnapshot, key_limits
 from bargain_ray.core.records import GameRecord
 from bargain_ray.store import CALLS_JOURNAL, JOURNAL, read_manifest, write_status
 from bargain_ray.store.journal import parse_record
-from bargain_ray.store.status import tail_lines, write_limiter
+from bargain_ray.store.jsonl import tail_lines
+from bargain_ray.store.status import write_limiter
 
 HOLD = ("import sys, time; from pathlib import Path; from bargain_ray.store import hold_lock\n"
         "with hold_lock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(300)\n")

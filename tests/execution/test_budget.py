@@ -17,8 +17,8 @@ from bargain_ray.core.records import GameRecord
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design import load_config, resolve
 from bargain_ray.execution.budget import Budget, margin_usd, refusal, stopped_at, worst_case_usd
-from bargain_ray.execution.progress import failure_label
 from bargain_ray.execution.sweep import run_sweep
+from bargain_ray.execution.tally import failure_label
 from bargain_ray.play.rescore import ReplayFile, replay_transcript
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import CALLS_JOURNAL, GameJournal

@@ -23,7 +23,7 @@ from bargain_ray.execution.calljournal import failed_calls
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.play.rescore import ReplayFile, replay_transcript
 from bargain_ray.providers.sim import SimServer, SimSettings
-from bargain_ray.store import paid_calls, read_calls
+from bargain_ray.store import read_calls, read_spend
 from bargain_ray.store.calls import CallEntry, CallJournal, VoidEntry, calls_journal_path
 
 PARTY, OBSERVER = "claude-haiku-5-5", "claude-opus-5-5"  # grid orange, pairing HHO: H talks, O observes
@@ -43,7 +43,7 @@ def test_a_void_takes_earlier_replies_out_of_replay_but_not_later_ones_nor_the_b
     journal.close()
     replayable = [(e.call_id, e.reply.text) for e in read_calls(tmp_path, skip=set())["u"]]
     assert replayable == [("u-k01", "party"), ("u-k02", "good verdict")]
-    assert len(paid_calls(tmp_path)) == 5  # the unreadable replies were paid: the budget still counts them
+    assert read_spend(tmp_path).calls == 5  # the unreadable replies were paid: the budget still counts them
 
 
 def test_failed_calls_are_the_exhausted_observer_turn_only():

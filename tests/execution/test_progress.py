@@ -20,8 +20,10 @@ from bargain_ray.config import Limits, SweepConfig, compose_command, compose_dic
 from bargain_ray.core.records import GameRecord, Reply, utc_now
 from bargain_ray.core.status import ExitCode, Status
 from bargain_ray.design import resolve
-from bargain_ray.execution.progress import CallTail, LiveCalls, SweepBar, Tally
+from bargain_ray.execution.live import CallTail, LiveCalls
+from bargain_ray.execution.progress import SweepBar
 from bargain_ray.execution.sweep import run_sweep
+from bargain_ray.execution.tally import Tally
 from bargain_ray.store import CALLS_JOURNAL
 
 
@@ -53,7 +55,7 @@ def frames(err: str) -> list[str]:
 
 def test_before_the_first_game_ends_the_bar_shows_each_models_calls_from_the_journal_and_the_limiter(
         ray_session, tmp_path, capsys) -> None:
-    live = LiveCalls(tmp_path, {"claude-x"}, journaling=True)
+    live = LiveCalls(tmp_path, {"claude-x"})
     bar, tally = SweepBar(total=2, enabled=True, live=live), Tally()
     limiter = Limiter("anthropic:progress-test:claude-x", Limits())
     ticket = asyncio.run(limiter.acquire(10, 10))  # a call on its way
@@ -95,10 +97,10 @@ def test_the_first_request_is_when_the_first_reply_was_sent_not_when_the_driver_
 
     ahead, behind = CallTail(tmp_path / "ahead"), CallTail(tmp_path / "behind")
     for t in (ahead, behind):
-        t.file.parent.mkdir()
+        t.paid.file.parent.mkdir()
         t.opened -= 10
-    journal_reply(ahead.file.parent, "u1", 1, latency_s=0.5, answered_at=utc_now() + timedelta(seconds=30))
-    journal_reply(behind.file.parent, "u1", 1, latency_s=0.5, answered_at=utc_now() - timedelta(seconds=60))
+    journal_reply(ahead.paid.file.parent, "u1", 1, latency_s=0.5, answered_at=utc_now() + timedelta(seconds=30))
+    journal_reply(behind.paid.file.parent, "u1", 1, latency_s=0.5, answered_at=utc_now() - timedelta(seconds=60))
     before = time.monotonic()
     assert ahead.read() and behind.read()
     assert before - 0.5 <= ahead.first_sent <= time.monotonic() - 0.5, "not after it was read, less its latency"
@@ -106,7 +108,7 @@ def test_the_first_request_is_when_the_first_reply_was_sent_not_when_the_driver_
 
 
 def test_the_agreements_shown_are_those_of_the_games_shown_at_every_update(ray_session, tmp_path, capsys) -> None:
-    live = LiveCalls(tmp_path, {"claude-y"}, journaling=True)  # a model the cluster's limiter never saw (above: x)
+    live = LiveCalls(tmp_path, {"claude-y"})  # a model the cluster's limiter never saw (above: x)
     bar, tally = SweepBar(total=3, enabled=True, live=live), Tally()
     bar.bar.mininterval = 0  # every update drawn
     for i in (1, 2, 3):

@@ -22,9 +22,14 @@ from bargain_ray.store.rows import (
     SHARED_SCHEMA,
     UTC_TIME,
     CallRow,
+    GameColumns,
+    SharedColumns,
+    TurnColumns,
     call_row,
     game_row,
+    meanings,
     rows_frame,
+    shared_columns,
     turn_rows,
 )
 
@@ -59,6 +64,23 @@ def test_a_multi_issue_game_row_names_each_figure_once_as_a_number():
     assert json_columns(games, {"outcome_json"}) == [] and row["outcome"] == "deal"
     assert json.loads(row["outcome_json"]) == rec.outcome.model_dump(mode="json")  # the full object stays beside the columns
     assert all(games.schema[c] == t for c, t in SHARED_SCHEMA.items())
+
+
+def test_each_table_means_what_its_row_model_says_of_every_column_it_always_has():
+    """A column's meaning is written once, on its row model, for the card and the per-game table: every column a
+    table always has is a field of that model, and each field says what it means."""
+    rec = replayed("seed001_replay.json")
+    assert list(shared_columns(rec)) == list(SharedColumns.model_fields) == list(SHARED_SCHEMA)
+    assert set(GameColumns.model_fields) <= set(game_row(rec))
+    assert all(set(TurnColumns.model_fields) <= set(row) for row in turn_rows(rec))
+    assert list(call_row(rec.calls[0]).model_dump()) == list(CallRow.model_fields)
+    for table, row in (("games", GameColumns), ("turns", TurnColumns), ("calls", CallRow)):
+        said = meanings(table)
+        assert set(row.model_fields) <= set(said) and all(said.values()), table
+        assert all("\n" not in text and "  " not in text for text in said.values()), "one line each, for the card"
+    roles = {c for c in game_row(rec) if c.startswith(("buyer_", "seller_")) and c.endswith(("_model", "_agent",
+                                                                                             "_tokens"))}
+    assert {c.replace("buyer", "*").replace("seller", "*") for c in roles} == set(GameColumns.PER_ROLE)
 
 
 def test_a_call_row_is_a_model_of_the_calls_schema():

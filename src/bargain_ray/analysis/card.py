@@ -14,8 +14,7 @@ from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.drift import drift_note, served_versions
 from bargain_ray.analysis.families import derived_fields, families
 from bargain_ray.analysis.history import design_history, history_note
-from bargain_ray.analysis.per_game import FIELDS as SHARED_FIELDS
-from bargain_ray.analysis.per_game import family_fields
+from bargain_ray.analysis.per_game import fields as game_fields_of
 from bargain_ray.analysis.private import private_columns
 from bargain_ray.analysis.rehearsal import statement
 from bargain_ray.analysis.rescore import read_figures
@@ -23,6 +22,8 @@ from bargain_ray.analysis.sample import SAMPLE
 from bargain_ray.core.provenance import read_code_version
 from bargain_ray.design.fingerprint import game_part
 from bargain_ray.games import load_game
+from bargain_ray.store.paid import read_spend
+from bargain_ray.store.rows import meanings
 
 KS_DEFINITIONS = (
     "Kalai–Smorodinsky comes in two definitions: `ks_rational` takes each role's ideal over the deals both prefer to "
@@ -49,50 +50,19 @@ UNITS = {
 TABLE_FIELDS = {
     "games": {
         "file": "source transcript path (join key to `turns`)", "rep": "replay index within a cell and seed",
-        "*_model": "model that played the role, as configured",
-        "outcome": "`deal`, `no_deal`, or `format_failure` (`technical_failure`: unknown, unscored, re-run on resume)",
-        "failed_role": "which side broke the format, if any (the role whose repairs ran out)",
-        "*_prompt_tokens": "input tokens of the side's calls", "*_completion_tokens": "output tokens of the side's calls",
-        "total_retries": "format retries (repair prompts) across the game", "price": "agreed price, deals only",
-        "round": "the round the deal closed (one message per round), deals only",
+        "price": "agreed price, deals only", "round": "the round the deal closed (one message per round), deals only",
         "prompt_variant": "which system prompt was used (the condition where a family has no variants)",
         "prompt_hash": "12 hex digits of SHA-256 of the rendered system prompts of the variant",
         "git_commit": "harness commit that produced the sweep (recorded when it started)",
-        "calls_attempted": "model calls, repairs included",
-        "technical_pass": "the game ended in agreement or no agreement (no format or technical failure)",
-        "unit_hash": "hash of everything that determines the game", "phase": "design phase",
     },
     "turns": {
-        "file": "source transcript path (join key to `games`)", "unit_id": "game (join key)",
-        "turn": "turn number", "role": "who moved", "model": "model that answered",
-        "n_attempts": "replies asked for this turn (format retries + 1)", "n_errors": "invalid replies of the turn",
-        "served_by": "the upstream provider that answered the turn's last call, as a router reports it" " (empty for direct APIs)",
+        "file": "source transcript path (join key to `games`)", "rep": "replay index within a cell and seed",
         "n_illegal": "invalid replies that proposed a move the protocol forbids (the family's `ILLEGAL_RULES`)",
-        "call_ids": "the calls of this turn, repairs included (`<unit_id>-k01`, ...), comma-separated",
-        "valid": "false if the repairs ran out",
-        "action": "the action taken. **Authoritative**", "message": "text shown to the other side(s)",
         "round": "turn index (one message per round)", "offer": "price proposed on this turn",
         "stated_valuation": "what the agent **claimed** its valuation was, or null",
         "actual_valuation": "what it **actually** was", "standing_offer_before": "offer on the table when the turn began",
         "accepted_price": "price closed at, on accept turns", "reasoning_private": "private reasoning",
         "public_*": "the turn as the other side saw it", "terms_*": "the offer's value of each term, as a number",
-        "turn_scored": "the family scored this turn (its per-turn metrics are in this row)",
-    },
-    "calls": {
-        "unit_id": "game (join key)", "call_id": "`<unit_id>-kNN`, in call order", "role": "role that was asked", "turn": "turn number",
-        "repair": "0 for the first ask of a turn, 1.. for repairs", "provider": "provider as configured",
-        "model": "model as configured", "request": "the request as sent, as JSON (the provider's body; no keys)",
-        "response_text": "the reply text", "stop_reason": "as the provider reported it",
-        "*_tokens": "token usage as the provider reported it",
-        "latency_s": "seconds of the answered attempt (earlier attempts and limiter waits not included); of a batched "
-                     "call, from its hand-over to the batcher to its result",
-        "attempts": "HTTP attempts (retries + 1)",
-        "attempt_errors": "errors of the failed attempts (a JSON list in the CSV, a list in the parquet beside it)",
-        "served_by": "the upstream provider that answered, as a router reports it (empty for direct APIs)",
-        "request_id": "provider request id", "model_version": "the model id the provider reported",
-        "cost_usd": "cost from the configured prices", "status": "`ok`, or `error` for a technical failure",
-        "valid": "whether the reply followed the protocol", "rule": "the rule an invalid reply broke",
-        "error": "the error shown to the model, or the technical error", "resumed": "replayed from the call journal",
     },
     "metrics_by_cell": {
         "cell": "cell name from the grid (else its label condition|pairing|a<assignment>)", "metric": "a `metrics_per_game` column (see Metrics)",
@@ -119,6 +89,9 @@ TABLE_FIELDS = {
         "cost_usd": "cost in US dollars", "reported_models": "model ids the provider reported",
     },
 }
+"""The columns the export adds to the sweep's tables (seed 002's, and the bargaining family's turn fields as seed 002
+names them), and those of the derived tables; a column of the sweep's own tables means what its row model says
+(``store.rows.meanings``)."""
 
 
 class Written(BaseModel):
@@ -225,16 +198,17 @@ def fields_section(analysis: Analysis, written: dict[str, Written]) -> str:
     """A fields table per config, of the columns written; per-game fields from the shared columns and each
     family's ``FIELDS``."""
     names = families(analysis.sweep.scan("games"))
-    game_fields = SHARED_FIELDS | family_fields(names) | derived_fields(names)
+    game_fields = game_fields_of(names) | derived_fields(names)
+    turns, calls = meanings("turns"), meanings("calls")
     fields = {
         "games": game_fields | TABLE_FIELDS["games"],
-        "turns": game_fields | TABLE_FIELDS["turns"],
-        "calls": TABLE_FIELDS["calls"],
+        "turns": game_fields | turns | TABLE_FIELDS["turns"],
+        "calls": calls,
         "metrics_per_game": TABLE_FIELDS["games"] | game_fields,
-        "metrics_per_turn": TABLE_FIELDS["turns"] | game_fields,
+        "metrics_per_turn": TABLE_FIELDS["turns"] | turns | game_fields,
         "metrics_by_cell": TABLE_FIELDS["metrics_by_cell"] | game_fields,
         "paired_differences": TABLE_FIELDS["paired_differences"] | game_fields,
-        "operational": TABLE_FIELDS["operational"] | TABLE_FIELDS["calls"],
+        "operational": {k: calls[k] for k in ("provider", "model")} | TABLE_FIELDS["operational"],
     }
     parts = []
     for name, w in written.items():
@@ -248,7 +222,7 @@ def fields_section(analysis: Analysis, written: dict[str, Written]) -> str:
 def metrics_section(analysis: Analysis, metrics: list[str]) -> str:
     """How each metric of ``metrics_by_cell`` is aggregated: per game, then per seed, then over seeds."""
     names = families(analysis.sweep.scan("games"))
-    game_fields = SHARED_FIELDS | family_fields(names) | derived_fields(names)
+    game_fields = game_fields_of(names) | derived_fields(names)
     rows = [[f"`{m}`", _describe(m, game_fields)] for m in metrics]
     return "\n\n".join([
         "## Metrics",
@@ -315,6 +289,27 @@ def limitations_section(analysis: Analysis) -> str:
         "Conditional metrics (efficiency, shares, rounds to agreement) count deals only; their denominators can be small.",
     ]
     return "## Limitations\n\n" + "\n".join(f"- {i}" for i in items)
+
+
+def paid_section(analysis: Analysis) -> str:
+    """What the sweep folder paid, per model, from its call journal (``store.paid``: the terminal and the live view
+    read the same figures)."""
+    s = analysis.sweep
+    spend = read_spend(s.path, s.manifest.served)
+    simulated = " (simulated: provider=sim, no money was spent)" if analysis.rehearsal.simulated else ""
+    if not spend.models:
+        return "## What was paid\n\nNo model call was paid: the folder's call journal holds no paid call."
+    rows = [[f"`{m.model}`", m.calls, m.input_tokens, m.output_tokens, f"{m.cost_usd:.4f}", m.rate_limited, m.drifted]
+            for _, m in sorted(spend.models.items())]
+    return "\n\n".join([
+        "## What was paid",
+        f"{spend.calls} model calls paid, ${spend.cost_usd:.4f} at the configured prices{simulated}. From the sweep "
+        "folder's call journal, the one record of what was paid: every paid call is there, those of a game's earlier "
+        "attempts (a game run again after a stop or a technical failure) and of games the current design leaves "
+        "out included, so it can exceed the sum of `cost_usd` over `calls`, which holds each game's final record.",
+        _table(["Model", "Calls", "Input tokens", "Output tokens", "Cost (USD)", "429s before the answer", "Served as another "
+                "version"], rows),
+    ])
 
 
 def settings_section(items: list[provenance.Item]) -> str:
@@ -408,6 +403,7 @@ def card(analysis: Analysis, written: dict[str, Written], metrics: list[str], ra
         metrics_section(analysis, metrics),
         design_section(analysis),
         *filter(None, [settings_section(items)]),
+        paid_section(analysis),
         limitations_section(analysis),
         provenance_section(analysis, items),
     ]) + "\n"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from bargain_ray.core.records import model_key
+
 SERVED = ["provider", "model", "model_version", "system_fingerprint", "served_by"]
 
 
@@ -28,7 +30,7 @@ def drift_note(served: pl.DataFrame) -> str | None:
     drifted = served.filter(pl.col("drift").fill_null(False))
     if drifted.height == 0:
         return None
-    parts = [f"{r['provider']}:{r['model']} answered {r['calls']} calls as {r['model_version']}"
+    parts = [f"{model_key(r['provider'], r['model'])} answered {r['calls']} calls as {r['model_version']}"
              + (f" ({r['system_fingerprint']})" if r["system_fingerprint"] else "")
              + (f" via {r['served_by']}" if r["served_by"] else "")
              + (f" from {r['first answered']:%Y-%m-%d %H:%M:%S} UTC" if r["first answered"] else "")

@@ -14,7 +14,7 @@ import polars as pl
 from bargain_ray.analysis.sweep import Sweep
 from bargain_ray.games import family
 from bargain_ray.games.base import Game
-from bargain_ray.store.rows import IDENTITY, SHARED_SCHEMA
+from bargain_ray.store.rows import IDENTITY, SHARED_SCHEMA, meanings
 
 EMPTY = SHARED_SCHEMA
 """The shared columns' types, for a sweep that has no game yet (the report still builds)."""
@@ -63,40 +63,6 @@ def game_class(name: str | None) -> type[Game] | None:
         return None
 
 
-FIELDS = {
-    "unit_id": "readable game id: experiment, block, position, pairing, assignment (join key to every table)",
-    "experiment": "experiment label of the grid",
-    "game": "game config name", "family": "game family",
-    "condition": "protocol condition", "pairing": "model letters in agent order (A, B, ...)",
-    "assignment": "which agent takes which role", "cell": "condition|pairing|assignment[|first speaker]",
-    "seed": "the block's seed: the same seed means the same random draws in every cell",
-    "block": "replicate block", "position": "position within the block (seeded shuffle)",
-    "first_speaker": "role that moved first",
-    "*_model": "model that played the role, as configured",
-    "*_agent": "agent letter (A, B, ...) that played the role",
-    "status": "AGREEMENT, NO_AGREEMENT, FORMAT_FAILURE (known) or TECHNICAL_ERROR (unknown, unscored)",
-    "outcome": "`deal`, `no_deal`, or `format_failure` (`technical_failure`: unknown, unscored, re-run on resume)",
-    "failed_role": "the role whose repairs ran out, when the game ended on its invalid turn",
-    "known": "the game has an economic result (technical failures do not)",
-    "reason": "why the game ended",
-    "agreement": "a deal was made (null if unknown)",
-    "format_failure": "a side used up its repairs (null if unknown)",
-    "technical_failure": "the game ended on an API/technical failure: unknown, unscored, re-run on resume",
-    "technical_pass": "the game ended in AGREEMENT or NO_AGREEMENT",
-    "rounds": "turns played", "rounds_to_agreement": "turns played, for deals only",
-    "calls_attempted": "model calls, repairs included", "total_retries": "format retries (repair prompts) across the game",
-    "invalid_attempts": "replies that broke a rule",
-    "input_tokens": "input tokens over the game's calls", "output_tokens": "output tokens over the game's calls",
-    "cost_usd": "cost of the game's calls in US dollars",
-    "pareto_optimal": "the deal lies on the exact Pareto frontier",
-    "dist_pareto": "Euclidean distance in utility points from the deal to the Pareto frontier",
-    "dist_nash": "distance to the Nash bargaining solution (max product of gains over no agreement)",
-    "dist_max_welfare": "distance to the nearest deal with the best joint gain",
-    "*_optimality": "1 - distance / diagonal of the utility ranges (negmas' optimality)",
-}
-"""What the shared and agreement-space columns of ``metrics_per_game`` mean."""
-
-
 def cell_metrics(name: str | None) -> tuple[str, ...]:
     """The metrics a family declares for the export's ``metrics_by_cell`` (``Game.cell_metrics``); none for a
     family this install does not know."""
@@ -116,9 +82,10 @@ def ground_truth(name: str | None) -> tuple[str, ...]:
     return cls.ground_truth if cls else ()
 
 
-def family_fields(families: list[Any]) -> dict[str, str]:
-    """The column docs of the families a sweep played."""
-    out: dict[str, str] = {}
+def fields(families: list[Any]) -> dict[str, str]:
+    """What the columns of ``metrics_per_game`` mean: the shared ones as their row model says (``store.rows``), then
+    the figures of the families a sweep played."""
+    out = meanings("games")
     for name in families:
         cls = game_class(name)
         out |= cls.metric_fields() if cls else {}

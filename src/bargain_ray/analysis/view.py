@@ -5,8 +5,10 @@ reads only what its journals gained since the last poll (``tail_lines``), so a p
 the whole journal; memory holds one small entry per unit (its cell and status), the latest reply of each game
 still running, and the last few games and errors. The limiter's state comes from ``limiter.json``, which the
 driver rewrites every few seconds while it runs (the limiter is a Ray actor in the driver's cluster, out of this
-process's reach); it is shown only while a driver holds the folder. 429s are counted from the call journal's
-``attempt_errors``, which outlive the driver. Rates come from the journals' own timestamps (``event_time``).
+process's reach); it is shown only while a driver holds the folder. What was paid (calls, tokens, dollars, 429s and
+drift per ``provider:model``) is the call journal's, tallied by ``store.paid`` as the terminal tallies it, so it
+outlives the driver and holds under ``run.journal_calls=false`` too. Rates come from the journals' own timestamps
+(``event_time``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from bargain_ray.analysis.private import is_private, turn_parts
 from bargain_ray.analysis.rehearsal import rehearsal, statement
 from bargain_ray.analysis.transcript import shown_turns
 from bargain_ray.clients.snapshot import LimiterSnapshot
-from bargain_ray.core.records import GameRecord, Served
+from bargain_ray.core.records import GameRecord
 from bargain_ray.store import (
     CALLS_JOURNAL,
     DATASET,
@@ -38,10 +40,12 @@ from bargain_ray.store import (
     read_progress,
     record_of,
 )
-from bargain_ray.store.calls import CallEntry, read_call_line
+from bargain_ray.store.calls import CallEntry
+from bargain_ray.store.jsonl import tail_lines
 from bargain_ray.store.manifest import Manifest
+from bargain_ray.store.paid import Drift, ModelSpend, SpendTail
 from bargain_ray.store.rows import game_row
-from bargain_ray.store.status import State, is_429, read_limiter, read_status, tail_lines
+from bargain_ray.store.status import State, read_limiter, read_status
 
 LATEST = 8
 """Finished games shown with their transcript, newest first."""
@@ -100,6 +104,11 @@ class DriftRow(BaseModel):
     first_at: float | None
     """POSIX seconds of the first such answer, when the journal records it."""
 
+    @classmethod
+    def of(cls, drift: Drift) -> DriftRow:
+        return cls(model=drift.model, reference=drift.reference.shown(), served=drift.served.shown(), calls=drift.calls,
+                   first_call=drift.first_call, first_at=event_time(drift.first_at))
+
 
 class CellRow(BaseModel):
     cell: str
@@ -107,14 +116,6 @@ class CellRow(BaseModel):
     agreements: int
     failures: int
     """Games that ended in a format failure or a technical error."""
-
-
-class ModelSpend(BaseModel):
-    model: str
-    calls: int
-    cost_usd: float
-    rate_limited: int
-    """HTTP 429 answers among the calls' attempts."""
 
 
 class Rates(BaseModel):
@@ -173,6 +174,7 @@ class Snapshot(BaseModel):
     """``read_status``'s word: ``stopped`` when the status says running but no driver holds the folder."""
     cells: list[CellRow]
     spend: list[ModelSpend]
+    """What each model was paid for, from the call journal (``store.paid``)."""
     drift: list[DriftRow]
     """Models served as another version than the sweep's first answer of them (``execution.drift``)."""
     rates: Rates
@@ -224,12 +226,11 @@ class Follower:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.offsets = {JOURNAL: 0, CALLS_JOURNAL: 0}
+        self.offsets = {JOURNAL: 0}
+        self.calls = SpendTail(path)
+        """The call journal, followed and tallied (``store.paid``)."""
         self.units: dict[str, tuple[str, str]] = {}
         """unit_id -> (cell, status) of its latest record."""
-        self.spend: dict[str, list[float]] = {}
-        """model -> [calls, cost, 429s]."""
-        self.drift: dict[tuple[str, Served], DriftRow] = {}
         self.call_times = Window()
         self.game_times = Window()
         self.timed_by: set[str] = set()
@@ -273,38 +274,21 @@ class Follower:
                 if (at := self._time(event_time(rec.ended_at, rec.started_at), JOURNAL)) is not None:
                     self.game_times.add(at)
                 self.latest.append(rec)
-        while calls := self._read(CALLS_JOURNAL):
-            for line in calls:
-                entry = read_call_line(line)
+        self.calls.spend.refer(manifest.served)
+        while calls := self.calls.read():
+            for entry in calls:
                 if not isinstance(entry, CallEntry):
                     continue  # a void or a spend entry (``store.calls``): no reply of its own
                 reply = entry.reply
-                row = self.spend.setdefault(reply.model, [0, 0.0, 0])
-                row[0] += 1
-                row[1] += reply.cost_usd
-                row[2] += sum(map(is_429, reply.attempt_errors))
                 for e in reply.attempt_errors:
                     self.errors.append({"unit_id": entry.unit_id, "what": f"attempt on {reply.model}", "error": e})
                 at = self._time(event_time(reply.answered_at, reply.sent_at), CALLS_JOURNAL)
                 if at is not None:
                     self.call_times.add(at)
-                self._drift(entry, manifest.served, at)
                 if entry.unit_id not in self.units or self.units[entry.unit_id][1] == "TECHNICAL_ERROR":
                     self.in_flight.pop(entry.unit_id, None)
                     self.in_flight[entry.unit_id] = entry  # re-inserted: the dict keeps the newest last
         self.started = True
-
-    def _drift(self, entry: CallEntry, references: dict[str, Served], at: float | None) -> None:
-        """Count a reply served otherwise than its model's reference (``Served.changed_from``)."""
-        model = f"{entry.reply.provider}:{entry.reply.model}"
-        reference = references.get(model)
-        served = entry.reply.served()
-        if reference is None or not served.changed_from(reference):
-            return
-        row = self.drift.setdefault((model, served), DriftRow(
-            model=model, reference=reference.shown(), served=served.shown(), calls=0,
-            first_call=entry.call_id, first_at=at))
-        row.calls += 1
 
     def rates(self) -> Rates:
         calls = self.call_times
@@ -320,7 +304,8 @@ class Follower:
         for cell, status in self.units.values():
             cells.setdefault(cell, Counter())[status] += 1
         running = progress.running is not None
-        planned = progress.state is None and not self.units and not self.spend
+        spend = self.calls.spend
+        planned = progress.state is None and not self.units and not spend.models
         phase: Phase = "running" if running else "planned" if planned else progress.state or "unknown"
         providers = {"sim"} if manifest.config.provider == "sim" else set()
         told = rehearsal(manifest, providers)
@@ -333,9 +318,8 @@ class Follower:
             running=running, state=progress.state,
             cells=[CellRow(cell=c, finished=sum(n.values()), agreements=n["AGREEMENT"],
                            failures=n["FORMAT_FAILURE"] + n["TECHNICAL_ERROR"]) for c, n in sorted(cells.items())],
-            spend=[ModelSpend(model=m, calls=int(v[0]), cost_usd=v[1], rate_limited=int(v[2]))
-                   for m, v in sorted(self.spend.items())],
-            drift=list(self.drift.values()),
+            spend=[m for _, m in sorted(spend.models.items())],
+            drift=[DriftRow.of(d) for d in spend.drifts.values()],
             rates=self.rates(),
             limiter=read_limiter(self.path) if running else None,
             errors=list(reversed(self.errors)),
@@ -410,8 +394,8 @@ function showSweep(s){
   root.appendChild(table(["cell","finished","agreements","failures"],
     s.cells.map(function(c){return [c.cell,c.finished,c.agreements,c.failures];})));
   section(root, (s.running ? "Spend by model" : "Final figures by model") + (s.simulated ? " (simulated costs: provider=sim)" : ""));
-  root.appendChild(table(["model","calls","cost_usd" + (s.simulated ? " (simulated)" : ""),"429s"],
-    s.spend.map(function(m){return [m.model,m.calls,m.cost_usd.toFixed(4),m.rate_limited];})));
+  root.appendChild(table(["model","calls","input tokens","output tokens","cost_usd" + (s.simulated ? " (simulated)" : ""),"429s"],
+    s.spend.map(function(m){return [m.model,m.calls,m.input_tokens,m.output_tokens,m.cost_usd.toFixed(4),m.rate_limited];})));
   var rt=s.rates, how={journal:"from the journals' timestamps", file:"from the call journal's file times while this view watched (its lines carry no timestamps)", none:"no call has a time yet"}[rt.timed_by];
   var rates=el("p", undefined, "meta"); rates.id="rates";
   rates.textContent=(s.running ? "calls in the latest minute: " + (rt.calls_last_minute===null?"?":rt.calls_last_minute) +

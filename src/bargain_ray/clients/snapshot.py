@@ -11,6 +11,8 @@ from collections.abc import Mapping
 
 from pydantic import BaseModel
 
+from bargain_ray.core.records import model_key
+
 
 class BucketLevel(BaseModel):
     """One paced limit's bucket as the limiter believes the provider holds it."""
@@ -65,7 +67,7 @@ def key_limits(raw: Mapping[str, KeySnapshot], models: set[str], now: float) -> 
     for key, state in raw.items():
         provider, _, model = key.split(":", 2) if key.count(":") >= 2 else (key, "", key)
         if model in models:
-            out.append(KeyLimit(key=f"{provider}:{model}", window=state.window, slow_start=state.slow_start,
+            out.append(KeyLimit(key=model_key(provider, model), window=state.window, slow_start=state.slow_start,
                                 in_flight=state.in_flight, waiting=state.waiting, paces=state.paces,
                                 paused_for_s=max(0.0, state.paused_until - now)))
     return out

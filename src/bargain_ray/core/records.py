@@ -39,6 +39,18 @@ class Usage(BaseModel):
     reasoning_tokens: int = 0
 
 
+def model_key(provider: str, model: str) -> str:
+    """How a sweep names a model wherever it counts calls or looks one up (``provider:model``): the call journal's
+    spend, the bar, the summary, the live view, the limiter's rows, the estimate and the drift references. The one
+    place the name is made."""
+    return f"{provider}:{model}"
+
+
+def is_429(error: str) -> bool:
+    """Whether a failed attempt's error (``CallMeta.attempt_errors``) was a rate limit."""
+    return "429" in error or "RateLimitError" in error
+
+
 def utc_now() -> datetime:
     """Now, UTC: when a call is sent and answered, when a game starts and ends."""
     return datetime.now(UTC)
@@ -93,6 +105,16 @@ class CallMeta(BaseModel):
     strategy agent's, a replayed transcript's)."""
     answered_at: datetime | None = None
     """When its answer came back, UTC (None for a call never answered)."""
+
+    @property
+    def key(self) -> str:
+        """The call's model as the sweep names it (``model_key``)."""
+        return model_key(self.provider, self.model)
+
+    @property
+    def rate_limited(self) -> int:
+        """429s its failed attempts met."""
+        return sum(map(is_429, self.attempt_errors))
 
     def served(self) -> Served:
         return Served(model_version=self.model_version, system_fingerprint=self.system_fingerprint,

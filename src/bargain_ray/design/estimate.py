@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from bargain_ray.config import ModelConfig, Price
 from bargain_ray.config.pricing import CHARS_PER_TOKEN, cost_usd
-from bargain_ray.core.records import Usage
+from bargain_ray.core.records import Usage, model_key
 from bargain_ray.core.unit import Unit
 from bargain_ray.games import Game
 
@@ -108,7 +108,7 @@ def estimate_cost(sweep: ResolvedSweep, todo: list[Unit], measure: Measure) -> E
             calls = shapes[shape].get(role, [])
             out = output_tokens(model) * len(calls)
             batched = sweep.sends_batched(model)
-            name = f"{model.provider}:{model.name}"
+            name = model_key(model.provider, model.name)
             m = per_model.setdefault((name, batched), ModelCost(model=name, batched=batched, price=model.price))
             m.games += 1
             m.calls += len(calls)

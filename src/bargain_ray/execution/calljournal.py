@@ -190,9 +190,7 @@ class JournaledAgent:
         if self.ledger.journal is not None:
             await self.ledger.record(
                 CallEntry(unit_id=self.unit_id, call_id=call_id, prompt=key, reply=reply) if self.replies
-                else SpendEntry(unit_id=self.unit_id, call_id=call_id, cost_usd=reply.cost_usd,
-                                model=f"{reply.provider}:{reply.model}", input_tokens=reply.usage.input_tokens,
-                                output_tokens=reply.usage.output_tokens))
+                else SpendEntry.of(self.unit_id, call_id, reply))
         return reply
 
 

@@ -22,7 +22,7 @@ from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.records import CallMeta, Served
 from bargain_ray.store import read_manifest
 from bargain_ray.store.calls import CallEntry, Entry
-from bargain_ray.store.manifest import ServedReference, model_key, write_manifest
+from bargain_ray.store.manifest import ServedReference, write_manifest
 
 
 @dataclass(eq=False)
@@ -69,7 +69,7 @@ class DriftWatch:
         served = call.served()
         if call.provider == "strategy" or not served.reported():
             return None
-        key = model_key(call)
+        key = call.key
         reference = self.references.get(key)
         if reference is None:
             self.references[key] = ServedReference(**served.model_dump(), call_id=call_id, answered_at=call.answered_at)

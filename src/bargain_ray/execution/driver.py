@@ -28,13 +28,17 @@ from bargain_ray.execution.batcher import batching, start_batcher
 from bargain_ray.execution.budget import idle_state, start_budget
 from bargain_ray.execution.drift import DriftWatch
 from bargain_ray.execution.journal_actor import start_journal
+from bargain_ray.execution.live import LiveCalls
 from bargain_ray.execution.pool import ASK_S, WorkerPool, runner_count, tasks
-from bargain_ray.execution.progress import LiveCalls, RunResult, StartupClock, SweepBar, Tally
+from bargain_ray.execution.progress import RunResult, SweepBar
 from bargain_ray.execution.signals import Stop
+from bargain_ray.execution.startup import StartupClock
+from bargain_ray.execution.tally import Tally
 from bargain_ray.execution.worker import Job
 from bargain_ray.providers import key_env_vars
 from bargain_ray.store import GameJournal, read_call_lines
-from bargain_ray.store.calls import CallJournal, calls_journal_path, read_calls, replayable, spent
+from bargain_ray.store.calls import CallJournal, calls_journal_path, read_calls, replayable
+from bargain_ray.store.paid import spend_of
 
 DRAIN_S = 60.0
 """After the run lost one of its actors, how long it waits for the calls already sent to come back (and be
@@ -64,23 +68,24 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     size = run.games_per_task or (1 if llm else 32)
     replies = run.journal_calls is not False  # run.journal_calls=false journals each paid call's cost only
     calls = list(read_call_lines(path))  # before Ray: the plan has read it whole already
-    paid_before = spent(calls)
     recorded = replayable(calls, skip=finished) if replies else {}
     drift = DriftWatch(path, run.on_drift)
     drift.seed(calls)
+    journaled = llm or bool(run.journal_calls)  # a call journal exists: every paid call, and any reply to replay
+    tailed = journaled and replies  # each answer is seen once: in the call journal, else in its game
+    # what was paid before, and the tail of what is paid from here on: both before any actor can journal a call
+    live = LiveCalls(path, {m.name for m in sweep.models.values()}, spend_of(calls), clock, drift if tailed else None)
     del calls
-    spent_before = sum(cost for _, cost in paid_before)
+    spent_before = live.before.cost_usd
     playing = total > 0  # a folder with nothing left to play (run again once finished) starts no actor
     budget = start_budget(sweep, path, spent_before) if playing else None
-    journal = start_journal(path) if playing and (llm or run.journal_calls) else None
+    journal = start_journal(path) if playing and journaled else None
     batcher = start_batcher(sweep, path) if playing and batching(sweep) else None
     runners = runner_count(run.workers, total, size, llm)
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), runners, budget,
                       refresh=lambda jobs: journaled_since(jobs, path, journal))
     if llm and playing:  # after the runners, so an idle worker process Ray has ready goes to a runner; beside them
         start_limiters()
-    tailed = journal is not None and replies  # each answer is seen once: in the call journal, else in its game
-    live = LiveCalls(path, {m.name for m in sweep.models.values()}, journal is not None, clock, drift if tailed else None)
     loop = Loop(pool, tasks(units, size, recorded), size, max(run.max_in_flight, size), journal_file,
                 SweepBar(total, run.progress, live), stop, known=set(finished), drift=drift, drift_in_games=not tailed)
     try:

@@ -15,8 +15,9 @@ from bargain_ray.design import ResolvedSweep, estimate, resolve
 from bargain_ray.execution.cluster import ClusterUnavailable, RayChoice, choose_ray, start_ray, watch_cluster
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
-from bargain_ray.execution.progress import StartupClock, summary
 from bargain_ray.execution.signals import stop_on_signals
+from bargain_ray.execution.startup import StartupClock
+from bargain_ray.execution.summary import summary
 from bargain_ray.play.probe import typical_calls
 from bargain_ray.providers import LocalModelUnavailable, check_service, key_names, missing_keys, provider_service
 from bargain_ray.store import (

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
         CallJournal,
         SpendEntry,
         VoidEntry,
-        paid_calls,
         read_call_lines,
         read_calls,
     )
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     from bargain_ray.store.jsonl import CorruptJournal, DiskFull, is_disk_full
     from bargain_ray.store.lock import FolderLocked, FolderUnwritable, Holder, hold_lock, lock_holder
     from bargain_ray.store.manifest import ChangedConfig, Manifest, UnreadableManifest, open_manifest, read_manifest
+    from bargain_ray.store.paid import Spend, SpendTail, read_spend
     from bargain_ray.store.paths import BATCHES_JOURNAL, CALLS_JOURNAL, DATASET, JOURNAL, MANIFEST, REPORT
     from bargain_ray.store.rows import SCHEMAS, CallRow, call_row, game_row, record_rows, turn_rows
     from bargain_ray.store.status import Progress, read_progress, write_status
@@ -42,12 +42,13 @@ if TYPE_CHECKING:
 
 _MODULE_OF = {
     **dict.fromkeys(("BatchIntent", "JournaledBatch", "NoBatch", "read_batch_journal", "read_batches"), "batches"),
-    **dict.fromkeys(("CallEntry", "CallJournal", "SpendEntry", "VoidEntry", "paid_calls", "read_call_lines",
+    **dict.fromkeys(("CallEntry", "CallJournal", "SpendEntry", "VoidEntry", "read_call_lines",
                      "read_calls"), "calls"),
     **dict.fromkeys(("GameJournal", "RecordHead", "index_latest", "journaled_units", "read_at", "read_heads",
                      "read_latest", "read_records", "record_of"), "journal"),
     **dict.fromkeys(("CorruptJournal", "DiskFull", "is_disk_full"), "jsonl"),
     **dict.fromkeys(("FolderLocked", "FolderUnwritable", "Holder", "hold_lock", "lock_holder"), "lock"),
+    **dict.fromkeys(("Spend", "SpendTail", "read_spend"), "paid"),
     **dict.fromkeys(("ChangedConfig", "Manifest", "UnreadableManifest", "open_manifest", "read_manifest"), "manifest"),
     **dict.fromkeys(("BATCHES_JOURNAL", "CALLS_JOURNAL", "DATASET", "JOURNAL", "MANIFEST", "REPORT"), "paths"),
     **dict.fromkeys(("SCHEMAS", "CallRow", "call_row", "game_row", "record_rows", "turn_rows"), "rows"),
@@ -70,8 +71,8 @@ __all__ = [
     "CALLS_JOURNAL", "DATASET", "JOURNAL", "MANIFEST", "REPORT", "SCHEMAS", "TABLES", "CallEntry", "CallJournal", "CallRow",
     "SpendEntry", "VoidEntry", "read_call_lines",
     "ChangedConfig", "CorruptJournal", "DiskFull", "FolderLocked", "FolderUnwritable", "GameJournal", "Holder", "Manifest", "Progress",
-    "RecordHead", "UnreadableManifest",
+    "RecordHead", "Spend", "SpendTail", "UnreadableManifest",
     "call_row", "game_row", "hold_lock", "index_latest", "is_disk_full", "journaled_units", "lock_holder",
-    "open_manifest", "paid_calls", "read_at", "read_calls", "read_heads", "read_latest", "read_manifest", "read_progress",
-    "read_records", "read_tables", "record_of", "record_rows", "scan_tables", "turn_rows", "write_status", "write_tables",
+    "open_manifest", "read_at", "read_calls", "read_heads", "read_latest", "read_manifest", "read_progress",
+    "read_records", "read_spend", "read_tables", "record_of", "record_rows", "scan_tables", "turn_rows", "write_status", "write_tables",
 ]

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import ConfigDict, Discriminator, Tag, TypeAdapter
 
-from bargain_ray.core.records import Reply
+from bargain_ray.core.records import Reply, Served
 from bargain_ray.store.jsonl import Appender, JournalLine, encode_line, read_lines
 from bargain_ray.store.paths import CALLS_JOURNAL
 
@@ -44,8 +44,8 @@ class VoidEntry(JournalLine):
 
 
 class SpendEntry(JournalLine):
-    """A paid call whose reply is not journaled: what it cost and what it used, for the budget and the summary of
-    every later invocation."""
+    """A paid call whose reply is not journaled: what it cost, what it used, the 429s it met and what served it,
+    for the budget and for every reader of what was paid (``store.paid``), in every later invocation too."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -53,9 +53,20 @@ class SpendEntry(JournalLine):
     call_id: str
     cost_usd: float
     model: str = ""
-    """``provider:model``, as the summary names a model."""
+    """``provider:model`` (``core.records.model_key``)."""
     input_tokens: int = 0
     output_tokens: int = 0
+    rate_limited: int = 0
+    """429s its failed attempts met before it was answered (none recorded before journal format 4)."""
+    served: Served = Served()
+    """What the provider reported as served (none recorded before journal format 4)."""
+
+    @classmethod
+    def of(cls, unit_id: str, call_id: str, reply: Reply) -> SpendEntry:
+        """What a paid reply leaves in the journal when its reply is not journaled."""
+        return cls(unit_id=unit_id, call_id=call_id, cost_usd=reply.cost_usd, model=reply.key,
+                   input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
+                   rate_limited=reply.rate_limited, served=reply.served())
 
 
 Entry = CallEntry | VoidEntry | SpendEntry
@@ -140,17 +151,6 @@ def replayable(entries: Iterable[Entry], skip: set[str],
     return out
 
 
-def spent(entries: Iterable[Entry]) -> list[tuple[str, float]]:
-    """(unit_id, cost_usd) of every paid call among ``entries``, oldest first."""
-    return [(e.unit_id, e.reply.cost_usd if isinstance(e, CallEntry) else e.cost_usd)
-            for e in entries if not isinstance(e, VoidEntry)]
-
-
 def read_calls(path: Path, skip: set[str], only: set[str] | None = None) -> dict[str, list[CallEntry]]:
     """``replayable`` over the call journal of the sweep folder ``path``."""
     return replayable(read_call_lines(path), skip, only)
-
-
-def paid_calls(path: Path) -> list[tuple[str, float]]:
-    """(unit_id, cost_usd) of every call the sweep folder ``path`` has paid, oldest first (``spent``)."""
-    return spent(read_call_lines(path))

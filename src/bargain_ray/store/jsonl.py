@@ -15,18 +15,19 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
 T = TypeVar("T")
 
-JOURNAL_VERSION = 3
+JOURNAL_VERSION = 4
 """The line format this code writes: 1 had no ``version`` field; 2 stamps it on every line (and adds the
 call journal's spend entries); 3 adds when each call was sent and answered and each game started and ended,
 a call's ``system_fingerprint``, the batch journal's intents (a batch's key and call ids, journaled before its
 create call), and names a unit's role -> letter map ``letter_of_role`` (``model_of_role`` before, still
-read). A reader takes every version up to this one and refuses a newer line."""
+read); 4 adds a spend entry's 429s and what served it. A reader takes every version up to this one and refuses
+a newer line."""
 
 VERSION = {"version": JOURNAL_VERSION}
 
@@ -131,6 +132,25 @@ def complete_size(path: Path) -> int:
                 return start + cut + 1
             end = start
     return 0
+
+
+def tail_lines(file: Path, offset: int, limit: int = 1 << 24) -> tuple[list[dict[str, Any]], int]:  # free-form: JSON lines as decoded, each typed by its reader
+    """Complete JSON lines of a journal after byte ``offset`` (about ``limit`` bytes of them at most), and the
+    offset after them: a reader following a growing journal (the live view) reads each line once, in
+    bounded steps. A torn tail waits for its newline."""
+    out: list[dict[str, Any]] = []  # free-form: JSON lines as decoded
+    if not file.exists():
+        return out, offset
+    start = offset
+    with file.open("rb") as f:
+        f.seek(offset)
+        while offset - start < limit:
+            line = f.readline()
+            if not line.endswith(b"\n"):
+                break
+            out.append(json.loads(line))
+            offset += len(line)
+    return out, offset
 
 
 def encode_line(line: BaseModel) -> bytes:

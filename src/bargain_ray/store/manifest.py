@@ -22,7 +22,7 @@ from bargain_ray.config import RUNTIME_KEYS, Condition, GridConfig, LocalFile, M
 from bargain_ray.config.schema import CellKey
 from bargain_ray.core.display import ABSENT, show
 from bargain_ray.core.provenance import CodeVersion
-from bargain_ray.core.records import CallMeta, Served
+from bargain_ray.core.records import Served
 from bargain_ray.core.unit import Unit
 from bargain_ray.store.paths import CALLS_JOURNAL, JOURNAL, MANIFEST
 
@@ -73,12 +73,6 @@ class Refigured(BaseModel):
     """The commit (and local changes) of the code that recomputed them; None when it was not a git checkout."""
     at: str
     """When, UTC."""
-
-
-def model_key(c: CallMeta) -> str:
-    """How a sweep names a model of its calls (``provider:model``), for its drift reference (``Manifest.served``), the
-    summary and the bar. Here, not with the table rows, so the driver's drift guard loads no polars at start-up."""
-    return f"{c.provider}:{c.model}"
 
 
 class ServedReference(Served):

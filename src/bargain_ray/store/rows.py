@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 from types import NoneType, UnionType
-from typing import Any, get_args
+from typing import Any, ClassVar, get_args
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict
@@ -29,23 +29,126 @@ from pydantic import BaseModel, ConfigDict
 from bargain_ray.core.figures import is_figure, value_of
 from bargain_ray.core.records import CallMeta, CallRecord, FamilyFields, GameRecord, Served
 from bargain_ray.core.status import Status
-from bargain_ray.store.manifest import model_key
+
+UTC_TIME = pl.Datetime("us", "UTC")
+_COLUMN_TYPES = {str: pl.String, int: pl.Int64, float: pl.Float64, bool: pl.Boolean, datetime: UTC_TIME,
+                 list[str]: pl.List(pl.String)}
+
+
+def _column_type(annotation: Any) -> pl.DataType | type[pl.DataType]:
+    """A row field's column type (None aside: a column holds nulls)."""
+    if isinstance(annotation, UnionType):
+        (annotation,) = (a for a in get_args(annotation) if a is not NoneType)
+    return _COLUMN_TYPES[annotation]
+
+
+def schema_of(row: type[BaseModel]) -> dict[str, pl.DataType | type[pl.DataType]]:
+    """A row model's columns and their types."""
+    return {name: _column_type(f.annotation) for name, f in row.model_fields.items()}
+
 
 IDENTITY = (
     "unit_id", "experiment", "game", "family", "condition", "pairing", "assignment", "cell",
     "seed", "block", "position", "first_speaker",
 )
-SHARED_SCHEMA = {c: pl.Int64 if c in ("assignment", "seed", "block", "position") else pl.String for c in IDENTITY} | {
-    "status": pl.String, "outcome": pl.String, "known": pl.Boolean, "reason": pl.String, "agreement": pl.Boolean,
-    "format_failure": pl.Boolean, "technical_failure": pl.Boolean, "technical_pass": pl.Boolean,
-    "failed_role": pl.String,
-    "rounds": pl.Int64, "rounds_to_agreement": pl.Int64, "calls_attempted": pl.Int64, "total_retries": pl.Int64,
-    "invalid_attempts": pl.Int64, "input_tokens": pl.Int64, "output_tokens": pl.Int64, "cost_usd": pl.Float64,
-}
-"""The columns every game has, with their types (a sweep without games still has them)."""
-UTC_TIME = pl.Datetime("us", "UTC")
-GAME_SCHEMA = SHARED_SCHEMA | {"unit_hash": pl.String, "outcome_json": pl.String, "started_at": UTC_TIME,
-                               "ended_at": UTC_TIME}
+ROWS = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+"""A row model: its fields are the table's columns in order, each field's docstring what the column means (the card
+and the per-game table read them from here, ``meanings``)."""
+
+
+class SharedColumns(BaseModel):
+    """The columns every game has, whatever its family (a sweep without games still has them)."""
+
+    model_config = ROWS
+
+    unit_id: str
+    """readable game id: experiment, block, position, pairing, assignment (join key to every table)"""
+    experiment: str
+    """experiment label of the grid"""
+    game: str
+    """game config name"""
+    family: str
+    """game family"""
+    condition: str
+    """protocol condition"""
+    pairing: str
+    """model letters in agent order (A, B, ...)"""
+    assignment: int
+    """which agent takes which role"""
+    cell: str
+    """the cell's name from the grid, else its label condition|pairing|a<assignment>, with |<first speaker> where the
+    design varies who speaks first"""
+    seed: int
+    """the block's seed: the same seed means the same random draws in every cell"""
+    block: int
+    """replicate block"""
+    position: int
+    """position within the block (seeded shuffle)"""
+    first_speaker: str | None
+    """role that moved first"""
+    status: str
+    """AGREEMENT, NO_AGREEMENT, FORMAT_FAILURE (known results) or TECHNICAL_ERROR, INTERRUPTED (unknown, unscored)"""
+    outcome: str
+    """`deal`, `no_deal`, or `format_failure` (`technical_failure`: unknown, unscored, re-run on resume)"""
+    known: bool
+    """the game has an economic result (an unknown game has none)"""
+    reason: str
+    """why the game ended"""
+    agreement: bool | None
+    """a deal was made (null if unknown)"""
+    format_failure: bool | None
+    """a side used up its repairs (null if unknown)"""
+    technical_failure: bool
+    """the game has no known result (a technical failure, an observer that could not be read, the budget, a stop):
+    unscored, played again on resume"""
+    technical_pass: bool
+    """the game ended in agreement or no agreement (no format or technical failure)"""
+    failed_role: str | None
+    """the role whose repairs ran out, when the game ended on its invalid turn (a side's format failure, or an observer
+    whose verdict could not be read); empty otherwise"""
+    rounds: int
+    """turns recorded: the accepted moves, and the move that used up its repairs"""
+    rounds_to_agreement: int | None
+    """turns recorded, for deals only"""
+    calls_attempted: int
+    """model calls, repairs included"""
+    total_retries: int
+    """format retries (repair prompts) across the game"""
+    invalid_attempts: int
+    """replies that broke a rule"""
+    input_tokens: int
+    """input tokens over the game's calls (replayed ones included)"""
+    output_tokens: int
+    """output tokens over the game's calls (replayed ones included)"""
+    cost_usd: float
+    """cost of the game's calls at the configured prices, in US dollars (a replayed call's too: it was paid once,
+    when first sent)"""
+
+
+class GameColumns(SharedColumns):
+    """One row of games.parquet: the shared columns, those named per role (``PER_ROLE``), the family's figures and
+    outcome fields (documented by the family), and what the journal keeps of the game."""
+
+    unit_hash: str
+    """hash of everything that determines the game"""
+    outcome_json: str
+    """the whole outcome object as the journal holds it (for replay)"""
+    started_at: datetime | None
+    """when the game started, UTC"""
+    ended_at: datetime | None
+    """when the game ended, UTC"""
+
+    PER_ROLE: ClassVar[dict[str, str]] = {
+        "*_model": "model that played the role, as configured",
+        "*_agent": "agent letter (A, B, ...) that played the role",
+        "*_prompt_tokens": "input tokens of the side's calls",
+        "*_completion_tokens": "output tokens of the side's calls",
+    }
+    """The columns named after each role (``*``), and what they mean."""
+
+
+SHARED_SCHEMA = schema_of(SharedColumns)
+GAME_SCHEMA = schema_of(GameColumns)
 OUTCOMES = {Status.AGREEMENT: "deal", Status.NO_AGREEMENT: "no_deal", Status.FORMAT_FAILURE: "format_failure",
             Status.TECHNICAL_ERROR: "technical_failure", Status.INTERRUPTED: "technical_failure"}
 """Seed 002's ``outcome`` values; ``technical_failure`` is ours (an unknown game, re-run on resume)."""
@@ -121,12 +224,44 @@ def game_row(rec: GameRecord) -> dict[str, Any]:  # free-form: table rows as pol
     return row
 
 
-TURN_SCHEMA = {
-    "unit_id": pl.String, "turn": pl.Int64, "role": pl.String, "model": pl.String, "call_ids": pl.List(pl.String),
-    "n_attempts": pl.Int64, "n_errors": pl.Int64, "valid": pl.Boolean, "action": pl.String, "message": pl.String,
-    "turn_scored": pl.Boolean, "served_by": pl.String, "sent_at": UTC_TIME, "answered_at": UTC_TIME,
-}
-"""The columns every turn has; a family's action fields and per-turn metrics add their own."""
+class TurnColumns(BaseModel):
+    """The columns every turn has, in turns.parquet; a family's action fields (as ``<field>`` or ``<field>_<key>``) and
+    its per-turn metrics add their own (documented by the family)."""
+
+    model_config = ROWS
+
+    unit_id: str
+    """game (join key)"""
+    turn: int
+    """turn number"""
+    role: str
+    """who moved"""
+    model: str | None
+    """model that played the role, as configured"""
+    call_ids: list[str]
+    """the calls of this turn, repairs included (`<unit_id>-k01`, ...): a list in the sweep's turns.parquet,
+    comma-separated in the dataset"""
+    n_attempts: int
+    """replies asked for this turn (format retries + 1)"""
+    n_errors: int
+    """invalid replies of the turn"""
+    valid: bool
+    """false if the repairs ran out"""
+    action: str | None
+    """the action taken. **Authoritative**"""
+    message: str | None
+    """text shown to the other side(s)"""
+    turn_scored: bool
+    """the family scored this turn (its per-turn metrics are in this row)"""
+    served_by: str | None
+    """the upstream provider that answered the turn's last call, as a router reports it (empty for direct APIs)"""
+    sent_at: datetime | None
+    """when the turn's first call was sent, UTC"""
+    answered_at: datetime | None
+    """when the turn's last call was answered, UTC"""
+
+
+TURN_SCHEMA = schema_of(TurnColumns)
 
 
 def _number(v: Any) -> Any:
@@ -177,53 +312,75 @@ class CallRow(BaseModel):
     """One row of calls.parquet, its columns in order: the call's fields, its usage as columns, the request as
     sent (JSON), its drift from the sweep's reference. The table's schema is this model's (``CALL_SCHEMA``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ROWS
 
     call_id: str
+    """`<unit_id>-kNN`, in call order"""
     unit_id: str
+    """game (join key)"""
     role: str
+    """role that was asked"""
     turn: int
+    """turn number"""
     repair: int
+    """0 for the first ask of a turn, 1.. for repairs"""
     provider: str
+    """provider the call went through (`sim` or `local` for a rehearsal)"""
     model: str
+    """model as configured"""
     request: str
+    """the request as sent, as JSON (the provider's body; no keys)"""
     response_text: str | None
+    """the reply text"""
     stop_reason: str | None
+    """as the provider reported it"""
     input_tokens: int
+    """input tokens as the provider reported them"""
     output_tokens: int
+    """output tokens as the provider reported them"""
     cache_read_tokens: int
+    """input tokens read from the provider's prompt cache, as it reported them"""
     cache_write_tokens: int
+    """input tokens written to the provider's prompt cache, as it reported them"""
     reasoning_tokens: int
+    """output tokens spent on reasoning, as the provider reported them"""
     latency_s: float
+    """seconds of the answered attempt (earlier attempts and limiter waits not included); of a batched call, from
+    its hand-over to the batcher to its result"""
     attempts: int
+    """HTTP attempts (retries + 1)"""
     attempt_errors: list[str]
+    """errors of the failed attempts (a list; JSON in the dataset's CSV)"""
     request_id: str | None
+    """provider request id"""
     model_version: str | None
+    """the model id the provider reported"""
     served_by: str | None
+    """the upstream provider that answered, as a router reports it (empty for direct APIs)"""
     cost_usd: float
+    """cost at the configured prices, in US dollars"""
     status: str
+    """`ok`, or `error` for a technical failure"""
     valid: bool | None
+    """whether the reply followed the protocol"""
     rule: str | None
+    """the rule an invalid reply broke"""
     error: str | None
+    """the error shown to the model, or the technical error"""
     resumed: bool
+    """replayed from the call journal (paid once, when first sent)"""
     system_fingerprint: str | None
+    """OpenAI's backend configuration fingerprint of the reply (empty where the API reports none)"""
     sent_at: datetime | None
+    """when the call began, UTC, before its waits on the limiter (empty for a computed reply)"""
     answered_at: datetime | None
+    """when its answer came back, UTC"""
     drift: bool | None
+    """the provider served the call as another version than the sweep's first answer of its model (empty without a
+    reference or a reported version)"""
 
 
-_COLUMN_TYPES = {str: pl.String, int: pl.Int64, float: pl.Float64, bool: pl.Boolean, datetime: UTC_TIME,
-                 list[str]: pl.List(pl.String)}
-
-
-def _column_type(annotation: Any) -> pl.DataType | type[pl.DataType]:
-    """A row field's column type (None aside: a column holds nulls)."""
-    if isinstance(annotation, UnionType):
-        (annotation,) = (a for a in get_args(annotation) if a is not NoneType)
-    return _COLUMN_TYPES[annotation]
-
-
-CALL_SCHEMA = {name: _column_type(f.annotation) for name, f in CallRow.model_fields.items()}
+CALL_SCHEMA = schema_of(CallRow)
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 _CALL_FIELDS = tuple(k for k in CALL_SCHEMA if k not in (*_USAGE, "request", "drift"))
 References = Mapping[str, Served]
@@ -233,7 +390,7 @@ References = Mapping[str, Served]
 def drifted(c: CallMeta, references: References) -> bool | None:
     """Whether ``c`` was served otherwise than the sweep's reference for its model (``Served.changed_from``);
     None when there is no reference or the call reports nothing served (a strategy reply, a failed call)."""
-    reference, served = references.get(model_key(c)), c.served()
+    reference, served = references.get(c.key), c.served()
     return None if reference is None or not served.reported() else bool(served.changed_from(reference))
 
 
@@ -247,6 +404,14 @@ def record_rows(rec: GameRecord, references: References | None = None) -> dict[s
     """Every row one journaled game contributes, by table (each call's drift against ``references``)."""
     return {"games": [game_row(rec)], "turns": turn_rows(rec),
             "calls": [call_row(c, references).model_dump() for c in rec.calls]}
+
+
+def meanings(table: str) -> dict[str, str]:
+    """What each column of ``table`` (games, turns, calls) means, from its row model (``*`` stands for a role)."""
+    models: dict[str, type[BaseModel]] = {"games": GameColumns, "turns": TurnColumns, "calls": CallRow}
+    row = models[table]
+    named = {name: " ".join((f.description or "").split()) for name, f in row.model_fields.items()}
+    return named | (GameColumns.PER_ROLE if row is GameColumns else {})
 
 
 SCHEMAS: dict[str, dict[str, pl.DataType | type[pl.DataType]]] = {

@@ -1,4 +1,5 @@
-"""``status.json`` and the lock: is a sweep running here, and how many of its units are still to play?
+"""``status.json`` and the lock: is a sweep running here, and how many of its units are still to play? And
+``limiter.json``, the limiter's state as the driver last saw it.
 
 The driver writes the status at start (state ``running``, the plan's unit count) and at its end
 (``ended`` or ``interrupted``); a driver killed outright (or stopped by a full disk) leaves
@@ -14,12 +15,11 @@ import os
 import socket
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
 from bargain_ray.clients.snapshot import KeyLimit, LimiterSnapshot
-from bargain_ray.store.calls import CallEntry, Entry, SpendEntry
 from bargain_ray.store.journal import read_heads
 from bargain_ray.store.lock import Holder, lock_holder
 from bargain_ray.store.paths import STATUS
@@ -128,60 +128,3 @@ def read_limiter(path: Path) -> LimiterSnapshot | None:
         return LimiterSnapshot.model_validate_json(file.read_bytes())
     except (OSError, ValueError):
         return None  # none yet (a sweep without LLMs, or one before this file existed)
-
-
-def tail_lines(file: Path, offset: int, limit: int = 1 << 24) -> tuple[list[dict[str, Any]], int]:  # free-form: JSON lines as decoded, each typed by its reader
-    """Complete JSON lines of a journal after byte ``offset`` (about ``limit`` bytes of them at most), and the
-    offset after them: a reader following a growing journal (the live view) reads each line once, in
-    bounded steps. A torn tail waits for its newline."""
-    out: list[dict[str, Any]] = []  # free-form: JSON lines as decoded
-    if not file.exists():
-        return out, offset
-    start = offset
-    with file.open("rb") as f:
-        f.seek(offset)
-        while offset - start < limit:
-            line = f.readline()
-            if not line.endswith(b"\n"):
-                break
-            out.append(json.loads(line))
-            offset += len(line)
-    return out, offset
-
-
-class PaidCall(BaseModel):
-    """One paid model reply of the call journal, as the bar and the summary count it."""
-
-    unit_id: str
-    model: str
-    """``provider:model``, the key the summary, the bar and the limiter name a model by."""
-    input_tokens: int
-    output_tokens: int
-    cost_usd: float
-    latency_s: float
-    rate_limited: int
-    """429s met by its failed attempts before it was answered."""
-    answered_at: datetime | None = None
-    """When its answer came back (UTC): its request went ``latency_s`` before; None where none is recorded (a cost
-    journaled alone)."""
-
-
-def paid_call(entry: Entry) -> PaidCall | None:
-    """A call-journal entry as a paid call: a reply (``CallEntry``) or the cost of one whose reply is not journaled
-    (``SpendEntry``); None for a void line and for a strategy agent's reply (journaled for replay with
-    ``run.journal_calls=true``, never paid)."""
-    if isinstance(entry, SpendEntry):
-        return PaidCall(unit_id=entry.unit_id, model=entry.model, input_tokens=entry.input_tokens,
-                        output_tokens=entry.output_tokens, cost_usd=entry.cost_usd, latency_s=0.0, rate_limited=0)
-    if not isinstance(entry, CallEntry) or entry.reply.provider == "strategy":
-        return None
-    reply = entry.reply
-    return PaidCall(unit_id=entry.unit_id, model=f"{reply.provider}:{reply.model}",
-                    input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
-                    cost_usd=reply.cost_usd, latency_s=reply.latency_s,
-                    rate_limited=sum(map(is_429, reply.attempt_errors)), answered_at=reply.answered_at)
-
-
-def is_429(error: str) -> bool:
-    """Whether a failed attempt's error (``attempt_errors``) was a rate limit: what the bar and the view count."""
-    return "429" in error or "RateLimitError" in error

@@ -26,7 +26,7 @@ class MultiIssueGame(Game[MultiIssueConfig, State, Action]):
         return metrics.bounds_figures(self.config)
 
     def utility_space(self) -> UtilitySpace:
-        return frontier.utility_space(frontier.space(self.config))
+        return frontier.space(self.config).utility_space()
 
 
 GAME = MultiIssueGame

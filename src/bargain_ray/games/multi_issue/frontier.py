@@ -14,58 +14,20 @@ import math
 from fractions import Fraction
 from functools import cache
 
-from pydantic import BaseModel, ConfigDict
-
 from bargain_ray.core.figures import Figure
 from bargain_ray.core.records import Scalar
-from bargain_ray.games.base import UtilitySpace
+from bargain_ray.games.kit.space import OutcomeSpace, Point
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
 from bargain_ray.games.multi_issue.scoring import fallback, utility
 
-Point = tuple[Fraction, Fraction]
 
-
-class Space(BaseModel):
-    """The frontier and its solution points, in utility space (first role on x)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    roles: tuple[str, str]
-    frontier: tuple[Point, ...]
-    disagreement: Point
-    nash: Point | None
-    max_welfare: tuple[Point, ...]
-    """Vertices of the best-joint-gain set: one point, or the two ends of a segment."""
-    ranges: tuple[Point, Point]
-    """(min, max) of each role's utility over every possible deal."""
-    ks_rational: Point | None = None
-    """Kalai and Smorodinsky's point with each role's ideal over the individually rational deals (those leaving both
-    at or above no agreement: the bargaining set, as textbooks define it): equal shares of each role's best rational
-    gain. None when no deal is rational."""
-    ks_outcomes: Point | None = None
-    """The same with each role's ideal over all outcomes (its best utility of any deal), as negmas' ``ks_points``
-    computes it. It equals ``ks_rational`` when each role's best deal leaves the other at or above no agreement."""
-    kalai: Point | None = None
-    """Kalai's egalitarian point: the largest equal gain over no agreement."""
-
-    @property
-    def max_distance(self) -> float:
-        """The diagonal of the utility box: distances are normalised by it, as negmas does."""
-        return math.hypot(*(float(hi - lo) for lo, hi in self.ranges))
-
-    @property
-    def best_welfare(self) -> Fraction:
-        """The highest joint utility of a deal (negmas' ``max(sum(u) for u in pareto_utils)``)."""
-        return sum(self.max_welfare[0], Fraction(0))
-
-
-def space(config: MultiIssueConfig) -> Space:
-    """The exact agreement space of ``config``, computed once per process."""
+def space(config: MultiIssueConfig) -> OutcomeSpace:
+    """The exact agreement space of ``config`` (first role on x), computed once per process."""
     return _space(config.model_dump_json())
 
 
 @cache
-def _space(key: str) -> Space:
+def _space(key: str) -> OutcomeSpace:
     config = MultiIssueConfig.model_validate_json(key)
     first, second = roles = tuple(config.roles)
     low = {t.name: exact(t.min) for t in config.terms}
@@ -102,7 +64,7 @@ def _space(key: str) -> Space:
         for i in (0, 1)
     )
     rational = _rational(frontier, d)
-    return Space(
+    return OutcomeSpace(
         roles=roles, frontier=frontier, disagreement=d, nash=_nash(rational, d),
         max_welfare=_max_welfare(frontier), ranges=ranges,
         ks_rational=_kalai_smorodinsky(rational, d, _rational_ideal(rational)),
@@ -126,7 +88,7 @@ def _segments(points: tuple[Point, ...]) -> list[tuple[Point, Point]]:
 def _rational(frontier: tuple[Point, ...], d: Point) -> list[tuple[Point, Point]]:
     """The parts of the frontier's segments where both roles get at least their no-agreement points, exactly
     (negmas' frontier keeps only rational outcomes too)."""
-    out = []
+    out: list[tuple[Point, Point]] = []
     for a, b in _segments(frontier):
         g = (a[0] - d[0], a[1] - d[1])
         v = (b[0] - a[0], b[1] - a[1])
@@ -216,7 +178,7 @@ def _distance2(p: Point, a: Point, b: Point) -> Fraction:
     return dx * dx + dy * dy
 
 
-def distances(s: Space, point: Point) -> dict[str, Scalar]:
+def distances(s: OutcomeSpace, point: Point) -> dict[str, Scalar]:
     """A deal's distances to the frontier and the solution points, and its optimalities as negmas defines them
     (``negmas.preferences.ops.calc_outcome_optimality``): ``<point>_optimality`` is 1 - distance / the utility
     box's diagonal; ``max_welfare_optimality`` is the deal's joint utility / the best joint utility (a ratio of
@@ -239,19 +201,6 @@ def distances(s: Space, point: Point) -> dict[str, Scalar]:
     return out
 
 
-def deal_distances(s: Space, utilities: dict[str, Figure]) -> dict[str, Scalar]:
+def deal_distances(s: OutcomeSpace, utilities: dict[str, Figure]) -> dict[str, Scalar]:
     """``distances`` of a deal, read from the exact utilities its outcome record gives each role."""
     return distances(s, (utilities[s.roles[0]].fraction, utilities[s.roles[1]].fraction))
-
-
-def as_floats(points: tuple[Point, ...]) -> list[tuple[float, float]]:
-    return [(float(x), float(y)) for x, y in points]
-
-
-def utility_space(s: Space) -> UtilitySpace:
-    """The space as the report's plot draws it."""
-    return UtilitySpace(
-        roles=s.roles, frontier=as_floats(s.frontier), disagreement=as_floats((s.disagreement,))[0],
-        nash=None if s.nash is None else as_floats((s.nash,))[0], max_welfare=as_floats(s.max_welfare),
-        ranges=tuple(as_floats(s.ranges)),
-    )

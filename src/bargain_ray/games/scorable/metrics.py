@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 
@@ -23,6 +22,7 @@ from bargain_ray.core.records import GameRecord, Scalar
 from bargain_ray.core.status import Status
 from bargain_ray.games.kit import leakage
 from bargain_ray.games.kit.results import Derived, Length, Results, RoleFigure
+from bargain_ray.games.kit.space import OutcomeSpace
 from bargain_ray.games.provenance import Metric, metric, mixed, ours, seed
 from bargain_ray.games.scorable.config import ScorableConfig, exact
 from bargain_ray.games.scorable.engine import State
@@ -59,24 +59,13 @@ def scores(config: ScorableConfig, deal: dict[str, str]) -> dict[str, Fraction]:
     return {p: config.points(p, deal) for p in config.parties}
 
 
-@dataclass(frozen=True)
-class Space:
-    """Every package with every party's points as integers over one common denominator ``scale``
-    (exact, and fast to scan), and the feasible packages, which do not depend on the deal made."""
-
-    deals: list[dict[str, str]]
-    points: list[tuple[int, ...]]
-    scale: int
-    feasible: list[int]
-
-
-def space(config: ScorableConfig) -> Space:
-    """The enumerated deal space of a config, computed once per process."""
+def space(config: ScorableConfig) -> OutcomeSpace:
+    """The enumerated deal space of a config (parties in config order), computed once per process."""
     return _space(config.model_dump_json())
 
 
 @cache
-def _space(key: str) -> Space:
+def _space(key: str) -> OutcomeSpace:
     config = ScorableConfig.model_validate_json(key)
     packages = list(deals(config))
     parties = list(config.parties)
@@ -88,15 +77,9 @@ def _space(key: str) -> Space:
         [tuple(int(exact(config.parties[p].scores[i.name][o]) * scale) for p in parties) for o in i.options]
         for i in config.issues
     ]
-    bars = [int(config.threshold(p) * scale) for p in parties]
     points = [tuple(map(sum, zip(*combo, strict=True))) for combo in itertools.product(*rows)]
-    ok = [k for k, pts in enumerate(points) if all(x >= b for x, b in zip(pts, bars, strict=True))]
-    return Space(deals=packages, points=points, scale=scale, feasible=ok)
-
-
-def dominated(s: Space, mine: tuple[int, ...]) -> bool:
-    """Some package is at least as good as ``mine`` for everyone and better for someone."""
-    return any(all(a >= b for a, b in zip(pts, mine, strict=True)) and pts != mine for pts in s.points)
+    return OutcomeSpace(roles=tuple(parties), disagreement=tuple(config.threshold(p) for p in parties),
+                        deals=tuple(packages), points=tuple(points), scale=scale)
 
 
 def placement(config: ScorableConfig, chosen: dict[str, str] | None) -> tuple[Placement, Fraction | None]:
@@ -112,7 +95,7 @@ def placement(config: ScorableConfig, chosen: dict[str, str] | None) -> tuple[Pl
         feasible_deals=len(s.feasible),
         best_feasible=None if top is None or best is None else BestFeasible(
             options=s.deals[top], welfare=Figure.of(best), joint_surplus=Figure.of(best - base)),
-        pareto_optimal=None if mine is None else not dominated(s, mine),
+        pareto_optimal=None if mine is None else not s.dominated(mine),
     ), best
 
 
