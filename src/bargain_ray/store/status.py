@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -96,11 +97,11 @@ def read_status(path: Path) -> StatusFile | None:
     return status
 
 
-def read_progress(path: Path) -> Progress:
-    """Lock, status and journal read together; writes nothing."""
-    latest: dict[str, bool] = {}
-    for head in read_heads(path):
-        latest[head.unit.unit_id] = head.outcome.known
+def read_progress(path: Path, latest: Mapping[str, bool] | None = None) -> Progress:
+    """Lock, status and journal read together; writes nothing. ``latest`` (unit_id -> whether its latest record is
+    known): the journal as a caller that follows it has read it (the live view), else read here whole."""
+    if latest is None:
+        latest = {head.unit.unit_id: head.outcome.known for head in read_heads(path)}
     status = read_status(path)
     known = sum(latest.values())
     holder = lock_holder(path)
