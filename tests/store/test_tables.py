@@ -148,3 +148,14 @@ def test_a_table_corrupted_behind_an_intact_footer_is_rebuilt_from_the_journal(t
     assert (out.returncode, out.stderr) == (0, "") and out.stdout.startswith("report: ")
     write_tables(tmp_path)
     assert published(tmp_path), "the next write publishes the set again"
+
+
+def test_report_on_a_folder_whose_status_is_cut_short_is_one_line(tmp_path, demo_journal, demo_manifest):
+    """A status.json cut short ended the report in pydantic's three-line validation error."""
+    (tmp_path / "manifest.json").write_text(demo_manifest)
+    (tmp_path / "journal.jsonl").write_bytes(demo_journal)
+    (tmp_path / "status.json").write_text('{"state": "ended", "units": ')
+    out = cli("bargain_ray.report", str(tmp_path))
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == (f"error: {tmp_path / 'status.json'} is not a status this version writes (cut short or "
+                          "edited); delete it: the folder's next run writes it again, and its games are in the journal\n")

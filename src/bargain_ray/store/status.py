@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from bargain_ray.clients.snapshot import KeyLimit, LimiterSnapshot
 from bargain_ray.store.journal import read_heads
@@ -39,6 +39,14 @@ class StatusFile(BaseModel):
     units: int
     """Units of the plan: finished before the driver started plus those it was to play."""
     at: str
+
+
+class UnreadableStatus(ValueError):
+    """``status.json`` is not one a driver wrote (cut short, edited): a reader cannot say what its sweep is doing."""
+
+    def __init__(self, file: Path) -> None:
+        super().__init__(f"{file} is not a status this version writes (cut short or edited); delete it: the "
+                         "folder's next run writes it again, and its games are in the journal")
 
 
 class Progress(BaseModel):
@@ -91,7 +99,10 @@ def read_status(path: Path) -> StatusFile | None:
     held = lock_holder(path) is not None
     if not file.exists():
         return None
-    status = StatusFile.model_validate_json(file.read_text())
+    try:
+        status = StatusFile.model_validate_json(file.read_bytes())
+    except ValidationError:
+        raise UnreadableStatus(file) from None
     if status.state == "running" and not held and lock_holder(path) is None:
         return status.model_copy(update={"state": "stopped"})
     return status
