@@ -72,7 +72,7 @@ def _writable(path: Path) -> None:
         raise _unwritable(path, exc) from None
 
 
-def _unwritable(path: Path, exc: OSError) -> OSError:
+def _unwritable(path: Path, exc: OSError) -> OSError | FolderUnwritable:
     """The refusal of a folder whose files cannot be made (``exc`` itself for a full disk)."""
     if exc.errno == errno.ENOSPC:
         return exc
