@@ -299,3 +299,86 @@ def test_script_values_cannot_close_the_script(name):
 
     text = script_value(name)
     assert "<" not in text and ">" not in text and "\u2028" not in text and json.loads(text) == name
+
+
+def fetch(root: Path, *paths: str) -> list[tuple[int, bytes]]:
+    """(status, body) of each GET on the view's app over ``root``, served in this process on a free port."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from bargain_ray.analysis.view import make_app
+
+    async def get_all() -> list[tuple[int, bytes]]:
+        async with TestClient(TestServer(make_app(root))) as client:
+            out = []
+            for path in paths:
+                async with client.get(path) as r:
+                    out.append((r.status, await r.read()))
+            return out
+
+    import asyncio
+
+    return asyncio.run(get_all())
+
+
+def test_the_view_serves_an_exact_allow_list_of_a_sweeps_files(tmp_path):
+    """A name that only starts like an allowed one (``journal.jsonl.bak``), a file the export never writes under
+    ``dataset/``, and a path that climbs back out of ``dataset/`` into the folder were served (prefix match)."""
+    folder = make_sweep(tmp_path / "s")
+    build_report(folder, resamples=20)
+    planted = ["journal.jsonl.bak", "report.html.old", "report-by-x.html.key", "dataset/notes.txt",
+               "dataset/data/notes.csv", "secret.html"]
+    for name in planted:
+        (folder / name).write_text("not to be served")
+    raw = next((folder / "dataset" / "raw").iterdir()).name
+    served = ["report.html", "journal.jsonl", "dataset/README.md", "dataset/data/games.csv",
+              "dataset/metrics/operational.parquet", "dataset/spec/manifest.json", f"dataset/raw/{raw}"]
+    refused = [*planted, "dataset%2F..%2Fdriver.lock", "dataset%2F..%2Fjournal.jsonl.bak", "manifest.json",
+               "tables.json"]
+    answers = fetch(tmp_path, *(f"/files/s/{p}" for p in served + refused))
+    assert [a[0] for a in answers[:len(served)]] == [200] * len(served)
+    assert [a[0] for a in answers[len(served):]] == [404] * len(refused)
+    assert all(b"not to be served" not in body for _, body in answers)
+
+
+def test_a_corrupt_journal_line_is_one_error_row_and_the_lines_after_it_are_read(tmp_path):
+    """The view answered a corrupt line with HTTP 500 and a traceback, and read nothing past it."""
+    folder = make_sweep(tmp_path / "s")
+    lines = (folder / JOURNAL).read_bytes().splitlines(keepends=True)
+    bad = [b"not json\n", b'{"unit": ' + b"[" * 5000 + b"]" * 5000 + b"}\n", b'{"unit": {"unit_id": 7}}\n']
+    (folder / JOURNAL).write_bytes(b"".join([lines[0], *bad, *lines[1:]]))
+    calls_at(folder, [datetime(2026, 1, 5, 12, 0, tzinfo=UTC)])
+    with (folder / CALLS_JOURNAL).open("ab") as f:
+        f.write(b"[" * 5000 + b"]" * 5000 + b"\n")
+    snap = Follower(folder).snapshot()
+    assert snap.finished == 12, "every good line is read, those after the bad ones too"
+    rows = [e for e in snap.errors if e["unit_id"] is None]
+    assert sorted(e["what"] for e in rows) == [f"{CALLS_JOURNAL} line 2, left out",
+                                               *(f"{JOURNAL} line {n}, left out" for n in (2, 3, 4))]
+    assert all("\n" not in e["error"] and e["error"].startswith("not ") for e in rows)
+    status, body = fetch(tmp_path, "/api/sweep?name=s")[0]
+    assert status == 200 and json.loads(body)["finished"] == 12
+
+
+def test_a_game_in_flights_reply_that_nests_past_the_limit_is_shown_as_text(tmp_path):
+    from bargain_ray.analysis.view import shown_reply
+    from bargain_ray.core.records import Reply
+    from bargain_ray.store import CallEntry
+
+    text = "[" * 2000 + "]" * 2000
+    entry = CallEntry(unit_id="u", call_id="u-k01", prompt="p", reply=Reply(provider="sim", model="m", request={},
+                                                                           text=text))
+    assert shown_reply(entry, ["multi_issue"]).message == text  # RecursionError (HTTP 500) before
+
+
+def test_a_sweep_folder_linked_into_the_root_is_listed_and_served_alike(tmp_path):
+    """The view listed a symlinked sweep folder and then answered 404 for it."""
+    folder = make_sweep(tmp_path / "elsewhere" / "s")
+    build_report(folder, resamples=20)
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "linked").symlink_to(folder)
+    (root / "dangling").symlink_to(tmp_path / "gone")
+    assert [s["name"] for s in list_sweeps(root)] == ["linked"]
+    (sweep, body), (report, _), (gone, _) = fetch(root, "/api/sweep?name=linked", "/files/linked/report.html",
+                                                  "/api/sweep?name=dangling")
+    assert (sweep, report, gone) == (200, 200, 404) and json.loads(body)["finished"] == 12

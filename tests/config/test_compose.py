@@ -10,6 +10,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from bargain_ray.config import compose_dict, conf_dir
+from bargain_ray.config.compose import MAX_YAML_VALUES
 from bargain_ray.config.errors import ConfigError
 
 
@@ -51,6 +52,36 @@ def test_the_same_mistake_is_refused_each_time_with_the_same_line(tmp_path: Path
             compose_dict("config", ["+grid=dmeo"])
         lines.append(str(refused.value))
     assert lines[0] == lines[1] and "did you mean +grid=demo?" in lines[0]
+
+
+def laughs(levels: int) -> str:
+    """A grid whose aliases each name nine of the level below: 9 ** levels values from a few hundred bytes."""
+    lines = ["# @package _global_", "x0: &x0 [" + ", ".join(["lol"] * 9) + "]"]
+    lines += [f"x{i}: &x{i} [" + ", ".join([f"*x{i - 1}"] * 9) + "]" for i in range(1, levels + 1)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("name", "text"), [("bomb", laughs(9)), ("loop", "# @package _global_\nx: &a [1, *a]\n")])
+def test_yaml_whose_aliases_expand_past_the_bound_is_refused_in_one_line(
+        name: str, text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A billion-laughs grid in ./conf/grid spun Hydra for minutes with no output (or ended in a bare
+    ``ConfigCompositionException``); one aliased inside itself ended in a RecursionError."""
+    monkeypatch.chdir(tmp_path)
+    grid = tmp_path / "conf" / "grid" / f"{name}.yaml"
+    grid.parent.mkdir(parents=True)
+    grid.write_text(text)
+    with pytest.raises(ConfigError) as refused:
+        compose_dict("config", [f"+grid={name}"])
+    assert refused.value.problems == [f"conf/grid/{name}.yaml: its YAML aliases expand to more than "
+                                      f"{MAX_YAML_VALUES:,} values; write the values out, or use fewer aliases"]
+
+
+def test_yaml_whose_aliases_stay_within_the_bound_composes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    grid = tmp_path / "conf" / "grid" / "small.yaml"
+    grid.parent.mkdir(parents=True)
+    grid.write_text(laughs(4))  # 9 ** 4 values: 6,561
+    assert len(compose_dict("config", ["+grid=small"])["x4"][0][0][0]) == 9
 
 
 VALUE_CASES = [

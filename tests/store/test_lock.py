@@ -7,8 +7,10 @@ import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from folders import cli
 from helpers import ROOT
 
 from bargain_ray.store import FolderLocked, Holder, hold_lock, lock_holder, read_progress, write_status
@@ -78,3 +80,18 @@ def test_a_holder_recorded_by_another_host_is_not_judged_dead_from_here(tmp_path
     with hold_lock(tmp_path):  # the flock is free: a driver may take the folder and clears the record
         pass
     assert lock_holder(tmp_path) is None and read_status(tmp_path).state == "stopped"
+
+
+@pytest.mark.parametrize("where", ["file", "inside a file", "/proc/self"])
+def test_a_sweep_folder_that_cannot_be_one_is_refused_in_one_line_before_anything_runs(tmp_path, where):
+    """A run.dir that is a file (or lies under one, or is /proc/self) ended in a 27-35 line traceback."""
+    file = tmp_path / "results.csv"
+    file.write_text("a,b\n")
+    folder = {"file": file, "inside a file": file / "sweep", "/proc/self": Path("/proc/self")}[where]
+    why = {"file": "it is a file, not a folder", "inside a file": "a part of its path is a file, not a folder",
+           "/proc/self": "No such file or directory"}[where]
+    done = cli("bargain_ray", "+grid=demo", f"run.dir={folder}")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (f"error: {folder} cannot be written ({why}); nothing was run. Make it writable, or choose "
+                           "another folder with run.dir=<path>.\n")
+    assert file.read_text() == "a,b\n"

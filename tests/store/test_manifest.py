@@ -218,3 +218,29 @@ def test_the_end_of_run_summary_names_the_local_conf_files_too(tmp_path, monkeyp
     out = capsys.readouterr().out
     note = "config from ./conf: conf/game/tickets.yaml (in place of the packaged one)"
     assert out.startswith(note + "\n") and f"\n{note}\nsweep folder: {tmp_path / 'sweep'}\n" in out
+
+
+@pytest.mark.parametrize(("field", "value"), [("grid.seed", 8), ("models.O.max_tokens", 9999)])
+def test_a_hand_edit_of_the_manifests_top_is_refused_on_resume_and_by_readers(tmp_path, capsys, field, value):
+    """The top of the manifest (the current design's config, which the card and the report publish) went unchecked:
+    a resume compared the recorded designs only, so a hand-edited seed was published as the sweep's."""
+    from bargain_ray.store import UnreadableManifest
+
+    args = ["+grid=c3_smoke", "provider=sim", "run.dry_run=true", f"run.dir={tmp_path}"]
+    assert main(args) == 0
+    target = tmp_path / "manifest.json"
+    data = json.loads(target.read_text())
+    *parents, leaf = field.split(".")
+    node = data["config"]
+    for key in parents:
+        node = node[key]
+    played, node[leaf] = node[leaf], value
+    target.write_text(json.dumps(data))
+    capsys.readouterr()
+    assert main(args) == 1
+    assert capsys.readouterr().err == (
+        f"error: {target} was edited by hand: config.{field} is {value} at the top but {played} in the design its "
+        f"games were played with (designs.0); nothing was read. Set it back to {played} (or restore the file from a "
+        "backup).\n")
+    with pytest.raises(UnreadableManifest, match="was edited by hand"):
+        read_manifest(tmp_path)

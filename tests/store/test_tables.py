@@ -122,3 +122,40 @@ def test_tables_an_older_bargain_ray_published_are_rebuilt_not_read_short(tmp_pa
     assert out.returncode == 0, out.stderr
     write_tables(tmp_path)
     assert published(tmp_path) and "drift" in pl.read_parquet_schema(calls)
+
+
+def test_a_table_corrupted_behind_an_intact_footer_is_rebuilt_from_the_journal(tmp_path, demo_journal, demo_manifest):
+    """A parquet whose data pages changed under an intact footer was taken as published, and the report ended in a
+    polars traceback: the set's digests find it, and its rows come from the journal."""
+    (tmp_path / "manifest.json").write_text(demo_manifest)
+    (tmp_path / "journal.jsonl").write_bytes(demo_journal)
+    write_status(tmp_path, "ended", 12)
+    write_tables(tmp_path)
+    expected = read_tables(tmp_path)
+    turns = tmp_path / "turns.parquet"
+    data = bytearray(turns.read_bytes())
+    data[100:600] = bytes(b ^ 0x5A for b in data[100:600])
+    turns.write_bytes(bytes(data))
+    assert generation(turns) == generation(tmp_path / "games.parquet"), "the footer still names the set"
+    with pytest.raises(pl.exceptions.PolarsError):
+        pl.read_parquet(turns)
+    assert not published(tmp_path)
+    rebuilt = read_tables(tmp_path)
+    for name in ("games", "turns", "calls"):
+        key = rebuilt[name].columns[:2]
+        assert rebuilt[name].sort(key).equals(expected[name].sort(key)), name
+    out = cli("bargain_ray.report", str(tmp_path))
+    assert (out.returncode, out.stderr) == (0, "") and out.stdout.startswith("report: ")
+    write_tables(tmp_path)
+    assert published(tmp_path), "the next write publishes the set again"
+
+
+def test_report_on_a_folder_whose_status_is_cut_short_is_one_line(tmp_path, demo_journal, demo_manifest):
+    """A status.json cut short ended the report in pydantic's three-line validation error."""
+    (tmp_path / "manifest.json").write_text(demo_manifest)
+    (tmp_path / "journal.jsonl").write_bytes(demo_journal)
+    (tmp_path / "status.json").write_text('{"state": "ended", "units": ')
+    out = cli("bargain_ray.report", str(tmp_path))
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == (f"error: {tmp_path / 'status.json'} is not a status this version writes (cut short or "
+                          "edited); delete it: the folder's next run writes it again, and its games are in the journal\n")

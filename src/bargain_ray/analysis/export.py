@@ -14,7 +14,6 @@ name. A list column (``attempt_errors``) is JSON in the CSV and a list in the pa
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -27,6 +26,7 @@ from bargain_ray.analysis.card import LOG_VERSION, Written, card, prompt_hashes,
 from bargain_ray.analysis.per_game import cell_metrics, ground_truth, illegal_rules, in_design_order
 from bargain_ray.analysis.sample import raw_scope
 from bargain_ray.analysis.transcript import shown_turns
+from bargain_ray.core.hashing import file_digest
 from bargain_ray.core.records import GameRecord
 from bargain_ray.store import MANIFEST
 from bargain_ray.store.rows import OUTCOMES, side_tokens
@@ -264,15 +264,6 @@ def _write(frame: pl.LazyFrame | pl.DataFrame, path: Path) -> None:
         frame.lazy().sink_parquet(path, engine="streaming")
 
 
-def digest(path: Path) -> str:
-    """16 hex digits of SHA-256 of a written file (the card names it, so a cache never mistakes two exports)."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()[:16]
-
-
 def export(analysis: Analysis, out: Path) -> Path:
     """Write the dataset folder (replacing an earlier export) and return it."""
     s = analysis.sweep
@@ -291,7 +282,7 @@ def export(analysis: Analysis, out: Path) -> Path:
         _write(pl.scan_parquet(out / f"{stem}.parquet"), out / f"{stem}.csv")
         scan = as_csv(pl.scan_parquet(out / f"{stem}.parquet"))  # the CSV's columns, typed as the parquet has them
         written[name] = Written(data_files=f"{stem}.csv", rows=scan.select(pl.len()).collect().item(),
-                                schema_=scan.collect_schema(), digest=digest(out / f"{stem}.csv"))
+                                schema_=scan.collect_schema(), digest=file_digest(out / f"{stem}.csv"))
     (out / "spec").mkdir()
     shutil.copyfile(s.path / MANIFEST, out / "spec" / MANIFEST)
     (out / "README.md").write_text(card(analysis, written, metrics, raw_complete=scope is None))

@@ -1,7 +1,7 @@
 """The live view of sweeps: an aiohttp server on 127.0.0.1 whose page polls a JSON endpoint.
 
 It reads the folders through the store and never writes them. Each sweep is followed by a ``Follower`` that
-reads only what its journals gained since the last poll (``tail_lines``), so a poll costs the new lines, not
+reads only what its journals gained since the last poll (``read_tail``), so a poll costs the new lines, not
 the whole journal; memory holds one small entry per unit (its cell and status), the latest reply of each game
 still running, and the last few games and errors. The limiter's state comes from ``limiter.json``, which the
 driver rewrites every few seconds while it runs (the limiter is a Ray actor in the driver's cluster, out of this
@@ -13,8 +13,9 @@ outlives the driver and holds under ``run.journal_calls=false`` too. Rates come 
 
 from __future__ import annotations
 
-import json
+import re
 from collections import Counter, deque
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +23,7 @@ from typing import Any, Literal
 from aiohttp import web
 from pydantic import BaseModel, JsonValue
 
+from bargain_ray.analysis.export import CARD_TABLES, EXTRA_TABLES
 from bargain_ray.analysis.families import deal_line
 from bargain_ray.analysis.page import CSS, escape, script_value
 from bargain_ray.analysis.private import is_private, turn_parts
@@ -29,6 +31,8 @@ from bargain_ray.analysis.rehearsal import rehearsal, statement
 from bargain_ray.analysis.transcript import shown_turns
 from bargain_ray.clients.snapshot import LimiterSnapshot
 from bargain_ray.core.records import GameRecord
+from bargain_ray.games.base import RuleError
+from bargain_ray.games.kit.replies import json_object
 from bargain_ray.store import (
     CALLS_JOURNAL,
     DATASET,
@@ -38,10 +42,10 @@ from bargain_ray.store import (
     lock_holder,
     read_manifest,
     read_progress,
-    record_of,
 )
 from bargain_ray.store.calls import CallEntry
-from bargain_ray.store.jsonl import tail_lines
+from bargain_ray.store.journal import parse_record
+from bargain_ray.store.jsonl import CorruptJournal, read_tail
 from bargain_ray.store.manifest import Manifest
 from bargain_ray.store.paid import Drift, ModelSpend, SpendTail
 from bargain_ray.store.rows import game_row
@@ -209,10 +213,8 @@ def shown_reply(entry: CallEntry, families: list[str]) -> ShownTurn:
     private ones (under any of the sweep's families) apart; any other reply as its text."""
     text = entry.reply.text
     try:
-        fields = json.loads(text)
-    except ValueError:
-        fields = None
-    if not isinstance(fields, dict):
+        fields = json_object(text)  # a model's text: read within the limits every game reads it in
+    except RuleError:
         fields = {"message": text[:4000]}
     message = fields.pop("message", None)
     private = {k: v for k, v in fields.items() if any(is_private(f, k) for f in families or [None])}
@@ -231,6 +233,8 @@ class Follower:
         """The call journal, followed and tallied (``store.paid``)."""
         self.units: dict[str, tuple[str, str]] = {}
         """unit_id -> (cell, status) of its latest record."""
+        self.known: dict[str, bool] = {}
+        """unit_id -> whether its latest record is known (``store.read_progress`` counts them)."""
         self.call_times = Window()
         self.game_times = Window()
         self.timed_by: set[str] = set()
@@ -242,9 +246,23 @@ class Follower:
         manifest = read_manifest(path)
         self.families = sorted({str(g.get("family")) for g in manifest.config.games.values()})
 
-    def _read(self, name: str) -> list[dict[str, Any]]:  # free-form: a JSON line as decoded
-        lines, self.offsets[name] = tail_lines(self.path / name, self.offsets[name])
-        return lines
+    def _games(self) -> Iterator[GameRecord]:
+        """The games the journal gained since the last poll (in bounded steps until caught up); a line that is not a
+        record is left out, shown as one error row."""
+        while True:
+            start = self.offsets[JOURNAL]
+            records, refused, self.offsets[JOURNAL] = read_tail(self.path / JOURNAL, start, parse_record)
+            self._left_out(refused)
+            yield from records
+            if self.offsets[JOURNAL] == start:
+                return
+
+    def _left_out(self, refused: list[CorruptJournal]) -> None:
+        """One error row per journal line that is not its record (a resume refuses the folder until it is mended)."""
+        for bad in refused:
+            self.errors.append({"unit_id": None, "what": f"{bad.file.name} line {bad.line}, left out",
+                                "error": bad.reason})
+        refused.clear()
 
     def _time(self, own: float | None, file: str) -> float | None:
         """The line's own time, else (for a line written since the view started) its journal's file time."""
@@ -261,19 +279,18 @@ class Follower:
         design leaves out (an earlier design had it) is not the sweep's now, as in the tables."""
         manifest = read_manifest(self.path)
         left_out = manifest.left_out()
-        while games := self._read(JOURNAL):
-            for line in games:
-                rec = record_of(line)
-                if left_out is not None and left_out(rec.unit):
-                    continue
-                unit, out = rec.unit, rec.outcome
-                self.units[unit.unit_id] = (unit.cell, out.status.value)
-                self.in_flight.pop(unit.unit_id, None)
-                if not out.known:
-                    self.errors.append({"unit_id": unit.unit_id, "what": "game unknown", "error": out.reason})
-                if (at := self._time(event_time(rec.ended_at, rec.started_at), JOURNAL)) is not None:
-                    self.game_times.add(at)
-                self.latest.append(rec)
+        for rec in self._games():
+            if left_out is not None and left_out(rec.unit):
+                continue
+            unit, out = rec.unit, rec.outcome
+            self.units[unit.unit_id] = (unit.cell, out.status.value)
+            self.known[unit.unit_id] = out.known
+            self.in_flight.pop(unit.unit_id, None)
+            if not out.known:
+                self.errors.append({"unit_id": unit.unit_id, "what": "game unknown", "error": out.reason})
+            if (at := self._time(event_time(rec.ended_at, rec.started_at), JOURNAL)) is not None:
+                self.game_times.add(at)
+            self.latest.append(rec)
         self.calls.spend.refer(manifest.served)
         while calls := self.calls.read():
             for entry in calls:
@@ -288,6 +305,7 @@ class Follower:
                 if entry.unit_id not in self.units or self.units[entry.unit_id][1] == "TECHNICAL_ERROR":
                     self.in_flight.pop(entry.unit_id, None)
                     self.in_flight[entry.unit_id] = entry  # re-inserted: the dict keeps the newest last
+        self._left_out(self.calls.refused)
         self.started = True
 
     def rates(self) -> Rates:
@@ -299,7 +317,7 @@ class Follower:
     def snapshot(self) -> Snapshot:
         self.poll()
         manifest = read_manifest(self.path)
-        progress = read_progress(self.path)
+        progress = read_progress(self.path, self.known)
         cells: dict[str, Counter[str]] = {}
         for cell, status in self.units.values():
             cells.setdefault(cell, Counter())[status] += 1
@@ -330,13 +348,17 @@ class Follower:
         )
 
 
+def sweep_folders(root: Path) -> dict[str, Path]:
+    """name -> path of every sweep folder directly under ``root`` (it holds a manifest): what the view lists, and
+    all it serves. A folder linked into ``root`` is one of them like any other (ours: the link was put there)."""
+    return {p.name: p for p in root.iterdir() if (p / MANIFEST).is_file()} if root.is_dir() else {}
+
+
 def list_sweeps(root: Path) -> list[dict[str, Any]]:  # free-form: a response body, JSON as sent (/sweeps)
-    """Every sweep folder directly under ``root`` (it holds a manifest), newest first: from its status
-    file and lock only, so listing many large sweeps reads no journal. A folder no driver has started (a dry
-    run wrote its manifest) is ``planned`` with the units its design lays out."""
-    if not root.is_dir():
-        return []
-    folders = sorted((p for p in root.iterdir() if (p / MANIFEST).exists()), key=lambda p: -p.stat().st_mtime)
+    """Every sweep folder of ``root`` (``sweep_folders``), newest first: from its status file and lock only, so
+    listing many large sweeps reads no journal. A folder no driver has started (a dry run wrote its manifest) is
+    ``planned`` with the units its design lays out."""
+    folders = sorted(sweep_folders(root).values(), key=lambda p: -p.stat().st_mtime)
     out = []
     for p in folders:
         status = read_status(p)
@@ -445,9 +467,14 @@ def page(name: str | None) -> str:
             f"{PAGE_SCRIPT}</script></body></html>")
 
 
-SERVED = (REPORT, "report-by-", f"{DATASET}/", JOURNAL)
-"""What of a sweep folder the view serves (read-only): its reports, its dataset (the report's raw links) and
-the journal the report links to at scale."""
+_TABLE_FILES = sorted(f"{stem}.{kind}" for stem in (*CARD_TABLES.values(), *EXTRA_TABLES.values())
+                      for kind in ("parquet", "csv"))
+SERVED = re.compile("|".join([
+    re.escape(REPORT), r"report-by-[\w-]+\.html", re.escape(JOURNAL),
+    *(re.escape(f"{DATASET}/{name}") for name in ("README.md", f"spec/{MANIFEST}", *_TABLE_FILES)),
+    rf"{re.escape(DATASET)}/raw/[^/]+\.jsonl"]))
+"""What of a sweep folder the view serves (read-only), by its whole path in the folder: its reports, its dataset
+(the report's raw links) as the export writes it, and the journal the report links to at scale; nothing else."""
 
 
 def make_app(root: Path, default: str | None = None) -> web.Application:
@@ -456,10 +483,10 @@ def make_app(root: Path, default: str | None = None) -> web.Application:
     followers: dict[str, Follower] = {}
 
     def folder(name: str) -> Path:
-        path = (root / name).resolve()
-        if path.parent != root.resolve() or not (path / MANIFEST).exists():
+        path = sweep_folders(root).get(name)
+        if path is None:
             raise web.HTTPNotFound(text=f"no sweep {name!r} under {root}")
-        return path
+        return path.resolve()
 
     async def index(request: web.Request) -> web.Response:
         return web.Response(text=page(request.query.get("sweep") or default), content_type="text/html")
@@ -477,7 +504,8 @@ def make_app(root: Path, default: str | None = None) -> web.Application:
         base = folder(request.match_info["name"])
         tail = request.match_info["tail"]
         target = (base / tail).resolve()
-        if not target.is_relative_to(base) or not target.is_file() or not tail.startswith(SERVED):
+        if not target.is_relative_to(base) or not target.is_file() or not SERVED.fullmatch(
+                target.relative_to(base).as_posix()):
             raise web.HTTPNotFound(text="not a file the view serves")
         return web.FileResponse(target)
 

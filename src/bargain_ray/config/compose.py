@@ -10,6 +10,7 @@ terminal and the summary can say which one was used.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Sequence
@@ -106,9 +107,15 @@ def _is_group(override: Override) -> bool:
     return override.package is not None or key.startswith("hydra") or any((f / key).is_dir() for f in folders)
 
 
+MAX_YAML_VALUES = 100_000
+"""Values one config file may hold once its YAML aliases are followed (ours: the largest shipped file holds under
+400). Past it the file is refused before Hydra reads it: an alias bomb (aliases of aliases, each doubling what
+it names) expands to billions and spins Hydra for minutes."""
+
+
 def read_yaml_files(folders: list[Path]) -> tuple[str, list[str]]:
     """A digest of every YAML file under ``folders`` (each path and its bytes: what a composition may read), and one
-    line per file that is not UTF-8, naming the file and the first bad byte."""
+    line per file that is not UTF-8 (naming the first bad byte) or whose aliases expand past ``MAX_YAML_VALUES``."""
     digest, problems = hashlib.sha256(), []
     for folder in folders:
         for path in sorted(folder.rglob("*.yaml")) if folder.is_dir() else []:
@@ -120,7 +127,51 @@ def read_yaml_files(folders: list[Path]) -> tuple[str, list[str]]:
             except UnicodeDecodeError as exc:
                 problems.append(f"{path}: not UTF-8 (byte {exc.start} is 0x{exc.object[exc.start]:02x}); "
                                 "save the file as UTF-8")
+                continue
+            if not _within_bound(data):
+                problems.append(f"{path}: its YAML aliases expand to more than {MAX_YAML_VALUES:,} values; write "
+                                "the values out, or use fewer aliases")
     return digest.hexdigest(), problems
+
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's, where PyYAML was built with it (its wheels are): it composes a file's nodes in C."""
+
+
+@functools.cache
+def _within_bound(data: bytes) -> bool:
+    """Whether each YAML document of ``data`` holds at most ``MAX_YAML_VALUES`` values with its aliases followed (a
+    node aliased inside itself holds without end). Composed once, each aliased node built once; a file that is not
+    valid YAML is Hydra's to name."""
+    try:
+        documents = list(yaml.compose_all(data, Loader=_LOADER))
+    except yaml.YAMLError:
+        return True
+    return all(_values(node) <= MAX_YAML_VALUES for node in documents)
+
+
+def _values(root: yaml.Node) -> int:
+    """Values under ``root`` (itself included) with aliases followed, capped just past the bound: each node counted
+    once (its count kept for every alias of it), children first, without recursion; a node met again while its
+    children are being counted (aliased inside itself) counts as past the bound."""
+    past = MAX_YAML_VALUES + 1
+    counted: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_counted = stack.pop()
+        if children_counted:
+            counted[id(node)] = min(past, 1 + sum(counted[id(child)] for child in _children(node)))
+        elif id(node) not in counted:
+            counted[id(node)] = past  # until its children are counted
+            stack.append((node, True))
+            stack.extend((child, False) for child in _children(node))
+    return counted[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
 
 
 _COMPOSED: dict[tuple[str, ...], tuple[DictConfig, list[LocalFile]] | list[str]] = {}

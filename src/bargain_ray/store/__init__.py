@@ -29,7 +29,6 @@ if TYPE_CHECKING:
         read_heads,
         read_latest,
         read_records,
-        record_of,
     )
     from bargain_ray.store.jsonl import CorruptJournal, DiskFull, is_disk_full
     from bargain_ray.store.lock import FolderLocked, FolderUnwritable, Holder, hold_lock, lock_holder
@@ -45,7 +44,7 @@ _MODULE_OF = {
     **dict.fromkeys(("CallEntry", "CallJournal", "SpendEntry", "VoidEntry", "read_call_lines",
                      "read_calls"), "calls"),
     **dict.fromkeys(("GameJournal", "RecordHead", "index_latest", "journaled_units", "read_at", "read_heads",
-                     "read_latest", "read_records", "record_of"), "journal"),
+                     "read_latest", "read_records"), "journal"),
     **dict.fromkeys(("CorruptJournal", "DiskFull", "is_disk_full"), "jsonl"),
     **dict.fromkeys(("FolderLocked", "FolderUnwritable", "Holder", "hold_lock", "lock_holder"), "lock"),
     **dict.fromkeys(("Spend", "SpendTail", "read_spend"), "paid"),
@@ -74,5 +73,5 @@ __all__ = [
     "RecordHead", "Spend", "SpendTail", "UnreadableManifest",
     "call_row", "game_row", "hold_lock", "index_latest", "is_disk_full", "journaled_units", "lock_holder",
     "open_manifest", "read_at", "read_calls", "read_heads", "read_latest", "read_manifest", "read_progress",
-    "read_records", "read_spend", "read_tables", "record_of", "record_rows", "scan_tables", "turn_rows", "write_status", "write_tables",
+    "read_records", "read_spend", "read_tables", "record_rows", "scan_tables", "turn_rows", "write_status", "write_tables",
 ]

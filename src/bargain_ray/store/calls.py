@@ -94,11 +94,6 @@ def parse_call_line(line: bytes) -> Entry:
     return _CALL_LINE.validate_json(line)
 
 
-def read_call_line(line: dict[str, Any]) -> Entry:  # free-form: a JSON line as decoded, typed here
-    """A call-journal line already decoded (``store.status.tail_lines``) as its entry."""
-    return _CALL_LINE.validate_python(line)
-
-
 def read_call_lines(path: Path) -> Iterator[Entry]:
     """Every entry of the sweep folder ``path``'s call journal, oldest first (torn tail skipped, corrupt refused)."""
     return read_lines(calls_journal_path(path), parse_call_line)

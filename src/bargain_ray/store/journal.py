@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import from_json
 
 from bargain_ray.core.errors import Failure
 from bargain_ray.core.records import GameRecord
-from bargain_ray.store.jsonl import Appender, CorruptJournal, JournalLine, corrupt, read_lines
+from bargain_ray.store.jsonl import Appender, CorruptJournal, JournalLine, corrupt, line_at, read_lines
 from bargain_ray.store.paths import JOURNAL
 
 
@@ -28,11 +28,6 @@ def parse_record(line: bytes) -> GameRecord:
     """One journal line as the model the driver wrote (pydantic parses the bytes: no dict in between); its
     version checked, then left behind: the record read back is a ``GameRecord`` like the one written."""
     return _record(JournaledRecord.model_validate_json(line))
-
-
-def record_of(line: dict[str, Any]) -> GameRecord:  # free-form: a JSON line as decoded, typed here
-    """``parse_record`` of a line already decoded (the live view follows the journal as JSON)."""
-    return _record(JournaledRecord.model_validate(line))
 
 
 def _record(read: JournaledRecord) -> GameRecord:
@@ -126,13 +121,7 @@ def read_at(path: Path, offsets: list[int]) -> Iterator[GameRecord]:
             try:
                 yield parse_record(line)
             except ValueError as exc:
-                raise corrupt(journal, _line_number(journal, offset), exc) from None
-
-
-def _line_number(journal: Path, offset: int) -> int:
-    """The 1-based line that starts at byte ``offset`` (only to name a corrupt line)."""
-    with journal.open("rb") as f:
-        return f.read(offset).count(b"\n") + 1
+                raise corrupt(journal, line_at(journal, offset), exc) from None
 
 
 def read_latest(path: Path, only: set[str] | None = None) -> Iterator[GameRecord]:

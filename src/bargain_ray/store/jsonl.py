@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -45,8 +45,11 @@ class CorruptJournal(ValueError):
     """A complete line of a journal is not JSON, or not the record the journal holds."""
 
     def __init__(self, path: Path, line: int, detail: str, what: str = "a JSON line") -> None:
+        self.file, self.line = path, line
+        self.reason = f"not {what} ({detail})"
+        """What is wrong with the line, in a few words (a reader that goes on past it shows this)."""
         super().__init__(
-            f"{path}:{line}: not {what} ({detail}); nothing was run. The file was changed outside "
+            f"{path}:{line}: {self.reason}; nothing was run. The file was changed outside "
             f"bargain_ray: restore it from a backup, or delete line {line} (the game or call it held runs "
             "again on resume, and a deleted call is paid again)."
         )
@@ -56,9 +59,11 @@ class NewerJournal(CorruptJournal):
     """A line written in a newer format than this code reads: nothing is wrong with the folder."""
 
     def __init__(self, path: Path, line: int, version: object) -> None:
+        self.file, self.line = path, line
+        self.reason = f"written in journal format {version}, and this bargain_ray reads formats up to {JOURNAL_VERSION}"
         ValueError.__init__(
-            self, f"{path}:{line}: written in journal format {version}, and this bargain_ray reads formats up to "
-            f"{JOURNAL_VERSION}; nothing was run. Resume the folder with the bargain_ray that wrote it (or newer).")
+            self, f"{path}:{line}: {self.reason}; nothing was run. Resume the folder with the bargain_ray that wrote it "
+            "(or newer).")
 
 
 class DiskFull(OSError):
@@ -115,6 +120,46 @@ def corrupt(path: Path, number: int, exc: ValueError) -> CorruptJournal:
     return CorruptJournal(path, number, f"{where}: {first['msg']}", what="a record as this version writes it")
 
 
+def tail_lines(file: Path, offset: int, limit: int = 1 << 24) -> tuple[list[bytes], int]:
+    """Complete lines of a journal after byte ``offset`` (about ``limit`` bytes of them at most), as written, and
+    the offset after them: a reader following a growing journal reads each line once, in bounded steps. A torn
+    tail waits for its newline."""
+    out: list[bytes] = []
+    if not file.exists():
+        return out, offset
+    start = offset
+    with file.open("rb") as f:
+        f.seek(offset)
+        while offset - start < limit:
+            line = f.readline()
+            if not line.endswith(b"\n"):
+                break
+            out.append(line)
+            offset += len(line)
+    return out, offset
+
+
+def read_tail(file: Path, offset: int, parse: Callable[[bytes], T]) -> tuple[list[T], list[CorruptJournal], int]:
+    """``tail_lines`` typed by ``parse`` (a model's ``model_validate_json``): the records, the refusals of the lines
+    that are not theirs (each naming its file and line), and the offset after them. A follower (the live view, the
+    bar) goes on past a bad line, where a resume would refuse the folder."""
+    lines, end = tail_lines(file, offset)
+    records, refused = [], []
+    for line in lines:
+        try:
+            records.append(parse(line))
+        except ValueError as exc:
+            refused.append(corrupt(file, line_at(file, offset), exc))
+        offset += len(line)
+    return records, refused, end
+
+
+def line_at(file: Path, offset: int) -> int:
+    """The 1-based number of the line that starts at byte ``offset`` (only to name a line that is not its record)."""
+    with file.open("rb") as f:
+        return f.read(offset).count(b"\n") + 1
+
+
 def complete_size(path: Path) -> int:
     """Bytes of ``path`` up to its last newline: what readers see of it."""
     if not path.exists():
@@ -132,25 +177,6 @@ def complete_size(path: Path) -> int:
                 return start + cut + 1
             end = start
     return 0
-
-
-def tail_lines(file: Path, offset: int, limit: int = 1 << 24) -> tuple[list[dict[str, Any]], int]:  # free-form: JSON lines as decoded, each typed by its reader
-    """Complete JSON lines of a journal after byte ``offset`` (about ``limit`` bytes of them at most), and the
-    offset after them: a reader following a growing journal (the live view) reads each line once, in
-    bounded steps. A torn tail waits for its newline."""
-    out: list[dict[str, Any]] = []  # free-form: JSON lines as decoded
-    if not file.exists():
-        return out, offset
-    start = offset
-    with file.open("rb") as f:
-        f.seek(offset)
-        while offset - start < limit:
-            line = f.readline()
-            if not line.endswith(b"\n"):
-                break
-            out.append(json.loads(line))
-            offset += len(line)
-    return out, offset
 
 
 def encode_line(line: BaseModel) -> bytes:

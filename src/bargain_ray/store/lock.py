@@ -58,22 +58,29 @@ class FolderUnwritable(FolderLocked):
                   f"folder with run.dir=<path>.")
 
 
-UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
-
-
 def _writable(path: Path) -> None:
     """Create ``path`` if absent and prove a file can be made in it (as the journals will), else FolderUnwritable.
 
     Checked by writing, not by ``os.access``: root passes every permission check, and a read-only mount refuses
-    root too."""
+    root too. Any refusal but a full disk (its own message, ``DiskFull``) is the folder's: a read-only mount, no
+    permission, a file where the folder should be (or on its way), a place no file can be made (``/proc/self``)."""
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=path):
             pass
     except OSError as exc:
-        if exc.errno not in UNWRITABLE:
-            raise
-        raise FolderUnwritable(path, exc.strerror or type(exc).__name__) from None
+        raise _unwritable(path, exc) from None
+
+
+def _unwritable(path: Path, exc: OSError) -> OSError | FolderUnwritable:
+    """The refusal of a folder whose files cannot be made (``exc`` itself for a full disk)."""
+    if exc.errno == errno.ENOSPC:
+        return exc
+    if path.exists() and not path.is_dir():
+        return FolderUnwritable(path, "it is a file, not a folder")
+    if exc.errno == errno.ENOTDIR:
+        return FolderUnwritable(path, "a part of its path is a file, not a folder")
+    return FolderUnwritable(path, exc.strerror or type(exc).__name__)
 
 
 def _read_holder(fd: int) -> Holder | None:
@@ -94,9 +101,7 @@ def hold_lock(path: Path) -> Iterator[Holder]:
     try:
         fd = os.open(path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        if exc.errno not in UNWRITABLE:
-            raise
-        raise FolderUnwritable(path, exc.strerror or type(exc).__name__) from None
+        raise _unwritable(path, exc) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

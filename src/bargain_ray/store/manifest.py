@@ -144,6 +144,18 @@ class Manifest(BaseModel):
     """Every design the folder was run with, oldest first, the last the current one (``config``, ``components``,
     ``grid``); empty in a folder from before designs were kept, whose one design is ``config`` (``history``)."""
 
+    def hand_edits(self) -> list[tuple[str, Any, Any]]:
+        """(path, in the latest design, at the top) where the current design's copy at the top (``grid``, ``config``,
+        ``components``) differs from the latest of ``designs``: the driver writes the two together, so a difference
+        is an edit by hand, which readers of the top (the dataset card's seed, the report) would publish."""
+        if not self.designs:
+            return []
+        latest = self.designs[-1]
+        return differences({"grid": latest.grid, "config": latest.config.model_dump(mode="json"),
+                            "components": latest.components},
+                           {"grid": self.grid, "config": self.config.model_dump(mode="json"),
+                            "components": self.components})
+
     def history(self) -> list[DesignRecord]:
         """The folder's designs, oldest first (a folder from before designs were kept has one: ``config``)."""
         return self.designs or [DesignRecord(at=None, grid=self.grid, config=self.config, components=self.components,
@@ -178,6 +190,19 @@ class UnreadableManifest(ValueError):
     """A folder's manifest is not one this version writes (hand-made, cut short, or older than the check)."""
 
 
+class EditedManifest(UnreadableManifest):
+    """A folder's manifest says one thing at the top and another in the design its games were played with."""
+
+    def __init__(self, target: Path, manifest: Manifest) -> None:
+        edits = manifest.hand_edits()
+        field, played, top = edits[0]
+        more = f" (and {len(edits) - 1} more fields)" if len(edits) > 1 else ""
+        super().__init__(
+            f"{target} was edited by hand: {field} is {show(top)} at the top but {show(played)} in the design its "
+            f"games were played with (designs.{len(manifest.designs) - 1}){more}; nothing was read. Set it back to "
+            f"{show(played)} (or restore the file from a backup).")
+
+
 def today() -> str:
     return datetime.now(UTC).strftime("%Y%m%d")
 
@@ -187,12 +212,15 @@ def read_manifest(path: Path) -> Manifest:
     manifest this version cannot read is refused in one line (``UnreadableManifest``)."""
     target = path / MANIFEST
     try:
-        return Manifest.model_validate_json(target.read_bytes())
+        manifest = Manifest.model_validate_json(target.read_bytes())
     except ValidationError:
         raise UnreadableManifest(
             f"{target} does not record what determines its games as this version writes it (grid seed, "
             "designs, games, models; folders before that check are not read): read it with the code that wrote it"
         ) from None
+    if manifest.hand_edits():
+        raise EditedManifest(target, manifest)
+    return manifest
 
 
 def open_manifest(path: Path, current: Manifest) -> Manifest:
@@ -225,6 +253,8 @@ def recorded_manifest(path: Path) -> Manifest | None:
         return None
     try:
         return read_manifest(path)
+    except EditedManifest as exc:
+        raise ChangedConfig(str(exc)) from None
     except UnreadableManifest:
         raise ChangedConfig(
             f"{target} is unreadable or does not record what determines its games (grid seed, designs, games, "

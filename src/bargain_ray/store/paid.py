@@ -23,8 +23,8 @@ from pydantic import BaseModel
 
 from bargain_ray.config.schema import STRATEGY
 from bargain_ray.core.records import Served
-from bargain_ray.store.calls import CallEntry, Entry, SpendEntry, read_call_line, read_call_lines
-from bargain_ray.store.jsonl import complete_size, tail_lines
+from bargain_ray.store.calls import CallEntry, Entry, SpendEntry, parse_call_line, read_call_lines
+from bargain_ray.store.jsonl import CorruptJournal, complete_size, read_tail
 from bargain_ray.store.paths import CALLS_JOURNAL
 
 
@@ -154,6 +154,8 @@ class SpendTail:
         self.file = path / CALLS_JOURNAL
         self.offset = start
         self.spend = Spend(references=dict(references or {}))
+        self.refused: list[CorruptJournal] = []
+        """The lines read that were not entries (``store.jsonl.read_tail``), oldest first, until a reader takes them."""
 
     @classmethod
     def from_now(cls, path: Path) -> SpendTail:
@@ -161,9 +163,10 @@ class SpendTail:
         return cls(path, complete_size(path / CALLS_JOURNAL))
 
     def read(self) -> list[Entry]:
-        """The lines written since the last read (a bounded step of them: call again until none), tallied."""
-        lines, self.offset = tail_lines(self.file, self.offset)
-        entries = [read_call_line(line) for line in lines]
+        """The entries written since the last read (a bounded step of them: call again until none), tallied; a line
+        that is not an entry is left out, its refusal kept in ``refused`` for the reader to show."""
+        entries, refused, self.offset = read_tail(self.file, self.offset, parse_call_line)
+        self.refused.extend(refused)
         for entry in entries:
             self.spend.add(entry)
         return entries

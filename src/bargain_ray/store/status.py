@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from bargain_ray.clients.snapshot import KeyLimit, LimiterSnapshot
 from bargain_ray.store.journal import read_heads
@@ -38,6 +39,14 @@ class StatusFile(BaseModel):
     units: int
     """Units of the plan: finished before the driver started plus those it was to play."""
     at: str
+
+
+class UnreadableStatus(ValueError):
+    """``status.json`` is not one a driver wrote (cut short, edited): a reader cannot say what its sweep is doing."""
+
+    def __init__(self, file: Path) -> None:
+        super().__init__(f"{file} is not a status this version writes (cut short or edited); delete it: the "
+                         "folder's next run writes it again, and its games are in the journal")
 
 
 class Progress(BaseModel):
@@ -90,17 +99,20 @@ def read_status(path: Path) -> StatusFile | None:
     held = lock_holder(path) is not None
     if not file.exists():
         return None
-    status = StatusFile.model_validate_json(file.read_text())
+    try:
+        status = StatusFile.model_validate_json(file.read_bytes())
+    except ValidationError:
+        raise UnreadableStatus(file) from None
     if status.state == "running" and not held and lock_holder(path) is None:
         return status.model_copy(update={"state": "stopped"})
     return status
 
 
-def read_progress(path: Path) -> Progress:
-    """Lock, status and journal read together; writes nothing."""
-    latest: dict[str, bool] = {}
-    for head in read_heads(path):
-        latest[head.unit.unit_id] = head.outcome.known
+def read_progress(path: Path, latest: Mapping[str, bool] | None = None) -> Progress:
+    """Lock, status and journal read together; writes nothing. ``latest`` (unit_id -> whether its latest record is
+    known): the journal as a caller that follows it has read it (the live view), else read here whole."""
+    if latest is None:
+        latest = {head.unit.unit_id: head.outcome.known for head in read_heads(path)}
     status = read_status(path)
     known = sum(latest.values())
     holder = lock_holder(path)

@@ -2,9 +2,10 @@
 
 ``write_tables`` builds the three files in a temporary folder, each stamped with one generation id
 in its parquet metadata, moves them over the top-level files (``os.replace``, so never a 0-byte
-file), then writes ``tables.json`` naming that generation and how much of the journal it covers.
-A kill between two moves leaves files of two generations; ``read_tables`` then (and whenever the
-journal has grown since) rebuilds the same rows from the journal in memory, so a reader sees one
+file), then writes ``tables.json`` naming that generation, how much of the journal it covers and the
+digest of each file's bytes. A kill between two moves leaves files of two generations; ``read_tables``
+then (and whenever the journal has grown since, or a file's bytes are not those published: a corrupt
+page behind an intact footer) rebuilds the same rows from the journal in memory, so a reader sees one
 complete set that matches the journal, and never writes the folder.
 
 The tables hold the folder's current design: the games of units an earlier design had and the current one
@@ -23,6 +24,7 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ValidationError
 
+from bargain_ray.core.hashing import file_digest
 from bargain_ray.core.records import GameRecord
 from bargain_ray.store.journal import read_latest
 from bargain_ray.store.jsonl import complete_size
@@ -44,6 +46,9 @@ class TableSet(BaseModel):
     rows: dict[str, int]
     designs: int = 1
     """How many designs the folder had when the set was built: a set built for an earlier design is stale."""
+    digests: dict[str, str] = {}
+    """Each file's ``file_digest`` as published: a file whose bytes changed since is not the set (none in a set
+    published before digests were kept: such a set is rebuilt, never read unchecked)."""
 
 
 def add_rows(rows: dict[str, list[dict[str, Any]]], rec: GameRecord, references: References | None = None) -> None:  # free-form: polars rows
@@ -115,7 +120,7 @@ def _publish(path: Path, work: Path, generation: str, chunk: int, refigure: Refi
             flush()
     flush()
     stamp = {GENERATION_KEY: generation}
-    counts = {}
+    counts, digests = {}, {}
     for name, paths in written.items():
         target = work / f"{name}.parquet"
         if paths:
@@ -127,11 +132,12 @@ def _publish(path: Path, work: Path, generation: str, chunk: int, refigure: Refi
             pl.DataFrame(schema=SCHEMAS[name]).write_parquet(target, metadata=stamp)
         counts[name] = pl.scan_parquet(target).select(pl.len()).collect().item()
         _fsync(target)
+        digests[name] = file_digest(target)
     for name in TABLES:
         os.replace(work / f"{name}.parquet", path / f"{name}.parquet")
     marker = work / TABLES_MARKER
     marker.write_text(TableSet(generation=generation, journal_bytes=journal_bytes, rows=counts,
-                               designs=designs(path)).model_dump_json())
+                               designs=designs(path), digests=digests).model_dump_json())
     _fsync(marker)
     os.replace(marker, path / TABLES_MARKER)
     _fsync(path)
@@ -153,7 +159,7 @@ def published(path: Path) -> bool:
 
 def published_generation(path: Path) -> str | None:
     """The generation of the top-level parquet set when it is one complete set built from the journal as it is
-    now, else None."""
+    now, each file's bytes as published, else None."""
     marker = path / TABLES_MARKER
     if not marker.exists():
         return None
@@ -169,7 +175,8 @@ def published_generation(path: Path) -> str | None:
             meta = pl.read_parquet_metadata(file)
         except (OSError, pl.exceptions.PolarsError):
             return None
-        if meta.get(GENERATION_KEY) != table_set.generation or not written_by_this_code(file, name):
+        if meta.get(GENERATION_KEY) != table_set.generation or not written_by_this_code(file, name) \
+                or table_set.digests.get(name) != file_digest(file):
             return None
     return table_set.generation
 

@@ -17,7 +17,7 @@ from bargain_ray.games.bargaining.config import ROLES, BargainingConfig
 from bargain_ray.games.bargaining.records import BargainingTurn, Kind, PublicRound, number
 from bargain_ray.games.base import GameState, RuleError
 from bargain_ray.games.kit import turns
-from bargain_ray.games.kit.replies import check_keys, decimals_of, is_number, json_object
+from bargain_ray.games.kit.replies import LIMITS, check_keys, decimals_of, is_number, json_object
 from bargain_ray.games.provenance import Declared, mixed, ours, rule, seed
 
 KEYS = ("stated_valuation", "offer", "action", "message", "reasoning_private")
@@ -217,6 +217,7 @@ PROTOCOL: tuple[Declared, ...] = (
                                      "game ends as `format_failure`.")),
     rule("not_one_json_object", "a reply is one JSON object (one markdown fence around it tolerated)",
        ours("seed 002 logs parsed replies but not their format: one JSON object is ours")),
+    LIMITS,
     rule("unknown_key", "the reply has only the keys stated_valuation, offer, action, message, reasoning_private",
        mixed(seed("002", "`stated_valuation` | what the agent **claimed** its valuation was, or null"),
              ours("seed 002 names these turn fields; requiring exactly them in a reply is ours"))),

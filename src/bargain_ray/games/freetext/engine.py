@@ -18,7 +18,7 @@ from bargain_ray.games.base import GameState, RuleError
 from bargain_ray.games.freetext.config import FreeTextConfig
 from bargain_ray.games.freetext.records import AllocationType, FreeTextTurn, MessageTurn, VerdictTurn
 from bargain_ray.games.kit import turns
-from bargain_ray.games.kit.replies import check_keys, json_object
+from bargain_ray.games.kit.replies import LIMITS, check_keys, json_object
 from bargain_ray.games.provenance import Declared, mixed, ours, rule, seed
 
 ALLOCATION_TYPES: tuple[str, ...] = get_args(AllocationType)
@@ -195,6 +195,7 @@ PROTOCOL: tuple[Declared, ...] = (
     rule("message_too_long", "a party message has at most max_words words (when set)",
          ours("a guard against runaway output, off by default: seed 004 gives no word limit")),
     rule("not_one_json_object", "a verdict is one JSON object (one fence tolerated)", _VERDICT_FORMAT),
+    LIMITS,
     rule("unknown_key", "the verdict's keys are agreement_reached, allocation_type, allocation, rationale, "
          "confidence", _VERDICT_FORMAT),
     rule("missing_key", "the verdict has every key", _VERDICT_FORMAT),

@@ -6,10 +6,12 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
+from itertools import accumulate
 from typing import Any, TypeVar
 
 from bargain_ray.core.text import whole_strings
 from bargain_ray.games.base import RuleError
+from bargain_ray.games.provenance import ours, rule
 
 S = TypeVar("S")
 V = TypeVar("V")
@@ -17,24 +19,71 @@ V = TypeVar("V")
 _FENCE = re.compile(r"```(?:json)?[ \t]*\n?(.*?)\n?[ \t]*```", re.S)
 
 
+MAX_REPLY_CHARS = 1_000_000
+"""Characters of a reply read as JSON (ours): a family's reply is a few hundred; a longer one is not read."""
+MAX_DEPTH = 32
+"""Nesting of arrays and objects a reply may have (ours: a family's reply nests three deep). A deeper one is not
+read, the same wherever it is parsed (Python's own limit depends on the stack in use), and every later step (its
+strings made whole, a rule sentence quoting a value) stays shallow."""
+MAX_DIGITS = 28
+"""Digits a number of a reply may have, and places it may reach on either side of the point (ours): Decimal's
+default precision, so every comparison and rounding of a number read is exact, and ``1e999999999`` or a
+5,000-digit integer is not read."""
+
+LIMITS = rule("reply_limits", f"a JSON reply is read within {MAX_REPLY_CHARS:,} characters, {MAX_DEPTH} levels of "
+              f"nesting and numbers of {MAX_DIGITS} digits (as many places either side of the point); past them it "
+              "breaks not_one_json_object", ours("no seed bounds a reply: the limits are ours, so a degenerate reply "
+                                                 "is a format failure with its repair, never a crash"))
+"""The limits, as every JSON-speaking family's protocol declares them."""
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+class _BeyondLimits(ValueError):
+    """A number past ``MAX_DIGITS``: the reply is not read."""
+
+
 def json_object(reply: str, *, fence: bool = False, exact: bool = False) -> dict[str, Any]:  # free-form: a model's JSON reply as received
-    """The reply's one JSON object, or RuleError ``not_one_json_object``.
+    """The reply's one JSON object, or RuleError ``not_one_json_object``, never another exception.
 
     ``fence``: one markdown code fence around the object is tolerated. ``exact``:
     numbers are read as Decimals, so 64.125 keeps its three decimals. A lone surrogate the
     model escaped (``"\\ud800"``) is read as U+FFFD (``core.text``), so no state holds invalid text.
+    A reply past ``MAX_REPLY_CHARS``, ``MAX_DEPTH`` or ``MAX_DIGITS`` is not one JSON object as read here.
     """
     text = reply.strip()
+    if len(text) > MAX_REPLY_CHARS:
+        raise RuleError("not_one_json_object")
     if fence and (fenced := _FENCE.fullmatch(text)):
         text = fenced[1]
-    numbers = {"parse_float": Decimal, "parse_int": Decimal} if exact else {}
     try:
-        obj = json.loads(text, **numbers)
+        obj = (_EXACT if exact else _PLAIN).decode(text) if _nesting(text) <= MAX_DEPTH else None
     except ValueError:
         obj = None
     if not isinstance(obj, dict):
         raise RuleError("not_one_json_object")
     return whole_strings(obj)
+
+
+def _nesting(text: str) -> int:
+    """The deepest nesting of brackets outside JSON strings: at least how deep ``json.loads`` recurses into
+    ``text`` before it returns or fails."""
+    steps = (1 if b in "[{" else -1 for b in _BRACKET.findall(_STRING.sub("", text)))
+    return max(accumulate(steps, initial=0))
+
+
+def _number(literal: str) -> Decimal:
+    value = Decimal(literal)
+    digits, exponent = value.as_tuple()[1:]
+    if len(digits) > MAX_DIGITS or not isinstance(exponent, int) or exponent < -MAX_DIGITS \
+            or value.adjusted() >= MAX_DIGITS:
+        raise _BeyondLimits(literal)
+    return value
+
+
+_EXACT = json.JSONDecoder(parse_float=_number, parse_int=_number)
+_PLAIN = json.JSONDecoder(parse_float=lambda s: float(_number(s)), parse_int=lambda s: int(_number(s)))
 
 
 def check_unknown_keys(obj: dict[str, Any], keys: Sequence[str]) -> None:  # free-form: a model's JSON reply as received

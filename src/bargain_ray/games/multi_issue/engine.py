@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from bargain_ray.core.status import Ended, Status
 from bargain_ray.games.base import GameState, RuleError
 from bargain_ray.games.kit import turns
-from bargain_ray.games.kit.replies import check_keys, decimals_of, is_number, json_object, read_named
+from bargain_ray.games.kit.replies import LIMITS, check_keys, decimals_of, is_number, json_object, read_named
 from bargain_ray.games.kit.turns import exact
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, Term
 from bargain_ray.games.multi_issue.records import Kind, MultiIssueTurn
@@ -225,6 +225,7 @@ PROTOCOL: tuple[Declared, ...] = (
          "a format failure", ours("seeds 000 and 001 record repairs_used, not what ends a game: seed 002's rule, "
                                   "applied here, is our choice")),
     rule("not_one_json_object", "a reply is one JSON object", seed("000", _FORMAT)),
+    LIMITS,
     rule("unknown_key", "the reply's keys are action, offer_id, terms, message", seed("000", _FORMAT)),
     rule("missing_key", "the reply has every key", seed("000", _FORMAT)),
     rule("unknown_action", "the action is OFFER, ACCEPT or NONE (END only as the final reply)",

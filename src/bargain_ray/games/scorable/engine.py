@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from bargain_ray.core.status import Ended, Status
 from bargain_ray.games.base import GameState, RuleError
 from bargain_ray.games.kit import turns
-from bargain_ray.games.kit.replies import check_unknown_keys, json_object, read_named
+from bargain_ray.games.kit.replies import LIMITS, check_unknown_keys, json_object, read_named
 from bargain_ray.games.provenance import Declared, mixed, ours, rule, seed
 from bargain_ray.games.scorable.config import Issue, ScorableConfig
 from bargain_ray.games.scorable.records import Kind, ScorableTurn
@@ -294,6 +294,7 @@ PROTOCOL: tuple[Declared, ...] = (
                                   "here, is ours")),
     rule("not_one_json_object", "a reply is one JSON object, fenced or bare",
          mixed(seed("003", _FENCED), ours("a bare object is accepted too: constrained decoders emit those"))),
+    LIMITS,
     rule("unknown_key", "the reply's keys are scratchpad, message, action, deal, offer_id",
          mixed(seed("003", _ACTION), ours("refusing any other key is ours"))),
     rule("missing_key", "(the kit's rule, not raised here: every key but action is optional)",
