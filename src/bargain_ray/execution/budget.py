@@ -13,6 +13,17 @@ first refusal, or as soon as what is left cannot pay the costliest model's longe
 folder remembers it: each game the budget stopped is journaled with the cap in its reason,
 and an invocation whose cap is no higher starts closed, so running again with the same cap
 pays nothing more while a higher cap goes on from the spend read back from the call journal.
+
+Reservations are held under the holder id of the game runner that made them (``clients.limiter.holder_id``). When
+the pool notices a runner is lost it retires the holder (``retire``): its calls still waiting for room are refused
+and take none. Ours where the issue is silent: the calls it held are counted at their worst case from then on, as
+lost, and no longer as reservations: each may have been sent, and the provider may bill it whether or not a reply
+came back, so a replacement that sends the same call again sends a second request and reserves room for it afresh.
+The room of a lost call never comes back to the sweep, unless its runner turns out to be alive (it had only
+stopped answering for a while) and settles it: then it counts at what it cost. A lost call is thus never waited
+for (no reservation can hang on a runner that will never settle), and the cap holds even if every lost call was
+billed in full; what it costs is room the sweep may not have needed. A retired holder's later reservations are
+refused.
 """
 
 from __future__ import annotations
@@ -49,12 +60,14 @@ class BudgetState(BaseModel):
     spent_before_usd: float
     spent_now_usd: float
     reserved_usd: float
+    lost_usd: float = 0.0
+    """The worst case of the calls lost runners held, never settled: maybe billed (``Budget.retire``)."""
     closed: bool
     refused: int
 
     @property
     def left_usd(self) -> float:
-        return max(0.0, self.cap_usd - self.spent_before_usd - self.spent_now_usd)
+        return max(0.0, self.cap_usd - self.spent_before_usd - self.spent_now_usd - self.lost_usd)
 
 
 class Budget:
@@ -66,41 +79,52 @@ class Budget:
         self.margin = margin
         self.now = 0.0
         self.refused = 0
-        self._held: dict[str, tuple[str, float]] = {}  # call_id -> (holder, worst case)
+        self._held: dict[tuple[str, str], float] = {}  # (holder, call_id) -> worst case
+        self._lost: dict[tuple[str, str], float] = {}  # the same, of retired holders: maybe billed, never settled
+        self._retired: set[str] = set()
         self._changed = asyncio.Condition()
         self.closed = closed or self._left() < margin
 
     def _left(self) -> float:
-        return self.cap - self.before - self.now
+        return self.cap - self.before - self.now - sum(self._lost.values())
 
     async def reserve(self, call_id: str, holder: str, worst: float, label: str) -> Failure | None:
-        """Hold ``worst`` for ``call_id`` (a call of model ``label``); wait while replies in flight may free
-        room; None once held, else the refusal (the failure of its game)."""
+        """Hold ``worst`` for ``call_id`` (a call of model ``label``) under ``holder``; wait while replies in flight
+        may free room; None once held, else the refusal (the failure of its game)."""
         async with self._changed:
             while True:
+                if holder in self._retired:
+                    return REPLACED
                 if self.closed or worst > self._left():
                     self.closed = True  # spend only grows: this call can never fit
                     self.refused += 1
                     self._changed.notify_all()
                     return refusal(self.cap, label, worst)
-                if worst <= self._left() - sum(w for _, w in self._held.values()):
-                    self._held[call_id] = (holder, worst)
+                if worst <= self._left() - sum(self._held.values()):
+                    self._held[holder, call_id] = worst
                     return None
                 await self._changed.wait()
 
-    async def settle(self, call_id: str, cost_usd: float) -> None:
-        """The call is over: its reservation becomes what it really cost (0 when nothing was paid)."""
+    async def settle(self, call_id: str, holder: str, cost_usd: float) -> None:
+        """The call ``holder`` reserved is over: its reservation becomes what it really cost (0 when nothing was paid);
+        a lost one's worst case too, when its retired holder settles it after all."""
         async with self._changed:
-            self._held.pop(call_id, None)
-            self.now += cost_usd
+            if holder not in self._retired:
+                self._held.pop((holder, call_id), None)
+                self.now += cost_usd
+            elif self._lost.pop((holder, call_id), None) is not None:
+                self.now += cost_usd
             self.closed = self.closed or self._left() < self.margin
             self._changed.notify_all()
 
-    async def release(self, holder: str) -> None:
-        """Drop the reservations of a lost worker: its calls in flight went with it."""
+    async def retire(self, holder: str) -> None:
+        """A lost game runner: refuse its waiting and later reservations; count what it holds as lost, at its worst
+        case (its calls may have been billed, and nothing else will settle them)."""
         async with self._changed:
-            for call_id in [c for c, (h, _) in self._held.items() if h == holder]:
-                del self._held[call_id]
+            self._retired.add(holder)
+            for key in [k for k in self._held if k[0] == holder]:
+                self._lost[key] = self._held.pop(key)
+            self.closed = self.closed or self._left() < self.margin
             self._changed.notify_all()
 
     async def close(self) -> None:
@@ -111,10 +135,14 @@ class Budget:
 
     def state(self) -> BudgetState:
         return BudgetState(
-            cap_usd=self.cap, spent_before_usd=self.before, spent_now_usd=self.now,
-            reserved_usd=sum(w for _, w in self._held.values()), closed=self.closed, refused=self.refused,
+            cap_usd=self.cap, spent_before_usd=self.before, spent_now_usd=self.now, reserved_usd=sum(self._held.values()),
+            lost_usd=sum(self._lost.values()), closed=self.closed, refused=self.refused,
         )
 
+
+REPLACED = Failure(kind=FailureKind.OTHER, detail="this game runner was reported lost and replaced: its games are "
+                                                 "played again on its replacement")
+"""What a retired holder's reservation gets (``Budget.retire``)."""
 
 WAITERS = 1 << 16
 """Concurrent calls the actor serves: every game in flight may be waiting for room at once."""

@@ -79,7 +79,7 @@ class Ledger:
     async def settle(self, call_id: str, cost_usd: float) -> None:
         """The call's real cost; a budget gone meanwhile is left to the next reservation to report."""
         try:
-            await self.budget.settle.remote(call_id, cost_usd)
+            await self.budget.settle.remote(call_id, self.holder, cost_usd)
         except ray.exceptions.RayActorError:
             pass
 

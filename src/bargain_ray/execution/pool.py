@@ -1,4 +1,10 @@
-"""The GameRunner actors of one sweep and the actor tasks in flight on each (a task: a few units to play)."""
+"""The GameRunner actors of one sweep and the actor tasks in flight on each (a task: a few units to play).
+
+A runner lost mid-sweep is replaced, and its tasks sent again to the new one. Before that, the pool retires it: the
+one place a runner's holder id is retired everywhere it holds something (``WorkerPool._retire``): the runner is
+killed should it still be alive, the cluster's limiter frees its slots and cancels its queued calls
+(``clients.limiter``), and the budget refuses its waiting reservations and keeps its calls in flight counted
+(``execution.budget``)."""
 
 from __future__ import annotations
 
@@ -10,10 +16,11 @@ from typing import Any
 import ray
 from tqdm import tqdm
 
+from bargain_ray.clients.limiter import retire_holder
 from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
-from bargain_ray.execution.worker import Job, RemoteGameRunner
+from bargain_ray.execution.worker import Job, RemoteGameRunner, holder_of
 from bargain_ray.store.calls import CallEntry, Entry
 
 MAX_LOSSES = 3
@@ -92,31 +99,29 @@ class WorkerPool:
         self._args = (spec, journal, keys, budget)
         self.budget = budget
         self.refresh = refresh or (lambda jobs: jobs)
-        self._names = itertools.count()
-        self.holders = [f"worker-{next(self._names)}" for _ in range(count)]
-        self.workers = [self._start(h) for h in self.holders]
-        self.pending: dict[ray.ObjectRef, tuple[int, str, list[Job]]] = {}
+        self.workers = [self._start() for _ in range(count)]
+        self.pending: dict[ray.ObjectRef, tuple[int, Any, list[Job]]] = {}  # task -> (index, its runner, its games)
         self._turn = itertools.count()
         self.losses: Counter[tuple[str, ...]] = Counter()
         self.halted: Failure | None = None
         """Set once the run stops after losing an actor: lost tasks are not sent again."""
 
-    def _start(self, holder: str) -> Any:
+    def _start(self) -> Any:
         """A runner kept from this driver's last sweep, bound to this one; else a new one."""
         kept_now = kept()
         while kept_now:
             runner = kept_now.pop()
             try:
-                ray.get(runner.bind.remote(*self._args, holder), timeout=ASK_S)
+                ray.get(runner.bind.remote(*self._args), timeout=ASK_S)
                 return runner
             except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
                 ray.kill(runner)  # lost while kept: a new one instead
-        return RemoteGameRunner.options(max_concurrency=CONCURRENCY, scheduling_strategy="SPREAD").remote(
-            *self._args, holder)
+        return RemoteGameRunner.options(max_concurrency=CONCURRENCY, scheduling_strategy="SPREAD").remote(*self._args)
 
     def submit(self, jobs: list[Job], index: int | None = None) -> None:
         index = next(self._turn) % len(self.workers) if index is None else index
-        self.pending[self.workers[index].play_many.remote(jobs)] = (index, self.holders[index], jobs)
+        runner = self.workers[index]
+        self.pending[runner.play_many.remote(jobs)] = (index, runner, jobs)
 
     def games_in_flight(self) -> int:
         return sum(len(jobs) for _, _, jobs in self.pending.values())
@@ -127,20 +132,18 @@ class WorkerPool:
         if rest and done:
             done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
         for ref in done:
-            index, holder, jobs = self.pending.pop(ref)
+            index, runner, jobs = self.pending.pop(ref)
             try:
                 yield ray.get(ref)
             except ray.exceptions.RayActorError:
-                self._lost(index, holder, jobs)
+                self._lost(index, runner, jobs)
 
-    def _lost(self, index: int, holder: str, jobs: list[Job]) -> None:
-        """A runner died with ``jobs`` in flight: replace it (once per runner) and send them again, unless
+    def _lost(self, index: int, runner: Any, jobs: list[Job]) -> None:
+        """A runner died with ``jobs`` in flight: retire and replace it (once per runner) and send them again, unless
         the run is stopping or these games lost their runner ``MAX_LOSSES`` times (then the run stops)."""
-        if self.holders[index] == holder:  # the first of its tasks to report the loss replaces it
-            if self.budget is not None:  # its calls in flight went with it: their reservations come back
-                self.budget.release.remote(holder)
-            self.holders[index] = f"worker-{next(self._names)}"
-            self.workers[index] = self._start(self.holders[index])
+        if self.workers[index] == runner:  # the first of its tasks to report the loss replaces it
+            self._retire(runner)
+            self.workers[index] = self._start()
             if self.halted is not None:
                 self.workers[index].halt.remote(self.halted)
         games = tuple(job.unit.unit_id for job in jobs)
@@ -154,6 +157,17 @@ class WorkerPool:
             return
         tqdm.write(f"a worker was lost with {len(jobs)} games in flight; they run again on a new one")
         self.submit(self.refresh(jobs), index)
+
+    def _retire(self, runner: Any) -> None:
+        """What a lost runner held is freed before its replacement starts: killed should it be alive after all (only
+        unreachable for a while: its games are played again elsewhere), its holder retired at the limiter (its slots
+        freed, its queued calls cancelled) and at the budget (its waiting reservations refused, its calls in flight
+        counted as lost: ``Budget.retire``)."""
+        ray.kill(runner)
+        holder = holder_of(runner)
+        retire_holder(holder)
+        if self.budget is not None:
+            self.budget.retire.remote(holder)
 
     def halt(self, failure: Failure) -> None:
         """No call starts on any runner from now on; the games in flight end unknown with ``failure``."""
