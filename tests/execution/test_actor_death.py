@@ -254,7 +254,7 @@ def test_a_lost_runner_frees_its_limiter_slots_at_once_and_the_sweep_finishes(tm
     gets the whole window as soon as the pool notices the loss, not once a lease runs out."""
     server, url = slow_sim
     folder = tmp_path / "sweep"
-    after = int(os.environ.get("AFTER", "0")) or random.Random("runner loss").randint(20, 60)
+    after = random.Random("runner loss").randint(20, 60)
     code, output, seconds = run_killed(server, url, folder, sweep_env, "GameRunner", "sigkill", *LOSS, after=after,
                                        exit_s=FINISH_S)
     print(f"runner SIGKILLed after {after} journaled replies: exit {code} {seconds:.1f} s after the kill")

@@ -159,15 +159,15 @@ class WorkerPool:
         self.submit(self.refresh(jobs), index)
 
     def _retire(self, runner: Any) -> None:
-        """What a lost runner held is freed before its replacement starts: killed should it be alive after all (only
-        unreachable for a while: its games are played again elsewhere), its holder retired at the limiter (its slots
-        freed, its queued calls cancelled) and at the budget (its waiting reservations refused, its calls in flight
-        counted as lost: ``Budget.retire``)."""
+        """End ``runner`` and free what it held: killed (a runner reported lost may only have been unreachable for a
+        while: its games are played again elsewhere), its holder retired at the limiter (its slots freed, its queued
+        calls cancelled) and at the budget (its waiting reservations refused, its calls in flight counted as lost,
+        ``Budget.retire``), so its replacement has the room at once."""
         ray.kill(runner)
         holder = holder_of(runner)
         retire_holder(holder)
         if self.budget is not None:
-            self.budget.retire.remote(holder)
+            self._ask([self.budget.retire.remote(holder)])
 
     def halt(self, failure: Failure) -> None:
         """No call starts on any runner from now on; the games in flight end unknown with ``failure``."""
@@ -194,7 +194,8 @@ class WorkerPool:
 
     def close(self, clean: bool) -> None:
         """Close the runners' connections; after a clean end keep up to ``KEPT`` for this driver's next sweep and end
-        the rest; after a stop or a lost actor end them all (their games in flight stop with them)."""
+        the rest; after a stop or a lost actor end them all (their games in flight stop with them). A runner ended is
+        retired: a driver that lives on (a notebook) finds none of its slots held by it."""
         asked = [w.close.remote() for w in self.workers] if clean else []
         answered = self._ask(asked)
         kept_now = kept()
@@ -202,4 +203,4 @@ class WorkerPool:
             if self.halted is None and clean and asked[index] in answered and len(kept_now) < KEPT:
                 kept_now.append(runner)
             else:
-                ray.kill(runner)
+                self._retire(runner)
