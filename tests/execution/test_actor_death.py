@@ -204,21 +204,30 @@ def test_an_actor_lost_for_good_stops_the_sweep_with_exit_2_naming_it_and_the_fo
 @pytest.mark.parametrize("batched", [False, True])
 def test_a_game_runner_killed_mid_sweep_costs_at_most_its_games_in_flight(tmp_path, sweep_env, sim, batched):
     """Online, the lost games replay what was journaled since they were sent; batched, their calls sent again wait
-    for the batches they are in."""
+    for the batches they are in. The budget counts at least what the sim billed: online, the lost runner's calls in
+    flight stay counted at their worst case (each may be billed, and is sent again); batched, a call sent again is
+    the same request, counted once, so the figure is exact."""
     server, url = sim
     folder = tmp_path / "sweep"
     rng = random.Random(f"GameRunner{batched}")
     kill_at = {"at": "batches.journal.jsonl", "after": rng.randint(1, 3)} if batched else {"after": rng.randint(5, 40)}
     code, output, _ = run_killed(server, url, folder, sweep_env, "GameRunner", "sigkill", *(BATCH if batched else ()),
-                                 **kill_at)
+                                 *BUDGET, **kill_at)
     assert code == ExitCode.OK, output
     lost = sum(int(n) for n in re.findall(r"a worker was lost with (\d+) games in flight", output))
     assert lost >= 1, output
     table = finished_tables(folder, GAMES)
     paid_twice = len(served(server)) - pl.read_parquet(folder / "calls.parquet").height  # each call paid once
-    print(f"runner lost with {lost} games in flight{' (batched)' if batched else ''}: paid_twice={paid_twice}")
+    counted = CAP - left_usd(output)
+    spent = sum(e["reply"]["cost_usd"] for e in paid_lines(folder))
+    print(f"runner lost with {lost} games in flight{' (batched)' if batched else ''}: paid_twice={paid_twice}, "
+          f"journaled ${spent:.4f}, counted ${counted:.4f}")
     assert 0 <= paid_twice <= (0 if batched else lost)
     assert table["unit_id"].n_unique() == GAMES
+    if batched:
+        assert counted == pytest.approx(spent, abs=1e-4)
+    else:
+        assert counted >= billed_usd(server) - 1e-4, "a call the lost runner sent is billed: the budget counts it"
 
 
 LOSS_GAMES = 64

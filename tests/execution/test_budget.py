@@ -119,6 +119,27 @@ def test_a_retired_runners_calls_that_leave_too_little_close_the_budget_and_its_
     asyncio.run(scenario())
 
 
+def test_a_lost_batched_call_is_taken_over_by_the_replacement_and_a_journaled_one_costs_what_it_says() -> None:
+    """A batched call sent again is the same request (it waits for the batch it is in): the replacement takes its hold
+    over, without more room, and settles it once. A lost call whose reply the journal holds costs what it says. An
+    online call the journal does not hold stays counted at its worst case."""
+    async def scenario() -> None:
+        budget = Budget(cap_usd=1.0, spent_before_usd=0.0, margin=0.0)
+        assert await budget.reserve("b1", "lost", 0.5, "m", batched=True) is None
+        assert await budget.reserve("j1", "lost", 0.125, "m") is None
+        assert await budget.reserve("o1", "lost", 0.25, "m") is None
+        await budget.retire("lost")
+        state = budget.state()
+        assert (state.reserved_usd, state.lost_usd) == (0.5, 0.375)
+        await budget.journaled({"j1": 0.0625, "k0": 9.0})  # k0: journaled before, held by nobody
+        assert await asyncio.wait_for(budget.reserve("b1", "new", 0.5, "m", batched=True), 1) is None, "no more room"
+        await budget.settle("b1", "new", 0.03125)
+        state = budget.state()
+        assert (state.spent_now_usd, state.reserved_usd, state.lost_usd) == (0.09375, 0.0, 0.25)
+
+    asyncio.run(scenario())
+
+
 def test_worst_case_bounds_the_real_cost_and_local_is_free() -> None:
     sweep = load_config("c3_smoke", ["provider=sim"])
     opus = sweep.models["O"]

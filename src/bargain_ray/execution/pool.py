@@ -156,7 +156,10 @@ class WorkerPool:
             self.halt(Failure(kind=FailureKind.LOST_WORKER, detail=detail))
             return
         tqdm.write(f"a worker was lost with {len(jobs)} games in flight; they run again on a new one")
-        self.submit(self.refresh(jobs), index)
+        jobs = self.refresh(jobs)
+        if self.budget is not None:  # what its lost calls cost, of those the journal holds
+            self._ask([self.budget.journaled.remote({e.call_id: e.reply.cost_usd for j in jobs for e in j.recorded_calls})])
+        self.submit(jobs, index)
 
     def _retire(self, runner: Any) -> None:
         """End ``runner`` and free what it held: killed (a runner reported lost may only have been unreachable for a

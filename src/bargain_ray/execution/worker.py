@@ -74,7 +74,7 @@ class GameRunner:
             if self._wrapped(letter):
                 replies = self._replies_journaled(letter)
                 agent = JournaledAgent(agent, model, unit.unit_id, recorded if replies else {}, replies, self.ledger,
-                                       resumed)
+                                       resumed, self.sweep.sends_batched(model))
             agents[role] = agent
         started = utc_now()
         record = await play(game, agents, unit)
