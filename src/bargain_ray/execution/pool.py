@@ -1,10 +1,10 @@
 """The GameRunner actors of one sweep and the actor tasks in flight on each (a task: a few units to play).
 
-A runner lost mid-sweep is replaced, and its tasks sent again to the new one. Before that, the pool retires it: the
-one place a runner's holder id is retired everywhere it holds something (``WorkerPool._retire``): the runner is
-killed should it still be alive, the cluster's limiter frees its slots and cancels its queued calls
-(``clients.limiter``), and the budget refuses its waiting reservations and keeps its calls in flight counted
-(``execution.budget``)."""
+A runner lost mid-sweep is retired, replaced, and its tasks sent again to the new one. ``WorkerPool._retire`` is the
+one place a runner's holder id is retired everywhere it holds something, as soon as the pool notices the loss: the
+runner is killed should it still be alive, the cluster's limiter frees its slots and cancels its queued calls
+(``clients.limiter``), and the budget refuses its waiting reservations and keeps its calls in flight counted until
+each is settled (``execution.budget``). Every runner the pool ends is retired the same way."""
 
 from __future__ import annotations
 
@@ -84,6 +84,10 @@ def close_kept() -> None:
     _kept.clear()
 
 
+Task = tuple[int, Any, list[Job]]
+"""An actor task in flight: the index of its runner in the pool, the runner, its games."""
+
+
 def tasks(units: Iterator[Unit], size: int, recorded: dict[str, list[CallEntry]]) -> Iterator[list[Job]]:
     """Units in groups of ``size``, one group an actor task, each unit with the replies it already paid for."""
     while chunk := list(itertools.islice(units, size)):
@@ -100,7 +104,7 @@ class WorkerPool:
         self.budget = budget
         self.refresh = refresh or (lambda jobs: jobs)
         self.workers = [self._start() for _ in range(count)]
-        self.pending: dict[ray.ObjectRef, tuple[int, Any, list[Job]]] = {}  # task -> (index, its runner, its games)
+        self.pending: dict[ray.ObjectRef, Task] = {}
         self._turn = itertools.count()
         self.losses: Counter[tuple[str, ...]] = Counter()
         self.halted: Failure | None = None
@@ -127,39 +131,57 @@ class WorkerPool:
         return sum(len(jobs) for _, _, jobs in self.pending.values())
 
     def finished(self, timeout: float = 0.5) -> Iterator[list[GameRecord]]:
-        """Each task's records as it finishes: wait for one, then take every other one already done."""
+        """Each task's records as it finishes: wait for one, then take every other one already done; the tasks lost
+        with their runner among them are sent again together (``_replace_lost``)."""
         done, rest = ray.wait(list(self.pending), num_returns=1, timeout=timeout)
         if rest and done:
             done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
+        lost: list[Task] = []
         for ref in done:
-            index, runner, jobs = self.pending.pop(ref)
+            task = self.pending.pop(ref)
             try:
                 yield ray.get(ref)
             except ray.exceptions.RayActorError:
-                self._lost(index, runner, jobs)
+                lost.append(task)
+        if lost:
+            self._replace_lost(lost)
 
-    def _lost(self, index: int, runner: Any, jobs: list[Job]) -> None:
-        """A runner died with ``jobs`` in flight: retire and replace it (once per runner) and send them again, unless
-        the run is stopping or these games lost their runner ``MAX_LOSSES`` times (then the run stops)."""
-        if self.workers[index] == runner:  # the first of its tasks to report the loss replaces it
-            self._retire(runner)
-            self.workers[index] = self._start()
-            if self.halted is not None:
-                self.workers[index].halt.remote(self.halted)
+    def _replace_lost(self, lost: list[Task]) -> None:
+        """Runners died with the tasks ``lost`` in flight: retire and replace each (once) and send the tasks again with
+        the replies journaled since (read once for all), unless the run is stopping or their games lost their runner
+        ``MAX_LOSSES`` times (then the run stops)."""
+        for index, runner, _ in lost:
+            if self.workers[index] == runner:  # the first report of its loss replaces it
+                self._retire(runner)
+                self.workers[index] = self._start()
+                if self.halted is not None:
+                    self.workers[index].halt.remote(self.halted)
+        again = [(index, jobs) for index, _, jobs in lost if self._again(jobs)]
+        if not again:
+            return
+        in_flight: Counter[int] = Counter()
+        for index, jobs in again:
+            in_flight[index] += len(jobs)
+        for count in in_flight.values():
+            tqdm.write(f"a worker was lost with {count} games in flight; they run again on a new one")
+        refreshed = iter(self.refresh([job for _, jobs in again for job in jobs]))
+        resent = [(index, [next(refreshed) for _ in jobs]) for index, jobs in again]
+        if self.budget is not None:  # what their lost calls cost, of those the journal holds
+            self._ask([self.budget.journaled.remote(
+                {e.call_id: e.reply.cost_usd for _, jobs in resent for job in jobs for e in job.recorded_calls})])
+        for index, jobs in resent:
+            self.submit(jobs, index)
+
+    def _again(self, jobs: list[Job]) -> bool:
+        """Whether lost ``jobs`` are sent again: not while the run is stopping, nor once their games lost their runner
+        ``MAX_LOSSES`` times (the run stops then)."""
         games = tuple(job.unit.unit_id for job in jobs)
         self.losses[games] += 1
-        if self.halted is not None:
-            return
-        if self.losses[games] >= MAX_LOSSES:
+        if self.halted is None and self.losses[games] >= MAX_LOSSES:
             detail = (f"a game runner was lost {MAX_LOSSES} times while playing {', '.join(games)} (a game that ends "
                       "its runner's process each time would otherwise be sent again forever)")
             self.halt(Failure(kind=FailureKind.LOST_WORKER, detail=detail))
-            return
-        tqdm.write(f"a worker was lost with {len(jobs)} games in flight; they run again on a new one")
-        jobs = self.refresh(jobs)
-        if self.budget is not None:  # what its lost calls cost, of those the journal holds
-            self._ask([self.budget.journaled.remote({e.call_id: e.reply.cost_usd for j in jobs for e in j.recorded_calls})])
-        self.submit(jobs, index)
+        return self.halted is None
 
     def _retire(self, runner: Any) -> None:
         """End ``runner`` and free what it held: killed (a runner reported lost may only have been unreachable for a
