@@ -29,7 +29,9 @@ import ray
 from helpers import ROOT, complete_lines, read_journal
 
 from bargain_ray.__main__ import main
+from bargain_ray.config.pricing import cost_usd
 from bargain_ray.core.errors import FailureKind
+from bargain_ray.core.records import Usage
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design import load_config, units
 from bargain_ray.execution import pool as pools
@@ -92,10 +94,10 @@ def paid_lines(folder: Path) -> list[dict]:
 
 
 def run_killed(server: SimServer, url: str, folder: Path, env: dict, class_name: str, how: str, *more: str,
-               at: str = "calls.journal.jsonl", after: int = 8,
-               when: Callable[[], bool] | None = None) -> tuple[int, str, float]:
+               at: str = "calls.journal.jsonl", after: int = 8, when: Callable[[], bool] | None = None,
+               exit_s: float = EXIT_S) -> tuple[int, str, float]:
     """The sweep, with the actor killed once ``at`` has ``after`` lines (or once ``when()``); (exit code, output,
-    seconds from kill to exit)."""
+    seconds from kill to exit). A sweep still running ``exit_s`` after the kill fails the test."""
     out = folder.parent / f"{folder.name}.out"
     ready = when or (lambda: complete_lines(folder / at) >= after)
     with out.open("w") as sink:
@@ -109,10 +111,10 @@ def run_killed(server: SimServer, url: str, folder: Path, env: dict, class_name:
         kill(class_name, how)
         killed = time.monotonic()
         try:
-            code = proc.wait(EXIT_S)
+            code = proc.wait(exit_s)
         except subprocess.TimeoutExpired:
             proc.kill()
-            pytest.fail(f"the sweep did not stop within {EXIT_S} s of the kill: a loop")
+            pytest.fail(f"the sweep did not stop within {exit_s} s of the kill: a hang or a loop")
     return code, out.read_text(), time.monotonic() - killed
 
 
@@ -202,21 +204,90 @@ def test_an_actor_lost_for_good_stops_the_sweep_with_exit_2_naming_it_and_the_fo
 @pytest.mark.parametrize("batched", [False, True])
 def test_a_game_runner_killed_mid_sweep_costs_at_most_its_games_in_flight(tmp_path, sweep_env, sim, batched):
     """Online, the lost games replay what was journaled since they were sent; batched, their calls sent again wait
-    for the batches they are in."""
+    for the batches they are in. The budget counts at least what the sim billed: online, the lost runner's calls in
+    flight stay counted at their worst case (each may be billed, and is sent again); batched, a call sent again is
+    the same request, counted once, so the figure is exact."""
     server, url = sim
     folder = tmp_path / "sweep"
     rng = random.Random(f"GameRunner{batched}")
     kill_at = {"at": "batches.journal.jsonl", "after": rng.randint(1, 3)} if batched else {"after": rng.randint(5, 40)}
     code, output, _ = run_killed(server, url, folder, sweep_env, "GameRunner", "sigkill", *(BATCH if batched else ()),
-                                 **kill_at)
+                                 *BUDGET, **kill_at)
     assert code == ExitCode.OK, output
     lost = sum(int(n) for n in re.findall(r"a worker was lost with (\d+) games in flight", output))
     assert lost >= 1, output
     table = finished_tables(folder, GAMES)
     paid_twice = len(served(server)) - pl.read_parquet(folder / "calls.parquet").height  # each call paid once
-    print(f"runner lost with {lost} games in flight{' (batched)' if batched else ''}: paid_twice={paid_twice}")
+    counted = CAP - left_usd(output)
+    spent = sum(e["reply"]["cost_usd"] for e in paid_lines(folder))
+    print(f"runner lost with {lost} games in flight{' (batched)' if batched else ''}: paid_twice={paid_twice}, "
+          f"journaled ${spent:.4f}, counted ${counted:.4f}")
     assert 0 <= paid_twice <= (0 if batched else lost)
     assert table["unit_id"].n_unique() == GAMES
+    if batched:
+        assert counted == pytest.approx(spent, abs=1e-4)
+    else:
+        assert counted >= billed_usd(server) - 1e-4, "a call the lost runner sent is billed: the budget counts it"
+
+
+LOSS_GAMES = 64
+LOSS = ("grid.blocks=4", f"run.max_in_flight={LOSS_GAMES}", "models.O.limits.max_in_flight=8",
+        "models.H.limits.max_in_flight=8")
+"""The C3 rehearsal with four blocks, every game in flight at once, more calls waiting than each model's window lets
+go: one runner plays them all (``pool.runner_count``), so at any moment it holds every slot of both keys."""
+FINISH_S = 150.0
+"""A lost runner's games are played again at once: the sweep ends within this long of the kill (their time, on a
+loaded machine). A deadline for a hang: the slots the lost runner held used to come back after a 15-minute lease."""
+CAP_STOP_S = 60.0
+"""Under a binding cap the sweep ends with exit 3 within this long of the kill (its reservations used to hold the
+budget for good)."""
+
+
+@pytest.fixture
+def slow_sim():
+    """The sim at 0.5 s a reply: every game's call is in flight or waiting when the runner dies."""
+    server = SimServer(SimSettings(latency={"median_s": 0.5}))
+    with server as url:
+        yield server, url
+
+
+def billed_usd(server: SimServer) -> float:
+    """What the sim billed: every reply it produced, received or not (a client gone still pays), at its price."""
+    prices = {m.name: m.price for m in load_config("c3_smoke", ["provider=sim"]).models.values() if m.is_llm}
+    return sum(cost_usd(Usage(input_tokens=e.input_tokens, output_tokens=e.output_tokens), prices[e.model])
+               for e in server.log if e.status in (200, "client_gone"))
+
+
+def test_a_lost_runner_frees_its_limiter_slots_at_once_and_the_sweep_finishes(tmp_path, sweep_env, slow_sim):
+    """The runner holds every slot of the opus key and calls wait behind them when it is SIGKILLed: its replacement
+    gets the whole window as soon as the pool notices the loss, not once a lease runs out."""
+    server, url = slow_sim
+    folder = tmp_path / "sweep"
+    after = random.Random("runner loss").randint(20, 60)
+    code, output, seconds = run_killed(server, url, folder, sweep_env, "GameRunner", "sigkill", *LOSS, after=after,
+                                       exit_s=FINISH_S)
+    print(f"runner SIGKILLed after {after} journaled replies: exit {code} {seconds:.1f} s after the kill")
+    assert code == ExitCode.OK, output
+    assert re.search(r"a worker was lost with \d+ games in flight", output), output
+    finished_tables(folder, LOSS_GAMES)
+
+
+def test_a_lost_runner_under_a_binding_cap_ends_the_sweep_with_exit_3_and_the_cap_holds(tmp_path, sweep_env,
+                                                                                         slow_sim):
+    """Its calls waiting for room are cancelled and never take any; the calls it had in flight stay counted (the
+    provider may bill them), so what the sim billed, those included, stays within the cap."""
+    server, url = slow_sim
+    folder = tmp_path / "sweep"
+    cap = 0.2
+    after = random.Random("runner loss capped").randint(5, 15)
+    code, output, seconds = run_killed(server, url, folder, sweep_env, "GameRunner", "sigkill", *LOSS,
+                                       f"run.max_cost_usd={cap}", after=after, exit_s=CAP_STOP_S)
+    print(f"runner SIGKILLed after {after} journaled replies, cap ${cap}: exit {code} {seconds:.1f} s after the kill, "
+          f"billed ${billed_usd(server):.4f}")
+    assert code == ExitCode.BUDGET, output
+    assert "Traceback" not in output and "refused by the budget" in output
+    assert status_of(folder) == "ended" and (folder / "games.parquet").exists()
+    assert billed_usd(server) <= cap
 
 
 def created_unjournaled(server: SimServer, folder: Path) -> dict[str, set[str]]:

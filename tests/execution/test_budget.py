@@ -16,7 +16,7 @@ from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design import load_config, resolve
-from bargain_ray.execution.budget import Budget, margin_usd, refusal, stopped_at, worst_case_usd
+from bargain_ray.execution.budget import REPLACED, Budget, margin_usd, refusal, stopped_at, worst_case_usd
 from bargain_ray.execution.sweep import run_sweep
 from bargain_ray.execution.tally import failure_label
 from bargain_ray.play.rescore import ReplayFile, replay_transcript
@@ -43,12 +43,12 @@ def test_a_call_waits_for_room_and_is_refused_once_none_can_come() -> None:
         waiting = asyncio.create_task(budget.reserve("k2", "w", 0.5, "m"))  # 0.2 + 0.5 + 0.5 > 1
         await asyncio.sleep(0.01)
         assert not waiting.done(), "a call that could fit once k1 settles waits"
-        await budget.settle("k1", 0.05)
+        await budget.settle("k1", "w", 0.05)
         assert await waiting is None  # k1 cost less than its worst case: room came back
         doomed = asyncio.create_task(budget.reserve("k3", "w", 0.6, "m"))
         await asyncio.sleep(0.01)
         assert not doomed.done()
-        await budget.settle("k2", 0.3)  # 0.2 + 0.05 + 0.3 spent: 0.45 left, k3 can never fit
+        await budget.settle("k2", "w", 0.3)  # 0.2 + 0.05 + 0.3 spent: 0.45 left, k3 can never fit
         refused = await doomed
         assert refused.kind is FailureKind.BUDGET and refused.cap_usd == 1.0
         assert refused.detail.startswith("budget: run.max_cost_usd=1.0 ")
@@ -59,14 +59,83 @@ def test_a_call_waits_for_room_and_is_refused_once_none_can_come() -> None:
     asyncio.run(scenario())
 
 
-def test_a_lost_workers_reservations_come_back() -> None:
+def test_a_retired_runners_waiting_reservations_take_no_room_and_its_calls_in_flight_stay_counted() -> None:
+    """The lost runner holds k1 and waits for room for k2 behind it; another runner waits for k3. Retired, its k2 is
+    refused (it used to wake up and take the room for good) and k1 stays counted, so k3 gets what is left, no more."""
     async def scenario() -> None:
         budget = Budget(cap_usd=1.0, spent_before_usd=0.0, margin=0.0)
-        assert await budget.reserve("k1", "lost", 0.9, "m") is None
-        waiting = asyncio.create_task(budget.reserve("k2", "alive", 0.9, "m"))
+        assert await budget.reserve("k1", "lost", 0.25, "m") is None
+        assert await budget.reserve("k0", "alive", 0.125, "m") is None
+        its_own = asyncio.create_task(budget.reserve("k2", "lost", 0.75, "m"))
+        other = asyncio.create_task(budget.reserve("k3", "alive", 0.6875, "m"))  # fits once k0 settles, if k2 waits
         await asyncio.sleep(0.01)
-        await budget.release("lost")
-        assert await waiting is None and budget.state().reserved_usd == pytest.approx(0.9)
+        assert not its_own.done() and not other.done()
+        await budget.retire("lost")
+        assert await its_own == REPLACED
+        await asyncio.sleep(0.01)
+        assert not other.done(), "k1 may have been sent and billed: its worst case is still counted"
+        await budget.settle("k0", "alive", 0.0625)
+        assert await other is None  # 0.0625 spent + 0.25 lost + 0.6875 held
+        state = budget.state()
+        assert (state.spent_now_usd, state.lost_usd, state.reserved_usd) == (0.0625, 0.25, 0.6875)
+        assert state.left_usd == 0.6875 and not state.closed and state.refused == 0
+        assert await budget.reserve("k4", "lost", 0.01, "m") == REPLACED, "a retired runner reserves nothing more"
+
+    asyncio.run(scenario())
+
+
+def test_a_retired_runner_alive_after_all_settles_its_calls_at_what_they_cost_beside_its_replacement() -> None:
+    """The runner only stopped answering for a while: its replacement sends k1 again (a second request) while the
+    old one's k1 comes back; each settles its own, whichever comes first, and nothing is counted twice or lost."""
+    async def scenario() -> None:
+        budget = Budget(cap_usd=1.0, spent_before_usd=0.0, margin=0.0)
+        assert await budget.reserve("k1", "slow", 0.4, "m") is None
+        await budget.retire("slow")
+        assert await budget.reserve("k1", "new", 0.4, "m") is None, "the same call id, held apart"
+        await budget.settle("k1", "new", 0.06)
+        assert budget.state().lost_usd == pytest.approx(0.4)
+        await budget.settle("k1", "slow", 0.05)
+        await budget.settle("k1", "slow", 0.05)  # said twice: counted once
+        state = budget.state()
+        assert (state.spent_now_usd, state.lost_usd, state.reserved_usd) == pytest.approx((0.11, 0.0, 0.0))
+
+    asyncio.run(scenario())
+
+
+def test_a_retired_runners_calls_that_leave_too_little_close_the_budget_and_its_waiters_are_refused() -> None:
+    """Under a binding cap the lost calls' worst case leaves less than the costliest reply: the budget closes, every
+    call waiting is refused at once (the run ends with exit 3, instead of waiting on room that never comes)."""
+    async def scenario() -> None:
+        budget = Budget(cap_usd=0.5, spent_before_usd=0.0, margin=0.125)
+        assert await budget.reserve("k1", "lost", 0.25, "m") is None
+        waiting = asyncio.create_task(budget.reserve("k2", "alive", 0.375, "m"))
+        await asyncio.sleep(0.01)
+        assert not waiting.done()
+        await budget.retire("lost")
+        refused = await asyncio.wait_for(waiting, 1)
+        assert refused is not None and refused.kind is FailureKind.BUDGET
+        assert budget.closed and budget.state().left_usd == 0.25
+
+    asyncio.run(scenario())
+
+
+def test_a_lost_batched_call_is_taken_over_by_the_replacement_and_a_journaled_one_costs_what_it_says() -> None:
+    """A batched call sent again is the same request (it waits for the batch it is in): the replacement takes its hold
+    over, without more room, and settles it once. A lost call whose reply the journal holds costs what it says. An
+    online call the journal does not hold stays counted at its worst case."""
+    async def scenario() -> None:
+        budget = Budget(cap_usd=1.0, spent_before_usd=0.0, margin=0.0)
+        assert await budget.reserve("b1", "lost", 0.5, "m", batched=True) is None
+        assert await budget.reserve("j1", "lost", 0.125, "m") is None
+        assert await budget.reserve("o1", "lost", 0.25, "m") is None
+        await budget.retire("lost")
+        state = budget.state()
+        assert (state.reserved_usd, state.lost_usd) == (0.5, 0.375)
+        await budget.journaled({"j1": 0.0625, "k0": 9.0})  # k0: journaled before, held by nobody
+        assert await asyncio.wait_for(budget.reserve("b1", "new", 0.5, "m", batched=True), 1) is None, "no more room"
+        await budget.settle("b1", "new", 0.03125)
+        state = budget.state()
+        assert (state.spent_now_usd, state.reserved_usd, state.lost_usd) == (0.09375, 0.0, 0.25)
 
     asyncio.run(scenario())
 

@@ -26,6 +26,13 @@ Per key, one dispatcher hands calls out in arrival order (so no caller starves),
 
 A call already handed out when a 429 arrives is not recalled: it is on its way (one round trip).
 
+Each call is held under its process's holder id (``holder_id``: a game runner's Ray actor id). A runner lost
+mid-sweep leaves its calls in flight and its waiting calls behind: once the driver's pool notices the loss it
+retires the holder (``retire``), which frees its slots, cancels its queued calls and closes its mailboxes at once,
+so its replacement gets the whole window. A retired holder is retired for good: should it be alive after all (a
+runner that only stopped answering for a while), whatever it asks is refused (``RETIRED``), so none of the calls of
+the games its replacement now plays goes out twice; its releases still teach the key what the provider said.
+
 The actor outlives the drivers on a cluster, so a driver killed outright leaves its calls in flight
 and its workers' waiting acquires behind; every few seconds the actor frees the slots and drops the
 waiters of every Ray job that has ended (``dead_jobs``), so the next driver gets the whole window at
@@ -41,9 +48,9 @@ import itertools
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import ray
 from pydantic import BaseModel
@@ -53,8 +60,8 @@ from bargain_ray.clients.headers import Announced, read_headers
 from bargain_ray.clients.snapshot import BucketLevel, KeySnapshot
 from bargain_ray.config import Limits
 
-ACTOR_NAME = "bargain_ray_limiter_v5"
-"""Versioned with what its methods take (v5: ``Limits`` and ``Release`` models): a detached actor an older
+ACTOR_NAME = "bargain_ray_limiter_v6"
+"""Versioned with what its methods take and mean (v6: calls held by holder, ``retire``): a detached actor an older
 driver left running is never spoken to in a newer protocol."""
 NAMESPACE = "bargain_ray"
 BURST_S = 0.25
@@ -72,6 +79,8 @@ FLUSH_S = 0.002
 """A process sends its releases this long after the first of them, together (``Limiter.release``)."""
 REAP_S = 2.0
 """How often the actor looks for ended jobs whose slots and waiters it still holds."""
+RETIRED = "retired"
+"""What ``grant`` answers a retired holder in place of the actor's epoch: none of its calls goes out."""
 PACES = ("requests_per_minute", "input_tokens_per_minute", "output_tokens_per_minute", "tokens_per_minute")
 """``tokens_per_minute`` is OpenAI's total; it is learned from headers (``config.Limits`` has no field for it yet)."""
 
@@ -83,6 +92,13 @@ class Feedback(BaseModel):
     headers: dict[str, str] = {}
     input_tokens: int = 0
     output_tokens: int = 0
+
+
+class Owner(NamedTuple):
+    """Who asked for a call: its Ray job and its holder (``holder_id``)."""
+
+    job: str | None
+    holder: str
 
 
 class Release(BaseModel):
@@ -118,7 +134,7 @@ class KeyState:
         self.in_flight: dict[int, Handed] = {}
         self.recent: deque[tuple[float, dict[str, float]]] = deque()  # (hand-out time, taken before it), SKEW_S
         self.waiters: deque[tuple[int, dict[str, float], asyncio.Future[None]]] = deque()
-        self.jobs: dict[int, str] = {}  # ticket -> the Ray job that asked (waiting or in flight)
+        self.owners: dict[int, Owner] = {}  # ticket -> who asked (waiting or in flight)
         self.paused_until = 0.0
         self.last_cut = 0.0
         self.overloads = 0
@@ -157,17 +173,17 @@ class KeyState:
     def _reap(self, now: float) -> None:
         for ticket in [t for t, h in self.in_flight.items() if h.lease_end < now]:
             del self.in_flight[ticket]
-            self.jobs.pop(ticket, None)
+            self.owners.pop(ticket, None)
 
-    def forget_jobs(self, ended: set[str]) -> None:
-        """Free the slots and drop the waiters of calls asked by ``ended`` jobs."""
-        gone = {t for t, job in self.jobs.items() if job in ended}
-        for ticket in gone:
+    def forget(self, gone: Callable[[Owner], bool]) -> None:
+        """Free the slots and drop the waiters of calls whose owner is ``gone``."""
+        tickets = {t for t, owner in self.owners.items() if gone(owner)}
+        for ticket in tickets:
             self.in_flight.pop(ticket, None)
-            del self.jobs[ticket]
-        for _, _, fut in (w for w in self.waiters if w[0] in gone):
+            del self.owners[ticket]
+        for _, _, fut in (w for w in self.waiters if w[0] in tickets):
             fut.cancel()  # its caller is gone; the dispatcher skips a done future
-        if gone:
+        if tickets:
             self._changed.set()
 
     def _need(self, input_tokens: int, max_tokens: int) -> dict[str, float]:
@@ -183,12 +199,13 @@ class KeyState:
             self.waiters.clear()
         return loop
 
-    def enqueue(self, ticket: int, input_tokens: int, max_tokens: int = 0, job: str | None = None) -> asyncio.Future[None]:
+    def enqueue(self, ticket: int, input_tokens: int, max_tokens: int = 0,
+                owner: Owner | None = None) -> asyncio.Future[None]:
         """Queue ``ticket``; the future is done once a slot is held for it, no announced wait runs and the
-        paced rates allow the call (cancelled if its job ends first)."""
+        paced rates allow the call (cancelled if its owner is forgotten first)."""
         fut = self._bind().create_future()
-        if job is not None:
-            self.jobs[ticket] = job
+        if owner is not None:
+            self.owners[ticket] = owner
         self.waiters.append((ticket, self._need(input_tokens, max_tokens), fut))
         if self._dispatcher is None or self._dispatcher.done():
             self._dispatcher = asyncio.create_task(self._dispatch())
@@ -196,13 +213,12 @@ class KeyState:
             self._changed.set()
         return fut
 
-    async def acquire(self, ticket: int, input_tokens: int, max_tokens: int = 0, job: str | None = None) -> None:
+    async def acquire(self, ticket: int, input_tokens: int, max_tokens: int = 0) -> None:
         """Return once ``ticket`` may go (``enqueue``)."""
-        fut = self.enqueue(ticket, input_tokens, max_tokens, job)
+        fut = self.enqueue(ticket, input_tokens, max_tokens)
         try:
             await fut
         except asyncio.CancelledError:
-            self.jobs.pop(ticket, None)
             if self.in_flight.pop(ticket, None) is not None:
                 self._changed.set()
             raise
@@ -247,7 +263,7 @@ class KeyState:
     def release(self, ticket: int, fb: Feedback) -> None:
         now = time.monotonic()
         handed = self.in_flight.pop(ticket, None)
-        self.jobs.pop(ticket, None)
+        self.owners.pop(ticket, None)
         told = read_headers(fb.headers)
         if any(self.learned.get(k) != v for k, v in told.limits.items()):
             self.learned.update(told.limits)
@@ -312,8 +328,8 @@ class KeyState:
 class Mailbox:
     """The calls of one (process, key) handed out and not yet told to it (``Limiters.grant``)."""
 
-    def __init__(self, job: str | None) -> None:
-        self.job = job
+    def __init__(self, owner: Owner) -> None:
+        self.owner = owner
         self.ready: list[tuple[int, int]] = []
         self.closed = False
         self.takers = 0
@@ -352,6 +368,8 @@ class Limiters:
         self._reaper: asyncio.Task[None] | None = None
         self.epoch = uuid.uuid4().hex
         self.boxes: dict[tuple[str, str], Mailbox] = {}  # (requester, key) -> its calls handed out, not yet told
+        self.retired: set[str] = set()
+        """Holders retired (``retire``): what they ask is answered ``RETIRED``."""
 
     def _state(self, key: str, limits: Limits, job: str | None) -> KeyState:
         """The key's state, reconfigured if its caller sent other limits than the last one did."""
@@ -364,11 +382,10 @@ class Limiters:
             state.configure(limits)
         return state
 
-    async def acquire(self, key: str, limits: Limits, input_tokens: int, max_tokens: int = 0,
-                      job: str | None = None) -> int:
+    async def acquire(self, key: str, limits: Limits, input_tokens: int, max_tokens: int = 0) -> int:
         """A ticket once the call may go (the in-process limiter's way; workers ``grant``)."""
         ticket = next(self.tickets)
-        await self._state(key, limits, job).acquire(ticket, input_tokens, max_tokens, job)
+        await self._state(key, limits, None).acquire(ticket, input_tokens, max_tokens)
         return ticket
 
     async def grant(self, key: str, limits: Limits, job: str | None, requester: str, epoch: str | None,
@@ -380,31 +397,47 @@ class Limiters:
         ticket) of every call of ``requester`` handed out by then; the rest come with its next ``grant``.
         ``settled`` are releases the caller had not sent yet, taken first. A caller that names another
         epoch spoke to an earlier incarnation (restarted since: its queue is gone): it is answered at once
-        with none, and sends what it still waits for again.
+        with none, and sends what it still waits for again. A retired ``requester`` is answered ``RETIRED``.
         """
         for done in settled:
             self.settle(done)
+        if requester in self.retired:
+            return RETIRED, []
         if epoch is not None and epoch != self.epoch:
             return self.epoch, []
         state = self._state(key, limits, job)
+        owner = Owner(job, requester)
         box = self.boxes.get((requester, key))
         if box is None:
-            box = self.boxes[(requester, key)] = Mailbox(job)
+            box = self.boxes[(requester, key)] = Mailbox(owner)
         for local_id, input_tokens, max_tokens in needs:
             ticket = next(self.tickets)
-            state.enqueue(ticket, input_tokens, max_tokens, job).add_done_callback(
+            state.enqueue(ticket, input_tokens, max_tokens, owner).add_done_callback(
                 functools.partial(box.put, local_id, ticket))
         return self.epoch, await box.take()
 
+    async def retire(self, holder: str) -> None:
+        """The game runner ``holder`` was lost: free its slots, cancel its queued calls, answer its grants still out
+        with none; from now on it is answered ``RETIRED``."""
+        self.retired.add(holder)
+        self._forget(lambda owner: owner.holder == holder)
+
+    def _forget(self, gone: Callable[[Owner], bool]) -> None:
+        """Free every slot, queued call and mailbox of the owners that are ``gone``."""
+        for state in self.keys.values():
+            state.forget(gone)
+        for where in [w for w, box in self.boxes.items() if gone(box.owner)]:
+            self.boxes.pop(where).close()
+
+    def _forget_jobs(self, ended: set[str]) -> None:
+        """Free every slot, queued call and mailbox of the ``ended`` jobs."""
+        self._forget(lambda owner: owner.job in ended)
+
     async def _forget_ended_jobs(self) -> None:
         """While any call of a job is held, free those of jobs that have ended (a driver killed outright)."""
-        while any(state.jobs for state in self.keys.values()):
+        while any(state.owners for state in self.keys.values()):
             await asyncio.sleep(REAP_S)
-            ended = dead_jobs()
-            for state in self.keys.values():
-                state.forget_jobs(ended)
-            for where in [w for w, box in self.boxes.items() if box.job in ended]:
-                self.boxes.pop(where).close()
+            self._forget_jobs(dead_jobs())
 
     def settle(self, done: Release) -> None:
         if done.key in self.keys:
@@ -450,9 +483,8 @@ class Limiter:
         self.key = key
         self.limits = limits
         self._actor = _actor()
-        context = ray.get_runtime_context() if self._actor is not None else None
-        self._job = context.get_job_id() if context else None
-        self._requester = context.get_worker_id() if context else ""
+        self._job = ray.get_runtime_context().get_job_id() if self._actor is not None else None
+        self._requester = holder_id()
         if self._actor is None and Limiter._local is None:
             Limiter._local = Limiters()
 
@@ -491,6 +523,9 @@ class Limiter:
                 waiting.sent.clear()
                 waiting.epoch = None
                 continue
+            if epoch == RETIRED:
+                _refuse(waiting)
+                return
             if waiting.epoch not in (None, epoch):  # the actor restarted: what it had queued is gone
                 waiting.unsent.update(waiting.sent)
                 waiting.sent.clear()
@@ -529,6 +564,38 @@ class Limiter:
         unsent, Limiter._unsent = Limiter._unsent, {}
         for actor, settled in unsent.items():
             actor.release.remote(settled)
+
+
+class Retired(RuntimeError):
+    """The cluster's limiter retired this process: its game runner was replaced, and none of its calls goes out."""
+
+
+def _refuse(waiting: Waiting) -> None:
+    """Fail every call of a retired process that still waits (their games are played by its replacement)."""
+    for fut in waiting.futures.values():
+        if not fut.done():
+            fut.set_exception(Retired("this game runner was replaced after it was reported lost"))
+    waiting.futures.clear()
+    waiting.unsent.clear()
+    waiting.sent.clear()
+
+
+def holder_id() -> str:
+    """The id this process's calls are held under, at the cluster's limiter and at the budget: its Ray actor's id (a
+    game runner's, as its pool knows it: ``execution.worker.holder_of``), else its Ray worker's; "" without Ray."""
+    if not ray.is_initialized():
+        return ""
+    context = ray.get_runtime_context()
+    return context.get_actor_id() or context.get_worker_id()
+
+
+def retire_holder(holder: str) -> None:
+    """Retire ``holder`` at the cluster's limiter, if one runs (fire and forget: see ``Limiters.retire``)."""
+    try:
+        actor = ray.get_actor(ACTOR_NAME, namespace=NAMESPACE)
+    except ValueError:  # no limiter: nothing is held
+        return
+    actor.retire.remote(holder)
 
 
 def dead_jobs() -> set[str]:

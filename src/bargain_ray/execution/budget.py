@@ -13,13 +13,30 @@ first refusal, or as soon as what is left cannot pay the costliest model's longe
 folder remembers it: each game the budget stopped is journaled with the cap in its reason,
 and an invocation whose cap is no higher starts closed, so running again with the same cap
 pays nothing more while a higher cap goes on from the spend read back from the call journal.
+
+Reservations are held under the holder id of the game runner that made them (``clients.limiter.holder_id``). When
+the pool notices a runner is lost it retires the holder (``retire``): its calls still waiting for room are refused
+and take none, and so is every later one. The calls it held stay counted, at their worst case, as lost; ours where
+the issue is silent, how each ends:
+
+- one whose reply the journal holds (written before the runner died) ends at what the journal says it cost, once the
+  pool has read it back for the replacement (``journaled``): the replacement replays it free;
+- one sent through the batch API stays held until the replacement sends it again: that is the same request, waiting
+  for the batch it is in (``execution.batcher``), so the replacement takes the hold over and settles it;
+- one sent online stays counted at its worst case for the rest of the run: it may have reached the provider, which
+  may bill it whether or not a reply came back, and the replacement's is a second request with its own reservation.
+  The room it takes may not have been needed; the cap holds even if the provider billed every lost call in full.
+  It is never waited for (it counts as spent, not as a reservation): nothing would ever settle it.
+
+A runner reported lost that turns out to be alive (it had only stopped answering for a while) is killed by its pool;
+a settle it sends before it dies ends its lost call at what it cost, and is the only thing it can still do here.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import ray
 from pydantic import BaseModel
@@ -49,12 +66,22 @@ class BudgetState(BaseModel):
     spent_before_usd: float
     spent_now_usd: float
     reserved_usd: float
+    lost_usd: float = 0.0
+    """The worst case of the online calls lost runners held, never settled: maybe billed (``Budget.retire``)."""
     closed: bool
     refused: int
 
     @property
     def left_usd(self) -> float:
-        return max(0.0, self.cap_usd - self.spent_before_usd - self.spent_now_usd)
+        return max(0.0, self.cap_usd - self.spent_before_usd - self.spent_now_usd - self.lost_usd)
+
+
+class Hold(NamedTuple):
+    """What one call holds: its worst case, and whether it goes through the batch API (sent again, it is the same
+    request: ``Budget.retire``)."""
+
+    worst: float
+    batched: bool
 
 
 class Budget:
@@ -66,42 +93,80 @@ class Budget:
         self.margin = margin
         self.now = 0.0
         self.refused = 0
-        self._held: dict[str, tuple[str, float]] = {}  # call_id -> (holder, worst case)
+        self._held: dict[tuple[str, str], Hold] = {}  # (holder, call_id) -> what it holds
+        self._lost: dict[tuple[str, str], Hold] = {}  # the same, of retired holders
+        self._retired: set[str] = set()
         self._changed = asyncio.Condition()
         self.closed = closed or self._left() < margin
 
     def _left(self) -> float:
-        return self.cap - self.before - self.now
+        """The cap less what is spent, lost online calls counted as spent."""
+        return self.cap - self.before - self.now - self._lost_online()
 
-    async def reserve(self, call_id: str, holder: str, worst: float, label: str) -> Failure | None:
-        """Hold ``worst`` for ``call_id`` (a call of model ``label``); wait while replies in flight may free
-        room; None once held, else the refusal (the failure of its game)."""
+    def _lost_online(self) -> float:
+        """The worst case of the online calls lost runners held: maybe billed, never settled."""
+        return sum(h.worst for h in self._lost.values() if not h.batched)
+
+    def _reserved(self) -> float:
+        """What the calls in flight hold, lost batched ones included (their replacement takes them over)."""
+        return sum(h.worst for h in self._held.values()) + sum(h.worst for h in self._lost.values() if h.batched)
+
+    async def reserve(self, call_id: str, holder: str, worst: float, label: str, batched: bool = False) -> Failure | None:
+        """Hold ``worst`` for ``call_id`` (a call of model ``label``, through the batch API if ``batched``) under
+        ``holder``; wait while replies in flight may free room; None once held, else the refusal (the failure of its
+        game)."""
         async with self._changed:
             while True:
+                if holder in self._retired:
+                    return REPLACED
                 if self.closed or worst > self._left():
                     self.closed = True  # spend only grows: this call can never fit
                     self.refused += 1
                     self._changed.notify_all()
                     return refusal(self.cap, label, worst)
-                if worst <= self._left() - sum(w for _, w in self._held.values()):
-                    self._held[call_id] = (holder, worst)
+                if batched and (lost := self._take_over(call_id)) is not None:
+                    self._held[holder, call_id] = Hold(max(worst, lost.worst), batched)
+                    return None
+                if worst <= self._left() - self._reserved():
+                    self._held[holder, call_id] = Hold(worst, batched)
                     return None
                 await self._changed.wait()
 
-    async def settle(self, call_id: str, cost_usd: float) -> None:
-        """The call is over: its reservation becomes what it really cost (0 when nothing was paid)."""
-        async with self._changed:
-            self._held.pop(call_id, None)
-            self.now += cost_usd
-            self.closed = self.closed or self._left() < self.margin
-            self._changed.notify_all()
+    def _take_over(self, call_id: str) -> Hold | None:
+        """The hold of a lost runner's batched call ``call_id``, taken from it, if there is one."""
+        lost = next((key for key, hold in self._lost.items() if key[1] == call_id and hold.batched), None)
+        return self._lost.pop(lost) if lost is not None else None
 
-    async def release(self, holder: str) -> None:
-        """Drop the reservations of a lost worker: its calls in flight went with it."""
+    async def settle(self, call_id: str, holder: str, cost_usd: float) -> None:
+        """The call ``holder`` reserved is over: its reservation becomes what it really cost (0 when nothing was paid);
+        a lost one's too, when its retired holder settles it after all."""
         async with self._changed:
-            for call_id in [c for c, (h, _) in self._held.items() if h == holder]:
-                del self._held[call_id]
-            self._changed.notify_all()
+            held = self._lost if holder in self._retired else self._held
+            if held.pop((holder, call_id), None) is not None:
+                self.now += cost_usd
+            self._notify_change()
+
+    async def retire(self, holder: str) -> None:
+        """A lost game runner: refuse its waiting and later reservations; what it holds is lost (see the module)."""
+        async with self._changed:
+            self._retired.add(holder)
+            for key in [k for k in self._held if k[0] == holder]:
+                self._lost[key] = self._held.pop(key)
+            self._notify_change()
+
+    async def journaled(self, costs: dict[str, float]) -> None:
+        """The replies the journal holds of a lost runner's games, by call id, as the pool read them back for its
+        replacement: a lost call among them was paid what it says, and is replayed free."""
+        async with self._changed:
+            for key in [k for k in self._lost if k[1] in costs]:
+                del self._lost[key]
+                self.now += costs[key[1]]
+            self._notify_change()
+
+    def _notify_change(self) -> None:
+        """Close once what is left cannot pay the costliest reply; wake the waiting reservations."""
+        self.closed = self.closed or self._left() < self.margin
+        self._changed.notify_all()
 
     async def close(self) -> None:
         """Refuse every later call (the run is stopping)."""
@@ -111,10 +176,14 @@ class Budget:
 
     def state(self) -> BudgetState:
         return BudgetState(
-            cap_usd=self.cap, spent_before_usd=self.before, spent_now_usd=self.now,
-            reserved_usd=sum(w for _, w in self._held.values()), closed=self.closed, refused=self.refused,
+            cap_usd=self.cap, spent_before_usd=self.before, spent_now_usd=self.now, reserved_usd=self._reserved(),
+            lost_usd=self._lost_online(), closed=self.closed, refused=self.refused,
         )
 
+
+REPLACED = Failure(kind=FailureKind.OTHER, detail="this game runner was reported lost and replaced: its games are "
+                                                 "played again on its replacement")
+"""What a retired holder's reservation gets (``Budget.retire``)."""
 
 WAITERS = 1 << 16
 """Concurrent calls the actor serves: every game in flight may be waiting for room at once."""

@@ -67,10 +67,11 @@ class Ledger:
         if self.halted is not None:
             raise TechnicalFailure(self.halted)
 
-    async def reserve(self, call_id: str, worst: float, label: str) -> None:
-        """Hold ``worst`` for the call; raises its game's failure when refused, or when the budget is gone."""
+    async def reserve(self, call_id: str, worst: float, label: str, batched: bool) -> None:
+        """Hold ``worst`` for the call (sent through the batch API if ``batched``); raises its game's failure when
+        refused, or when the budget is gone."""
         try:
-            refused = await self.budget.reserve.remote(call_id, self.holder, worst, label)
+            refused = await self.budget.reserve.remote(call_id, self.holder, worst, label, batched)
         except ray.exceptions.RayActorError:
             raise lost(FailureKind.LOST_BUDGET) from None
         if refused:
@@ -79,7 +80,7 @@ class Ledger:
     async def settle(self, call_id: str, cost_usd: float) -> None:
         """The call's real cost; a budget gone meanwhile is left to the next reservation to report."""
         try:
-            await self.budget.settle.remote(call_id, cost_usd)
+            await self.budget.settle.remote(call_id, self.holder, cost_usd)
         except ray.exceptions.RayActorError:
             pass
 
@@ -151,9 +152,11 @@ class JournaledAgent:
     settles at its worst case, so the cap never misses a call that may have been paid."""
 
     def __init__(self, inner: Agent, model: ModelConfig, unit_id: str, recorded: dict[str, CallEntry],
-                 replies: bool, ledger: Ledger, resumed: set[str]) -> None:
+                 replies: bool, ledger: Ledger, resumed: set[str], batched: bool = False) -> None:
         self.inner = inner
         self.model = model
+        self.batched = batched
+        """Its calls go through the batch API (``ResolvedSweep.sends_batched``)."""
         self.unit_id = unit_id
         self.recorded = recorded
         self.replies = replies
@@ -171,7 +174,7 @@ class JournaledAgent:
         if not self.budgeted:
             return await self._journaled(await self.inner.act(prompt, call_id), call_id, key)
         worst = worst_case_usd(self.model, prompt)
-        await self.ledger.reserve(call_id, worst, f"{self.model.provider} {self.model.name}")
+        await self.ledger.reserve(call_id, worst, f"{self.model.provider} {self.model.name}", self.batched)
         cost = 0.0
         try:
             self.ledger.check()  # the run may have stopped while the call waited for room

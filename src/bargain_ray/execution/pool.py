@@ -1,4 +1,10 @@
-"""The GameRunner actors of one sweep and the actor tasks in flight on each (a task: a few units to play)."""
+"""The GameRunner actors of one sweep and the actor tasks in flight on each (a task: a few units to play).
+
+A runner lost mid-sweep is retired, replaced, and its tasks sent again to the new one. ``WorkerPool._retire`` is the
+one place a runner's holder id is retired everywhere it holds something, as soon as the pool notices the loss: the
+runner is killed should it still be alive, the cluster's limiter frees its slots and cancels its queued calls
+(``clients.limiter``), and the budget refuses its waiting reservations and keeps its calls in flight counted until
+each is settled (``execution.budget``). Every runner the pool ends is retired the same way."""
 
 from __future__ import annotations
 
@@ -10,10 +16,11 @@ from typing import Any
 import ray
 from tqdm import tqdm
 
+from bargain_ray.clients.limiter import retire_holder
 from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
-from bargain_ray.execution.worker import Job, RemoteGameRunner
+from bargain_ray.execution.worker import Job, RemoteGameRunner, holder_of
 from bargain_ray.store.calls import CallEntry, Entry
 
 MAX_LOSSES = 3
@@ -77,6 +84,10 @@ def close_kept() -> None:
     _kept.clear()
 
 
+Task = tuple[int, Any, list[Job]]
+"""An actor task in flight: the index of its runner in the pool, the runner, its games."""
+
+
 def tasks(units: Iterator[Unit], size: int, recorded: dict[str, list[CallEntry]]) -> Iterator[list[Job]]:
     """Units in groups of ``size``, one group an actor task, each unit with the replies it already paid for."""
     while chunk := list(itertools.islice(units, size)):
@@ -92,68 +103,96 @@ class WorkerPool:
         self._args = (spec, journal, keys, budget)
         self.budget = budget
         self.refresh = refresh or (lambda jobs: jobs)
-        self._names = itertools.count()
-        self.holders = [f"worker-{next(self._names)}" for _ in range(count)]
-        self.workers = [self._start(h) for h in self.holders]
-        self.pending: dict[ray.ObjectRef, tuple[int, str, list[Job]]] = {}
+        self.workers = [self._start() for _ in range(count)]
+        self.pending: dict[ray.ObjectRef, Task] = {}
         self._turn = itertools.count()
         self.losses: Counter[tuple[str, ...]] = Counter()
         self.halted: Failure | None = None
         """Set once the run stops after losing an actor: lost tasks are not sent again."""
 
-    def _start(self, holder: str) -> Any:
+    def _start(self) -> Any:
         """A runner kept from this driver's last sweep, bound to this one; else a new one."""
         kept_now = kept()
         while kept_now:
             runner = kept_now.pop()
             try:
-                ray.get(runner.bind.remote(*self._args, holder), timeout=ASK_S)
+                ray.get(runner.bind.remote(*self._args), timeout=ASK_S)
                 return runner
             except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
                 ray.kill(runner)  # lost while kept: a new one instead
-        return RemoteGameRunner.options(max_concurrency=CONCURRENCY, scheduling_strategy="SPREAD").remote(
-            *self._args, holder)
+        return RemoteGameRunner.options(max_concurrency=CONCURRENCY, scheduling_strategy="SPREAD").remote(*self._args)
 
     def submit(self, jobs: list[Job], index: int | None = None) -> None:
         index = next(self._turn) % len(self.workers) if index is None else index
-        self.pending[self.workers[index].play_many.remote(jobs)] = (index, self.holders[index], jobs)
+        runner = self.workers[index]
+        self.pending[runner.play_many.remote(jobs)] = (index, runner, jobs)
 
     def games_in_flight(self) -> int:
         return sum(len(jobs) for _, _, jobs in self.pending.values())
 
     def finished(self, timeout: float = 0.5) -> Iterator[list[GameRecord]]:
-        """Each task's records as it finishes: wait for one, then take every other one already done."""
+        """Each task's records as it finishes: wait for one, then take every other one already done; the tasks lost
+        with their runner among them are sent again together (``_replace_lost``)."""
         done, rest = ray.wait(list(self.pending), num_returns=1, timeout=timeout)
         if rest and done:
             done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
+        lost: list[Task] = []
         for ref in done:
-            index, holder, jobs = self.pending.pop(ref)
+            task = self.pending.pop(ref)
             try:
                 yield ray.get(ref)
             except ray.exceptions.RayActorError:
-                self._lost(index, holder, jobs)
+                lost.append(task)
+        if lost:
+            self._replace_lost(lost)
 
-    def _lost(self, index: int, holder: str, jobs: list[Job]) -> None:
-        """A runner died with ``jobs`` in flight: replace it (once per runner) and send them again, unless
-        the run is stopping or these games lost their runner ``MAX_LOSSES`` times (then the run stops)."""
-        if self.holders[index] == holder:  # the first of its tasks to report the loss replaces it
-            if self.budget is not None:  # its calls in flight went with it: their reservations come back
-                self.budget.release.remote(holder)
-            self.holders[index] = f"worker-{next(self._names)}"
-            self.workers[index] = self._start(self.holders[index])
-            if self.halted is not None:
-                self.workers[index].halt.remote(self.halted)
+    def _replace_lost(self, lost: list[Task]) -> None:
+        """Runners died with the tasks ``lost`` in flight: retire and replace each (once) and send the tasks again with
+        the replies journaled since (read once for all), unless the run is stopping or their games lost their runner
+        ``MAX_LOSSES`` times (then the run stops)."""
+        for index, runner, _ in lost:
+            if self.workers[index] == runner:  # the first report of its loss replaces it
+                self._retire(runner)
+                self.workers[index] = self._start()
+                if self.halted is not None:
+                    self.workers[index].halt.remote(self.halted)
+        again = [(index, jobs) for index, _, jobs in lost if self._again(jobs)]
+        if not again:
+            return
+        in_flight: Counter[int] = Counter()
+        for index, jobs in again:
+            in_flight[index] += len(jobs)
+        for count in in_flight.values():
+            tqdm.write(f"a worker was lost with {count} games in flight; they run again on a new one")
+        refreshed = iter(self.refresh([job for _, jobs in again for job in jobs]))
+        resent = [(index, [next(refreshed) for _ in jobs]) for index, jobs in again]
+        if self.budget is not None:  # what their lost calls cost, of those the journal holds
+            self._ask([self.budget.journaled.remote(
+                {e.call_id: e.reply.cost_usd for _, jobs in resent for job in jobs for e in job.recorded_calls})])
+        for index, jobs in resent:
+            self.submit(jobs, index)
+
+    def _again(self, jobs: list[Job]) -> bool:
+        """Whether lost ``jobs`` are sent again: not while the run is stopping, nor once their games lost their runner
+        ``MAX_LOSSES`` times (the run stops then)."""
         games = tuple(job.unit.unit_id for job in jobs)
         self.losses[games] += 1
-        if self.halted is not None:
-            return
-        if self.losses[games] >= MAX_LOSSES:
+        if self.halted is None and self.losses[games] >= MAX_LOSSES:
             detail = (f"a game runner was lost {MAX_LOSSES} times while playing {', '.join(games)} (a game that ends "
                       "its runner's process each time would otherwise be sent again forever)")
             self.halt(Failure(kind=FailureKind.LOST_WORKER, detail=detail))
-            return
-        tqdm.write(f"a worker was lost with {len(jobs)} games in flight; they run again on a new one")
-        self.submit(self.refresh(jobs), index)
+        return self.halted is None
+
+    def _retire(self, runner: Any) -> None:
+        """End ``runner`` and free what it held: killed (a runner reported lost may only have been unreachable for a
+        while: its games are played again elsewhere), its holder retired at the limiter (its slots freed, its queued
+        calls cancelled) and at the budget (its waiting reservations refused, its calls in flight counted as lost,
+        ``Budget.retire``), so its replacement has the room at once."""
+        ray.kill(runner)
+        holder = holder_of(runner)
+        retire_holder(holder)
+        if self.budget is not None:
+            self._ask([self.budget.retire.remote(holder)])
 
     def halt(self, failure: Failure) -> None:
         """No call starts on any runner from now on; the games in flight end unknown with ``failure``."""
@@ -180,7 +219,8 @@ class WorkerPool:
 
     def close(self, clean: bool) -> None:
         """Close the runners' connections; after a clean end keep up to ``KEPT`` for this driver's next sweep and end
-        the rest; after a stop or a lost actor end them all (their games in flight stop with them)."""
+        the rest; after a stop or a lost actor end them all (their games in flight stop with them). A runner ended is
+        retired: a driver that lives on (a notebook) finds none of its slots held by it."""
         asked = [w.close.remote() for w in self.workers] if clean else []
         answered = self._ask(asked)
         kept_now = kept()
@@ -188,4 +228,4 @@ class WorkerPool:
             if self.halted is None and clean and asked[index] in answered and len(kept_now) < KEPT:
                 kept_now.append(runner)
             else:
-                ray.kill(runner)
+                self._retire(runner)

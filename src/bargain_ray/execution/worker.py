@@ -9,6 +9,7 @@ import ray
 
 from bargain_ray.agents import make_agent
 from bargain_ray.agents.base import Agent
+from bargain_ray.clients.limiter import holder_id
 from bargain_ray.core.errors import Failure
 from bargain_ray.core.records import GameRecord, utc_now
 from bargain_ray.core.unit import Unit
@@ -35,15 +36,15 @@ class GameRunner:
     ``close`` drops the sweep's connections and keys, ``bind`` gives it the next sweep."""
 
     def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,  # the ResolvedSweep's JSON dump as sent, validated in bind
-                 budget: Any = None, holder: str = "") -> None:
-        self.bind(sweep, journal, keys, budget, holder)
+                 budget: Any = None) -> None:
+        self.bind(sweep, journal, keys, budget)
 
     def bind(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,  # the ResolvedSweep's JSON dump as sent, validated on the next line
-             budget: Any = None, holder: str = "") -> None:
+             budget: Any = None) -> None:
         """Take ``sweep``: its games, its models' clients under ``keys``, its call journal and budget."""
         self.sweep = ResolvedSweep.model_validate(sweep)
         self.clients = ClientPool(self.sweep.provider, keys, batched_clients(self.sweep))
-        self.ledger = Ledger(journal, budget, holder)  # holder: the name this worker's reservations are held under
+        self.ledger = Ledger(journal, budget, holder_id())  # what its reservations are held under, as its slots are
         self._games: dict[tuple[str, str], Game] = {}
 
     def _game(self, name: str, condition: str) -> Game:
@@ -73,7 +74,7 @@ class GameRunner:
             if self._wrapped(letter):
                 replies = self._replies_journaled(letter)
                 agent = JournaledAgent(agent, model, unit.unit_id, recorded if replies else {}, replies, self.ledger,
-                                       resumed)
+                                       resumed, self.sweep.sends_batched(model))
             agents[role] = agent
         started = utc_now()
         record = await play(game, agents, unit)
@@ -106,3 +107,9 @@ class GameRunner:
 # Stateless between games: the driver's WorkerPool replaces a lost actor and re-sends its tasks (with the
 # replies journaled since they were first sent), so Ray itself neither restarts it nor retries its calls.
 RemoteGameRunner = ray.remote(num_cpus=0)(GameRunner)
+
+
+def holder_of(runner: Any) -> str:
+    """The holder id of a runner's slots and reservations (``clients.limiter.holder_id``, inside it): its Ray actor's
+    id, which a handle gives only as ``_actor_id``."""
+    return runner._actor_id.hex()
