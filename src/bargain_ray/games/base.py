@@ -10,6 +10,7 @@ never changes them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
@@ -113,10 +114,13 @@ class Metrics(Protocol[C, S]):
 
 @runtime_checkable
 class Strategy(Protocol):
-    """The offline agent of a family: it reads only the prompt text a model would read."""
+    """The offline agent of a family: it reads only the prompt text a model would read. ``Params`` is the model of
+    its parameters (a model's ``strategy`` block), checked when the sweep is resolved and read by ``respond``."""
 
+    @property
+    def Params(self) -> type[BaseModel]: ...  # the strategy module's class of that name
     def recognizes(self, system: str) -> bool: ...
-    def respond(self, system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str: ...  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
+    def respond(self, system: str, messages: list[dict[str, str]], params: Mapping[str, Any]) -> str: ...  # free-form: the strategy block as written, read as Params
 
 
 CONTRACT: dict[str, type] = {"engine": Engine, "prompts": Prompts, "metrics": Metrics, "strategy": Strategy}
@@ -125,7 +129,7 @@ CONTRACT: dict[str, type] = {"engine": Engine, "prompts": Prompts, "metrics": Me
 
 def members(protocol: type) -> list[str]:
     """The functions and attributes a protocol asks for, in declaration order."""
-    names = [n for n, v in vars(protocol).items() if callable(v) and not n.startswith("_")]
+    names = [n for n, v in vars(protocol).items() if (callable(v) or isinstance(v, property)) and not n.startswith("_")]
     return [*getattr(protocol, "__annotations__", {}), *names]
 
 
