@@ -9,7 +9,7 @@ through ``resolve``: one path, so a value one refuses the others refuse with the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -31,7 +31,10 @@ NO_GRID = "no grid chosen; run e.g. `python -m bargain_ray +grid=demo` (grids ar
 MAX_UNITS = 200_000
 """Units one sweep may plan (ours): a plan holds every unit (about 2 KB each) and a dry run lists them all."""
 
-GameConfig = Annotated[Union[tuple(p.GAME.Config for p in families().values())], Field(discriminator="family")]  # noqa: UP007
+if TYPE_CHECKING:  # the families are found when the package loads: a type checker knows what each family's has
+    from bargain_ray.games.base import FamilyConfig as GameConfig
+else:
+    GameConfig = Annotated[Union[tuple(p.GAME.Config for p in families().values())], Field(discriminator="family")]  # noqa: UP007
 """A game config as its family's own schema validated it, told apart by its ``family`` key."""
 
 
