@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 import yaml
 from helpers import CONF
+from pydantic import ValidationError
 
 from bargain_ray.__main__ import main
 from bargain_ray.agents.replay import ReplayAgent
@@ -293,7 +294,7 @@ def test_strategies_recognize_only_this_family():
     assert strategy.recognizes(g.prompt(s, "observer").system)
     others = [f for name, f in families().items() if name != "freetext"]
     assert not any(f.strategy.recognizes(g.prompt(s, r).system) for f in others for r in g.roles)
-    with pytest.raises(ValueError, match="unknown talker style"):
+    with pytest.raises(ValidationError, match="style"):  # checked when a sweep is resolved, and again here
         strategy.respond(g.prompt(s, "party_a").system, [], {"style": "sly"})
 
 

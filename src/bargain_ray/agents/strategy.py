@@ -12,7 +12,7 @@ from bargain_ray.games import family
 class StrategyAgent:
     """A strategy agent: reads the same prompt text a model would, replies in the protocol."""
 
-    def __init__(self, name: str, params: dict[str, Any], game_family: str) -> None:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
+    def __init__(self, name: str, params: dict[str, Any], game_family: str) -> None:  # free-form: the strategy block as written (models.<letter>.strategy), read as the family strategy's Params
         self.name = name
         self.params = params
         self.respond = family(game_family).GAME.strategy.respond

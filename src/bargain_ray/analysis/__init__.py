@@ -21,6 +21,7 @@ __all__ = ["Sweep", "build_report", "read_sweep"]
 def __getattr__(name: str) -> Any:
     """The package's names, imported on first use: importing one module of the package (``analysis.commands``, or
     ``python -m bargain_ray.analysis.provenance``) does not import the report and everything it reads."""
+    found: Any
     if name == "build_report":
         from bargain_ray.analysis.report import build_report as found
     elif name == "read_sweep":

@@ -152,7 +152,7 @@ def by_cell_table(analysis: Analysis, roles: list[str]) -> pl.DataFrame:
     a row with no estimate), other families every per-game metric."""
     by = analysis.by
     cells = analysis.scan_per_game.select(*by, "cell").unique().collect() if "cell" not in by else None
-    if cells is not None and cells.height and cells.group_by(by).len()["len"].max() > 1:
+    if cells is not None and cells.height and cells.group_by(by).len()["len"].gt(1).any():
         cells = cells.select(*by).unique().with_columns(pl.lit(None, pl.String).alias("cell"))  # grouped coarser
     out = analysis.by_cell
     declared = _declared_metrics(analysis)
@@ -275,7 +275,7 @@ def export(analysis: Analysis, out: Path) -> Path:
     write_raw(analysis, out, keys, scope)
     written: dict[str, Written] = {}
     frames = tables(analysis, keys)
-    metrics = frames["metrics_by_cell"]["metric"].unique(maintain_order=True).to_list()
+    metrics = frames["metrics_by_cell"].lazy().collect()["metric"].unique(maintain_order=True).to_list()
     for name, frame in frames.items():
         stem = CARD_TABLES.get(name) or EXTRA_TABLES[name]
         _write(frame, out / f"{stem}.parquet")

@@ -170,7 +170,7 @@ def filters(a: Analysis) -> str:
 
 def sources_of(a: Analysis, game: str | None, condition: str | None) -> dict[str, str]:
     """name -> provenance of every text a model reads under one game config."""
-    loaded = a.sweep.game_for(game, condition)
+    loaded = a.sweep.game_for(game, condition) if game is not None and condition is not None else None
     return {k: t.source for k, t in loaded.texts().items()} if loaded else {}
 
 

@@ -260,7 +260,7 @@ def readme_items() -> list[Item]:
     for name in names():
         out += family_items(family(name).GAME)
         for game in (g for g in games if g.family == name):
-            out += game_items(game, game.config.name)  # type: ignore[attr-defined]
+            out += game_items(game, game.config.name)
     return out
 
 

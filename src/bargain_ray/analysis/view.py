@@ -217,7 +217,7 @@ def shown_reply(entry: CallEntry, families: list[str]) -> ShownTurn:
     except RuleError:
         fields = {"message": text[:4000]}
     message = fields.pop("message", None)
-    private = {k: v for k, v in fields.items() if any(is_private(f, k) for f in families or [None])}
+    private = {k: v for k, v in fields.items() if any(is_private(f, k) for f in families or (None,))}
     public = {k: v for k, v in fields.items() if k not in private and v not in (None, False)}
     return ShownTurn(turn=None, role=None, model=entry.reply.model, call_id=entry.call_id,
                      message=None if message is None else str(message), action=public, private=private)

@@ -28,7 +28,8 @@ class AnthropicBatches(BatchAPI):
     async def _create(self, requests: dict[str, dict[str, Any]], intent: str) -> str:  # free-form: a request body, JSON as sent
         """Message Batches take no metadata: ``find`` knows the batch by its size, its time and its custom ids."""
         batch = await self.client.messages.batches.create(
-            requests=[{"custom_id": custom_id, "params": body} for custom_id, body in requests.items()],
+            requests=[{"custom_id": custom_id, "params": body}  # type: ignore[typeddict-item]  # the body as sent
+                      for custom_id, body in requests.items()],
         )
         return batch.id
 
@@ -41,7 +42,7 @@ class AnthropicBatches(BatchAPI):
                 async for batch in self.client.messages.batches.list(limit=100):
                     if batch.created_at.timestamp() < since:
                         break
-                    if sum(batch.request_counts.to_dict().values()) == size:
+                    if sum(batch.request_counts.model_dump().values()) == size:
                         found.append(batch.id)
         return found
 

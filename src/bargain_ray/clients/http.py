@@ -55,8 +55,8 @@ class Sent:
         whole = "\n".join([*texts.values(), *self.headers.keys(), *self.headers.values()])  # no key holds a newline
         if mask(whole, secret) == whole:
             return self
-        return replace(self, **{k: mask(v, secret) for k, v in texts.items()},
-                       headers={mask(k, secret): mask(v, secret) for k, v in self.headers.items()})
+        masked: dict[str, Any] = {k: mask(v, secret) for k, v in texts.items()}  # local: the text fields, masked
+        return replace(self, **masked, headers={mask(k, secret): mask(v, secret) for k, v in self.headers.items()})
 
 
 MAX_CALL_TOKENS = 100_000_000

@@ -491,6 +491,7 @@ class Limiter:
     async def acquire(self, input_tokens: int, max_tokens: int) -> int:
         """A ticket once the call may go (``max_tokens``: what it may write, as OpenAI's token limit counts it)."""
         if self._actor is None:
+            assert Limiter._local is not None  # made in __init__, where there is no actor
             return await Limiter._local.acquire(self.key, self.limits, input_tokens, max_tokens)
         loop = asyncio.get_running_loop()
         waiting = Limiter._waiting.get(self.key)
@@ -542,6 +543,7 @@ class Limiter:
         """Fire and forget: the caller never waits on bookkeeping."""
         done = Release(key=self.key, ticket=ticket, feedback=feedback)
         if self._actor is None:
+            assert Limiter._local is not None  # made in __init__, where there is no actor
             Limiter._local.settle(done)
             return
         # to the actor that handed it out: after one was killed for good, a stale handle's go nowhere
@@ -613,7 +615,7 @@ def dead_jobs() -> set[str]:
         return set()
 
 
-RemoteLimiters = ray.remote(num_cpus=0, max_concurrency=100_000)(Limiters)
+RemoteLimiters = ray.remote(num_cpus=0, max_concurrency=100_000)(Limiters)  # type: ignore[call-overload]  # Ray's overloads name no actor option
 
 
 def start_limiters() -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import openai
 from openai.types.chat import ChatCompletion
@@ -16,7 +16,7 @@ from bargain_ray.config import Retry
 if TYPE_CHECKING:
     from bargain_ray.clients.registry import API
 
-ENDPOINT = "/v1/chat/completions"
+ENDPOINT: Final = "/v1/chat/completions"
 READS = Retry(max_attempts=8, initial_s=0.5, max_s=30.0)
 """Reading a batch is free and safe to repeat; creating one is not, so ``create`` is tried once."""
 ENDED = ("completed", "failed", "expired", "cancelled")

@@ -15,7 +15,7 @@ import hashlib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from hydra import compose, initialize_config_dir
@@ -98,6 +98,11 @@ def choices(group: str) -> list[str]:
     """The configs of one group (``grid``, ``game``, ...): the packaged ones and those of ``./conf/<group>``."""
     folders = [conf_dir() / group, LOCAL / group]
     return sorted({p.stem for folder in folders if folder.is_dir() for p in folder.glob("*.yaml")})
+
+
+def _typed(override: Override) -> str:
+    """An override as the user typed it (Hydra's parser sets it on every override it returns)."""
+    return str(override.input_line)
 
 
 def _is_group(override: Override) -> bool:
@@ -217,7 +222,7 @@ def _values_apart(overrides: list[str]) -> tuple[list[str], list[Override]]:
                                            or key.startswith(f"{other.key_or_group}.")) for other in settings)
 
     values = [o for o in settings if o.type is OverrideType.CHANGE and not o.is_sweep_override() and alone(o)]
-    return [o.input_line for o in parsed if all(o is not v for v in values)], values
+    return [_typed(o) for o in parsed if all(o is not v for v in values)], values
 
 
 def _with_values(cfg: DictConfig, values: list[Override]) -> DictConfig:
@@ -313,7 +318,7 @@ def show_config(overrides: list[str] | tuple[str, ...], part: str, keys_of: Keys
     if part == "hydra":
         cfg = OmegaConf.create({"hydra": cfg.hydra})
     elif part == "job":
-        cfg = OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"])
+        cfg = OmegaConf.masked_copy(cfg, [str(k) for k in cfg if k != "hydra"])
     return OmegaConf.to_yaml(cfg)
 
 
@@ -328,19 +333,19 @@ def command_overrides(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = 
         parsed = OverridesParser.create().parse_overrides(list(overrides))
     except OverrideParseException as exc:
         raise ConfigError([f"cannot read override {exc.override!r}: write key=value (see --help)"]) from None
-    base, _ = _compose([o.input_line for o in parsed if _is_group(o)])
-    plain = OmegaConf.to_container(base, resolve=False)
+    base, _ = _compose([_typed(o) for o in parsed if _is_group(o)])
+    plain = cast("dict[str, Any]", OmegaConf.to_container(base, resolve=False))  # a DictConfig's container is a dict
     lines, problems = [], []
     for o in parsed:
         parts = o.key_or_group.split(".")
         absent = None if _is_group(o) or o.type is not OverrideType.CHANGE else _first_absent(base, parts)
         if absent is None:
-            lines.append(o.input_line)
+            lines.append(_typed(o))
         elif all(parts[i] in (keys_of(plain, parts[:i]) or []) for i in range(absent, len(parts))):
-            lines.append(f"+{o.input_line}")
+            lines.append(f"+{_typed(o)}")
         else:
             level = OmegaConf.select(base, ".".join(parts[:absent])) if absent else base
-            present = list(level.keys()) if isinstance(level, DictConfig) else []
+            present = [str(k) for k in level] if isinstance(level, DictConfig) else []
             problems.append(unknown_key(parts, absent, [*present, *(keys_of(plain, parts[:absent]) or [])]))
     if problems:
         raise ConfigError(problems)
@@ -351,7 +356,7 @@ def compose_dict(config_name: str, overrides: list[str] | tuple[str, ...] = ()) 
     """Compose one config with overrides, as a plain resolved dict (ConfigError when Hydra refuses them)."""
     cfg, files = _compose(list(overrides), config_name)
     try:
-        data = OmegaConf.to_container(cfg, resolve=True)
+        data = cast("dict[str, Any]", OmegaConf.to_container(cfg, resolve=True))  # a DictConfig's container is a dict
     except OmegaConfBaseException as exc:
         raise ConfigError([_first_line(exc)]) from None
     data.pop("hydra", None)

@@ -70,7 +70,9 @@ class ModelConfig(Strict):
     api_key_env: str | None = None
     structured_output: bool = False
     batch_api: bool | None = Field(None, description="send through the provider's batch API; None: run.batch_api")
-    strategy: dict[str, Any] = {}  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
+    strategy: dict[str, Any] = {}  # free-form: as written (the fingerprint's part); each family's strategy types it
+    """A strategy agent's parameters, checked against the ``Params`` of each family's strategy it plays when the
+    sweep is resolved (``design.resolved``)."""
     price: Price = Price()
     limits: Limits = Limits()
     retry: Retry = Retry()

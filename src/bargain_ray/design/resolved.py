@@ -9,12 +9,12 @@ through ``resolve``: one path, so a value one refuses the others refuse with the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bargain_ray.config import Condition, GridConfig, ModelConfig, RunConfig, SweepConfig
-from bargain_ray.config.errors import ConfigError, non_finite, schema_keys, validation_problems
+from bargain_ray.config.errors import ConfigError, non_finite, schema_keys, unknown_key, validation_problems
 from bargain_ray.design.fingerprint import components, game_key
 from bargain_ray.design.merge import game_config
 from bargain_ray.games import Game, families, family
@@ -31,7 +31,10 @@ NO_GRID = "no grid chosen; run e.g. `python -m bargain_ray +grid=demo` (grids ar
 MAX_UNITS = 200_000
 """Units one sweep may plan (ours): a plan holds every unit (about 2 KB each) and a dry run lists them all."""
 
-GameConfig = Annotated[Union[tuple(p.GAME.Config for p in families().values())], Field(discriminator="family")]  # noqa: UP007
+if TYPE_CHECKING:  # the families are found when the package loads: a type checker knows what each family's has
+    from bargain_ray.games.base import FamilyConfig as GameConfig
+else:
+    GameConfig = Annotated[Union[tuple(p.GAME.Config for p in families().values())], Field(discriminator="family")]  # noqa: UP007
 """A game config as its family's own schema validated it, told apart by its ``family`` key."""
 
 
@@ -121,6 +124,32 @@ def _game_configs(config: SweepConfig) -> tuple[dict[str, dict[str, Any]], dict[
     return written, typed, list(dict.fromkeys(problems))
 
 
+def _strategy_problems(config: SweepConfig, typed: dict[str, GameConfig]) -> list[str]:
+    """One line per mistake in a strategy agent's parameters: a key no strategy of the families it plays reads (the
+    nearest one they read named), a value one of them refuses (``Params`` of ``games/<family>/strategy.py``, each
+    reading the keys it has); and per model that is no strategy agent but sets some."""
+    problems = [f"models.{letter}.strategy: only a strategy agent (provider: strategy) reads it; remove it"
+                for letter, model in config.models.items() if model.is_llm and model.strategy]
+    plays: dict[str, set[str | None]] = {}  # None: a game config that could not be read (its own line says why)
+    for design in config.grid.designs:
+        for letter in {letter for pairing in design.pairings for letter in pairing}:
+            plays.setdefault(letter, set()).update(
+                typed[k].family if (k := game_key(design.game, c)) in typed else None for c in design.conditions)
+    for letter, names in sorted(plays.items()):
+        params, path = config.models[letter].strategy, ("models", letter, "strategy")
+        if not params or None in names:
+            continue
+        schemas = [family(str(name)).GAME.strategy.Params for name in sorted(map(str, names))]
+        known = {key for schema in schemas for key in schema.model_fields}
+        problems += [unknown_key([*path, key], len(path), known) for key in params if key not in known]
+        for schema in schemas:
+            try:
+                schema.model_validate({k: v for k, v in params.items() if k in schema.model_fields})
+            except ValidationError as exc:
+                problems += validation_problems(exc, schema, path)
+    return list(dict.fromkeys(problems))
+
+
 def _provider(config: SweepConfig) -> tuple[Provider | None, list[str]]:
     """The typed ``provider`` block, or the lines that say why it cannot be read."""
     try:
@@ -154,6 +183,7 @@ def resolve(data: dict[str, Any] | SweepConfig | ResolvedSweep) -> ResolvedSweep
     if isinstance(data, SweepConfig) and (unbounded := non_finite(config.model_dump())):
         raise ConfigError(unbounded)  # what no schema of ours read yet: game configs, provider settings
     written, typed, problems = _game_configs(config)
+    problems += _strategy_problems(config, typed)
     provider, more = _provider(config)
     more += _size_problems(config)
     if provider is not None:
@@ -168,11 +198,13 @@ def resolve(data: dict[str, Any] | SweepConfig | ResolvedSweep) -> ResolvedSweep
 
 def typed_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:  # free-form: Hydra's composed config, before validation
     """The keys allowed right below ``path``, by the schema that reads it: a game's family schema under
-    ``games.<name>``, the chosen provider's settings under ``provider.settings``, else the sweep's own schema
-    (``config.compose.KeysOf``)."""
+    ``games.<name>``, the chosen provider's settings under ``provider.settings``, the families' strategies under
+    ``models.<letter>.strategy``, else the sweep's own schema (``config.compose.KeysOf``)."""
     if len(path) >= 2 and path[0] == "provider" and path[1] == "settings":
         chosen = PROVIDERS.get(str((base.get("provider") or {}).get("name")))
         return schema_keys(chosen, path[1:]) if chosen else None
+    if len(path) == 3 and path[0] == "models" and path[2] == "strategy":  # what any family's strategy reads
+        return sorted({key for p in families().values() for key in p.GAME.strategy.Params.model_fields})
     if len(path) >= 2 and path[0] == "games":
         written = (base.get("games") or {}).get(path[1])
         try:

@@ -40,16 +40,17 @@ from tqdm import tqdm
 from bargain_ray.clients import BatchAPI, BatchedClient, BatchResult, BatchRoute, HTTPClient, ModelClient, batch_client
 from bargain_ray.clients.batches import custom_id
 from bargain_ray.clients.limiter import NAMESPACE
-from bargain_ray.config import BatchRun, ModelConfig, SweepConfig
+from bargain_ray.config import BatchRun, ModelConfig
 from bargain_ray.core.errors import FailureKind
 from bargain_ray.core.hashing import digest
+from bargain_ray.design import ResolvedSweep
 from bargain_ray.execution.calljournal import lost
 from bargain_ray.execution.journal_actor import RESTARTS
 from bargain_ray.store.batches import BatchIntent, JournaledBatch, NoBatch, batches_journal_path, read_batch_journal
 from bargain_ray.store.jsonl import Appender
 
 
-def batching(sweep: SweepConfig) -> bool:
+def batching(sweep: ResolvedSweep) -> bool:
     """Whether any model of the sweep, as this run calls it, sends through a batch API."""
     return any(sweep.sends_batched(model) for model in sweep.models.values())
 
@@ -129,17 +130,18 @@ class Batcher:
                              calls={call_id: digest(body) for call_id, body in requests.items()})
         self.journal.append([intent])  # fsynced before the provider can accept (and bill) the batch
         try:
-            batch_id: str | None = await api.create({custom_id(c): body for c, body in requests.items()}, intent.intent)
+            batch_id = await api.create({custom_id(c): body for c, body in requests.items()}, intent.intent)
         except Exception as exc:  # noqa: BLE001 - masked (``BatchAPI``); accepted all the same? look it up
             failed = f"{type(exc).__name__}: {str(exc)[:200]}"
             try:
-                batch_id = await self._find(intent, route, f"create failed: {failed}")
+                found = await self._find(intent, route, f"create failed: {failed}")
             except Exception:  # noqa: BLE001 - the look-up failed too: the intent stays open for the next batcher
-                batch_id = None
-            if batch_id is None:  # nothing was accepted, so nothing is paid: the callers go online
+                found = None
+            if found is None:  # nothing was accepted, so nothing is paid: the callers go online
                 for _, _, future in items:
                     future.set_result(BatchResult("", error=f"batch not created: {failed}"))
                 return
+            batch_id = found
         else:
             self._journal_batch(intent, batch_id)
         self.sent += 1
@@ -201,18 +203,18 @@ class Batcher:
         self.journal.close()
 
 
-def start_batcher(sweep: SweepConfig, sweep_dir: Path) -> Any:
+def start_batcher(sweep: ResolvedSweep, sweep_dir: Path) -> Any:
     """The sweep's batcher, on this (the driver's) node, named for this job; restarted there when its process dies
     (``RESTARTS`` times), and every request in flight to it retried on the new one."""
     node = ray.get_runtime_context().get_node_id()
-    remote = ray.remote(num_cpus=0, max_concurrency=100_000, max_restarts=RESTARTS, max_task_retries=-1)(Batcher).options(
+    remote = ray.remote(num_cpus=0, max_concurrency=100_000, max_restarts=RESTARTS, max_task_retries=-1)(Batcher).options(  # type: ignore[call-overload]  # Ray's overloads name no actor option
         name=batcher_name(), namespace=NAMESPACE,
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
     )
     return remote.remote(str(sweep_dir.resolve()), sweep.run.batch)
 
 
-def batched_clients(sweep: SweepConfig) -> Callable[[ModelConfig, ModelClient], ModelClient] | None:
+def batched_clients(sweep: ResolvedSweep) -> Callable[[ModelConfig, ModelClient], ModelClient] | None:
     """For a worker's ``ClientPool``: wraps each batched model's client to send through the sweep's batcher."""
     if not batching(sweep):
         return None

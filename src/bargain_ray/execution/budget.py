@@ -215,7 +215,7 @@ def start_budget(sweep: ResolvedSweep, path: Path, spent_before_usd: float) -> A
     if arguments is None:
         return None
     node = ray.get_runtime_context().get_node_id()
-    remote = ray.remote(num_cpus=0, max_concurrency=WAITERS, max_restarts=0)(Budget).options(
+    remote = ray.remote(num_cpus=0, max_concurrency=WAITERS, max_restarts=0)(Budget).options(  # type: ignore[call-overload]  # Ray's overloads name no actor option
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False)
     )
     return remote.remote(*arguments)

@@ -239,11 +239,11 @@ class _LeanHead(ray_node.Node):
 @contextmanager
 def lean_head() -> Iterator[None]:
     """``ray.init`` inside the block starts a new local instance as ``_LeanHead`` (it looks ``Node`` up as it runs)."""
-    original, ray_node.Node = ray_node.Node, _LeanHead
+    original, ray_node.Node = ray_node.Node, _LeanHead  # type: ignore[misc]  # Ray's class, replaced on purpose
     try:
         yield
     finally:
-        ray_node.Node = original
+        ray_node.Node = original  # type: ignore[misc]
 
 
 def start_ray(choice: RayChoice, keys: Collection[str] = (), meanwhile: Callable[[], object] | None = None) -> None:
@@ -330,7 +330,7 @@ def watch_cluster(choice: RayChoice, timeout_s: float) -> Iterator[None]:
         yield
         return
     gcs = host_port(ray.get_runtime_context().gcs_address)
-    raylet = ray._private.worker.global_worker.node.raylet_socket_name  # this node's; Ray names it nowhere public
+    raylet = ray._private.worker.global_worker.node.raylet_socket_name  # type: ignore[union-attr]  # this node's; Ray names it nowhere public
     done = threading.Event()
 
     def watch() -> None:

@@ -31,7 +31,7 @@ from bargain_ray.store import (
 )
 
 
-def sweep_dir(sweep: SweepConfig) -> Path:
+def sweep_dir(sweep: ResolvedSweep) -> Path:
     """``run.dir``, else ``outputs/<grid name>/`` for real providers and ``outputs/<grid name>-sim/`` (``-local/``)
     for a rehearsal, so a rehearsal and the real run of one grid never share a folder by default."""
     if sweep.run.dir:
@@ -40,7 +40,7 @@ def sweep_dir(sweep: SweepConfig) -> Path:
     return Path("outputs") / f"{sweep.grid.name}{suffix}"
 
 
-def check_keys(sweep: SweepConfig) -> None:
+def check_keys(sweep: ResolvedSweep) -> None:
     """Stop before Ray and the first call, naming the missing key and the offline way, or what the local model
     needs installed."""
     missing = missing_keys(sweep)

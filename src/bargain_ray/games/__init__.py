@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Mapping
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -46,11 +47,13 @@ def load_game(config: dict[str, Any]) -> Game:  # free-form: a game config as co
     return cls(cls.Config.model_validate(config))
 
 
-def strategy_reply(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
-    """Answer a request as the strategy in ``params``, whichever family's prompt it is (the simulated
-    provider answers HTTP requests with this, reading only the request's own text)."""
+def strategy_reply(system: str, messages: list[dict[str, str]], params: Mapping[str, Any]) -> str:  # free-form: a concession tactic's parameters (kind, exponent)
+    """Answer a request as the concession tactic in ``params``, whichever family's prompt it is (the simulated
+    provider answers HTTP requests with this, reading only the request's own text): each family's strategy reads
+    the parameters its ``Params`` has (the free-text talker, a kind but no exponent)."""
     for package in families().values():
         strategy = package.GAME.strategy
         if strategy.recognizes(system):
-            return strategy.respond(system, messages, params)
+            known = {k: v for k, v in params.items() if k in strategy.Params.model_fields}
+            return strategy.respond(system, messages, known)
     raise ValueError("no strategy recognizes this prompt")

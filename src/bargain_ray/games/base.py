@@ -10,6 +10,7 @@ never changes them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
@@ -33,6 +34,17 @@ class GameState(BaseModel):
 C = TypeVar("C", bound=BaseModel)
 S = TypeVar("S", bound=GameState)
 A = TypeVar("A")
+Cin = TypeVar("Cin", bound=BaseModel, contravariant=True)
+Sin = TypeVar("Sin", bound=GameState, contravariant=True)
+"""A config and a state the prompts and the metrics only read (a protocol's type parameters that only arguments
+use are contravariant)."""
+
+
+class FamilyConfig(Protocol):
+    """What code that serves every family reads of a game config (each family's own pydantic model, ``Config``)."""
+
+    @property
+    def family(self) -> str: ...
 
 
 class UtilitySpace(BaseModel):
@@ -74,49 +86,52 @@ class RuleError(ValueError):
 
 
 @runtime_checkable
-class Engine(Protocol[C, S, A]):
+class Engine(Protocol[Cin, S, A]):
     """The pure rules: state in, action in, state out. ``PROTOCOL`` declares every rule with its provenance."""
 
     PROTOCOL: tuple[Declared, ...]
 
-    def start(self, config: C, seed: int, first_speaker: str | None) -> S: ...
-    def to_move(self, config: C, state: S) -> str | None: ...
-    def parse(self, config: C, state: S, role: str, reply: str) -> A: ...
-    def apply(self, config: C, state: S, role: str, action: A) -> S: ...
-    def exhausted(self, config: C, state: S, role: str) -> S: ...
-    def turn_fields(self, config: C, state: S, role: str, action: A) -> FamilyFields: ...
+    def start(self, config: Cin, seed: int, first_speaker: str | None) -> S: ...
+    def to_move(self, config: Cin, state: S) -> str | None: ...
+    def parse(self, config: Cin, state: S, role: str, reply: str) -> A: ...
+    def apply(self, config: Cin, state: S, role: str, action: A) -> S: ...
+    def exhausted(self, config: Cin, state: S, role: str) -> S: ...
+    def turn_fields(self, config: Cin, state: S, role: str, action: A) -> FamilyFields: ...
 
 
 @runtime_checkable
-class Prompts(Protocol[C, S]):
+class Prompts(Protocol[Cin, Sin]):
     """Every word a model reads: the request of a turn, each rule's sentence, the repair, every text."""
 
-    def prompt(self, config: C, state: S, role: str) -> Prompt: ...
-    def rule_sentence(self, config: C, error: RuleError) -> str: ...
-    def repair_message(self, config: C, state: S, role: str, error: RuleError) -> str: ...
-    def texts(self, config: C) -> dict[str, Text]: ...
+    def prompt(self, config: Cin, state: Sin, role: str) -> Prompt: ...
+    def rule_sentence(self, config: Cin, error: RuleError) -> str: ...
+    def repair_message(self, config: Cin, state: Sin, role: str, error: RuleError) -> str: ...
+    def texts(self, config: Cin) -> dict[str, Text]: ...
 
 
 @runtime_checkable
-class Metrics(Protocol[C, S]):
+class Metrics(Protocol[Cin, Sin]):
     """The scored outcome of an ended state, and the figures of a finished game read from its typed record
     (as journaled, so an archived sweep re-scores alike): per turn, and per game (given the per-turn rows when
     they are at hand, else computing them). ``METRICS`` declares every figure's meaning and source."""
 
     METRICS: dict[str, Metric]
 
-    def outcome(self, config: C, state: S) -> FamilyOutcome: ...
-    def per_game(self, config: C, record: GameRecord,
+    def outcome(self, config: Cin, state: Sin) -> FamilyOutcome: ...
+    def per_game(self, config: Cin, record: GameRecord,
                  turns: list[dict[str, Scalar]] | None = None) -> dict[str, Scalar]: ...
-    def per_turn(self, config: C, record: GameRecord) -> list[dict[str, Scalar]]: ...
+    def per_turn(self, config: Cin, record: GameRecord) -> list[dict[str, Scalar]]: ...
 
 
 @runtime_checkable
 class Strategy(Protocol):
-    """The offline agent of a family: it reads only the prompt text a model would read."""
+    """The offline agent of a family: it reads only the prompt text a model would read. ``Params`` is the model of
+    its parameters (a model's ``strategy`` block), checked when the sweep is resolved and read by ``respond``."""
 
+    @property
+    def Params(self) -> type[BaseModel]: ...  # the strategy module's class of that name
     def recognizes(self, system: str) -> bool: ...
-    def respond(self, system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str: ...  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
+    def respond(self, system: str, messages: list[dict[str, str]], params: Mapping[str, Any]) -> str: ...  # free-form: the strategy block as written, read as Params
 
 
 CONTRACT: dict[str, type] = {"engine": Engine, "prompts": Prompts, "metrics": Metrics, "strategy": Strategy}
@@ -125,7 +140,7 @@ CONTRACT: dict[str, type] = {"engine": Engine, "prompts": Prompts, "metrics": Me
 
 def members(protocol: type) -> list[str]:
     """The functions and attributes a protocol asks for, in declaration order."""
-    names = [n for n, v in vars(protocol).items() if callable(v) and not n.startswith("_")]
+    names = [n for n, v in vars(protocol).items() if (callable(v) or isinstance(v, property)) and not n.startswith("_")]
     return [*getattr(protocol, "__annotations__", {}), *names]
 
 

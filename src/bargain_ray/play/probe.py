@@ -35,6 +35,7 @@ def typical_calls(game: Game, unit: Unit) -> dict[str, list[int]]:
     """Input tokens of each call, by role, in one offline game shaped like ``unit``, played by linear strategy
     agents reading the real prompts (the record grows turn by turn, so later calls send more)."""
     sizes: dict[str, list[int]] = defaultdict(list)
-    agents = {role: Measured(StrategyAgent("linear", LINEAR, unit.family), sizes[role]) for role in game.roles}
+    agents: dict[str, Agent] = {role: Measured(StrategyAgent("linear", LINEAR, unit.family), sizes[role])
+                               for role in game.roles}
     asyncio.run(play(game, agents, unit))
     return dict(sizes)

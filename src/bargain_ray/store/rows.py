@@ -31,8 +31,8 @@ from bargain_ray.core.records import CallMeta, CallRecord, FamilyFields, GameRec
 from bargain_ray.core.status import Status
 
 UTC_TIME = pl.Datetime("us", "UTC")
-_COLUMN_TYPES = {str: pl.String, int: pl.Int64, float: pl.Float64, bool: pl.Boolean, datetime: UTC_TIME,
-                 list[str]: pl.List(pl.String)}
+_COLUMN_TYPES: dict[Any, pl.DataType | type[pl.DataType]] = {
+    str: pl.String, int: pl.Int64, float: pl.Float64, bool: pl.Boolean, datetime: UTC_TIME, list[str]: pl.List(pl.String)}
 
 
 def _column_type(annotation: Any) -> pl.DataType | type[pl.DataType]:

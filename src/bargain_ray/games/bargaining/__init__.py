@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from bargain_ray.games.bargaining import engine, metrics, prompts, strategy
 from bargain_ray.games.bargaining.config import BargainingConfig
 from bargain_ray.games.bargaining.engine import Reply, State
+from bargain_ray.games.bargaining.metrics import CELL_METRICS, GROUND_TRUTH, ILLEGAL_RULES, RESULTS
 from bargain_ray.games.bargaining.records import BargainingOutcome, BargainingTurn
-from bargain_ray.games.base import Game
+from bargain_ray.games.base import Engine, Game, Metrics, Prompts, Strategy
 
 
 class BargainingGame(Game[BargainingConfig, State, Reply]):
@@ -16,15 +19,15 @@ class BargainingGame(Game[BargainingConfig, State, Reply]):
     Config = BargainingConfig
     Fields = BargainingTurn
     Scored = BargainingOutcome
-    engine = engine
-    prompts = prompts
-    metrics = metrics
-    results = metrics.RESULTS
-    strategy = strategy
+    engine: ClassVar[Engine[BargainingConfig, State, Reply]] = engine
+    prompts: ClassVar[Prompts[BargainingConfig, State]] = prompts
+    metrics: ClassVar[Metrics[BargainingConfig, State]] = metrics
+    results = RESULTS
+    strategy: ClassVar[Strategy] = strategy
     private_fields = ("actual_valuation",)
-    cell_metrics = metrics.CELL_METRICS
-    illegal_rules = metrics.ILLEGAL_RULES
-    ground_truth = metrics.GROUND_TRUTH
+    cell_metrics = CELL_METRICS
+    illegal_rules = ILLEGAL_RULES
+    ground_truth = GROUND_TRUTH
 
 
 GAME = BargainingGame

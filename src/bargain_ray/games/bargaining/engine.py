@@ -113,6 +113,7 @@ def apply(config: BargainingConfig, state: State, role: str, reply: Reply) -> St
     if reply.action == "offer":
         update["standing"] = Offer(price=reply.offer, proposer=role, round=n)
     elif reply.action == "accept":
+        assert before is not None  # parse refuses an accept with no offer standing
         accepted = before.price
         update |= {"standing": None, "deal": before, "deal_round": n,
                    "ended": Ended(status=Status.AGREEMENT, reason="agreement")}

@@ -39,6 +39,7 @@ def outcome(config: BargainingConfig, state: State) -> BargainingOutcome:
     price = discount = None
     seller = buyer = Fraction(0)
     if deal is not None:
+        assert state.deal_round is not None  # set with the deal (engine.apply)
         price = Fraction(str(deal.price))
         discount = config.delta ** (state.deal_round - 1)
         seller, buyer = discount * (price - cost), discount * (value - price)
@@ -119,7 +120,7 @@ def per_game(config: BargainingConfig, record: GameRecord,
     for role in ROLES:
         mine = [t for t in turns if t["role"] == role]
         for m in TURN_METRICS:  # the game's value of a per-turn metric: its mean over the role's turns that have one
-            values = [t[m] for t in mine if t[m] is not None]
+            values = [float(v) for t in mine if (v := t[m]) is not None]
             row[f"{role}_{m}"] = statistics.fmean(values) if values else None
         claims = [float(t["stated_valuation"]) for t in mine if t["stated_valuation"] is not None]
         row[f"{role}_claim_drift"] = statistics.stdev(claims) if len(claims) >= 2 else None  # sample SD, ddof=1

@@ -19,6 +19,7 @@ from bargain_ray.games.bargaining.engine import Reply, State
 from bargain_ray.games.bargaining.records import PublicRound
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
+from bargain_ray.games.kit.turns import in_play
 from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, num
 from bargain_ray.games.provenance import mixed, ours, seed
 
@@ -110,7 +111,7 @@ def round_text(view: PublicRound, talk: bool = True) -> str:
     """One round of the public record, as both sides see it (without the talk when the channel is closed)."""
     offer = view.offer
     if view.action == "offer":
-        action = f"offer {num(offer)}"
+        action = f"offer {_value(offer)}"
     else:
         action = view.action + (f' (its "offer" field: {num(offer)})' if offer is not None else "")
     head = f"Round {view.round}, {label(view.role)}: {action}"
@@ -204,10 +205,10 @@ def _sample(config: BargainingConfig) -> list[State]:
     states = [state]
     for reply in (offer, reject):
         if state.ended is None:
-            state = engine.apply(config, state, engine.to_move(config, state), reply)
+            state = engine.apply(config, state, in_play(engine.to_move(config, state)), reply)
             states.append(state)
     while state.ended is None and engine.round_number(state) < config.max_rounds:
-        state = engine.apply(config, state, engine.to_move(config, state), offer)
+        state = engine.apply(config, state, in_play(engine.to_move(config, state)), offer)
     return [*states, state]
 
 
@@ -225,7 +226,8 @@ def texts(config: BargainingConfig) -> dict[str, Text]:
     out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), provenance=SCHEMA)
     error = RuleError("<rule>")
     error.sentence = "<rule sentence>"
-    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), provenance=REPAIR)
+    mover = in_play(engine.to_move(config, start))
+    out["repair"] = Text(text=repair_message(config, start, mover, error), provenance=REPAIR)
     return out | wording.rule_texts(rules_in_force(config))
 
 

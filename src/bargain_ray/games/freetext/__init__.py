@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from bargain_ray.games.base import Game
+from typing import ClassVar
+
+from bargain_ray.games.base import Engine, Game, Metrics, Prompts, Strategy
 from bargain_ray.games.freetext import engine, metrics, prompts, strategy
 from bargain_ray.games.freetext.config import FreeTextConfig
 from bargain_ray.games.freetext.engine import Said, State, Verdict
+from bargain_ray.games.freetext.metrics import RESULTS
 from bargain_ray.games.freetext.records import FreeTextOutcome, FreeTextTurn
 
 
@@ -16,11 +19,11 @@ class FreeTextGame(Game[FreeTextConfig, State, Said | Verdict]):
     Config = FreeTextConfig
     Fields = FreeTextTurn
     Scored = FreeTextOutcome
-    engine = engine
-    prompts = prompts
-    metrics = metrics
-    results = metrics.RESULTS
-    strategy = strategy
+    engine: ClassVar[Engine[FreeTextConfig, State, Said | Verdict]] = engine
+    prompts: ClassVar[Prompts[FreeTextConfig, State]] = prompts
+    metrics: ClassVar[Metrics[FreeTextConfig, State]] = metrics
+    results = RESULTS
+    strategy: ClassVar[Strategy] = strategy
 
 
 GAME = FreeTextGame

@@ -61,7 +61,7 @@ def per_game(config: FreeTextConfig, record: GameRecord,
     }
     parties = dict.fromkeys(t.role for t in record.turns if t.role != observer)
     for role in parties:
-        row[f"{role}_questions"] = sum(t["question"] for t in messages if t["role"] == role)
+        row[f"{role}_questions"] = sum(1 for t in messages if t["role"] == role and t["question"])
     return row
 
 

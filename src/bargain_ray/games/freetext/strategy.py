@@ -2,23 +2,22 @@
 
 Both read only the text a model would read: the talker its own brief and the
 conversation, the observer its instructions and the transcript. The talker's
-``params``: ``style`` (integrative: tells its need, asks the other's and offers
-the split by parts; distributive: offers to cut the object in half; hardline:
-claims the whole object), ``greedy`` (an integrative split that keeps a little
-of the other's part) and ``concede_after`` (after that many own messages it
-accepts whatever the other side last proposed). Without ``style``, a concession
-``kind`` (as the simulated provider passes it) picks one: boulware is hardline,
-linear distributive, conceder integrative.
+parameters are ``Params``; the observer reads none.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from bargain_ray.games.freetext.prompts import OPENING, REPAIR_HEAD, TRANSCRIPT_HEAD
+from bargain_ray.games.kit.concession import Kind
+from bargain_ray.games.kit.reading import find_match
 
 _TALKER = re.compile(r"^You are negotiating with another party over a single (.+?)\. There is exactly one")
 _NEED = re.compile(r"Getting as (?:much|many) of the (.+?) as possible")
@@ -27,16 +26,37 @@ _THEIR_NEED = re.compile(
     r"(?:What I need is|\bI (?:only |really |just )?need(?: all of)?) the ([\w' -]+?)(?:,| for| to|[.!?])"
 )
 
-THRESHOLD = {"integrative": 0.75, "distributive": 0.5, "hardline": 1.0}
+Style = Literal["integrative", "distributive", "hardline"]
+THRESHOLD: dict[Style, float] = {"integrative": 0.75, "distributive": 0.5, "hardline": 1.0}
 """The least share of its own part a style accepts (the whole object counts 1)."""
-KIND_STYLE = {"boulware": "hardline", "linear": "distributive", "conceder": "integrative"}
+KIND_STYLE: dict[Kind, Style] = {"boulware": "hardline", "linear": "distributive", "conceder": "integrative"}
+
+
+class Params(BaseModel):
+    """A free-text talker's parameters (``models.<letter>.strategy``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    style: Style | None = None
+    """integrative: tells its need, asks the other's and offers the split by parts; distributive: offers to cut the
+    object in half; hardline: claims the whole object. None: the one ``kind`` picks."""
+    kind: Kind | None = None
+    """Without ``style``, a concession kind (as the simulated provider passes it) picks one: boulware is hardline,
+    linear distributive, conceder integrative; neither: integrative."""
+    greedy: bool = False
+    """An integrative split that keeps a little of the other's part."""
+    concede_after: int | None = Field(None, ge=0)
+    """After that many own messages it accepts whatever the other side last proposed; None: never."""
+
+    def talker_style(self) -> Style:
+        return self.style or (KIND_STYLE[self.kind] if self.kind else "integrative")
 
 
 def recognizes(system: str) -> bool:
     return bool(_TALKER.match(system) or _OBSERVER.match(system))
 
 
-def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
+def respond(system: str, messages: list[dict[str, str]], params: Mapping[str, Any]) -> str:  # free-form: the strategy block as written, read as Params
     """A talker's message or the observer's verdict JSON, whichever the prompt asks for."""
     if watched := _OBSERVER.match(system):
         return json.dumps(observe(watched[1], _transcript(messages[0]["content"])))
@@ -47,17 +67,14 @@ def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any])
 class Talker:
     obj: str
     need: str
-    style: str
+    style: Style
     greedy: bool
     concede_after: int | None
 
     @classmethod
-    def read(cls, system: str, params: dict[str, Any]) -> Talker:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
-        style = params.get("style") or KIND_STYLE.get(params.get("kind"), "integrative")
-        if style not in THRESHOLD:
-            raise ValueError(f"unknown talker style {style!r}; known: {', '.join(THRESHOLD)}")
-        return cls(_TALKER.match(system)[1], _NEED.search(system)[1], style, bool(params.get("greedy", False)),
-                   params.get("concede_after"))
+    def read(cls, system: str, params: Params) -> Talker:
+        return cls(find_match(_TALKER, system)[1], find_match(_NEED, system)[1], params.talker_style(), params.greedy,
+                   params.concede_after)
 
     def value(self, text: str) -> float | None:
         """What the other side's proposal in ``text`` leaves me, or None without a proposal."""
@@ -104,7 +121,7 @@ class Talker:
         return f"Then we can both get what we need. Here is my proposal: {split}. Do we agree?"
 
 
-def talk(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
+def talk(system: str, messages: list[dict[str, str]], params: Mapping[str, Any]) -> str:  # free-form: the strategy block as written, read as Params
     """The scripted talker's next message, from its own brief and the conversation."""
     said: list[dict[str, str]] = []
     for m in messages:
@@ -115,7 +132,7 @@ def talk(system: str, messages: list[dict[str, str]], params: dict[str, Any]) ->
     mine = [m["content"] for m in said if m["role"] == "assistant"]
     theirs = [m["content"] for m in said if m["role"] == "user"]
     last = said[-1]["content"] if said and said[-1]["role"] == "user" else None
-    return Talker.read(system, params).message(mine, theirs, last)
+    return Talker.read(system, Params.model_validate(params)).message(mine, theirs, last)
 
 
 _ENTRY = re.compile(r"(?:^|\n\n)Turn \d+, ([^:\n]+): ")

@@ -7,17 +7,27 @@ e = 1 Linear, e > 1 Conceder (concedes early).
 
 from __future__ import annotations
 
-EXPONENTS = {"boulware": 0.2, "linear": 1.0, "conceder": 5.0}
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Kind = Literal["boulware", "conceder", "linear"]
+"""A named concession tactic."""
+EXPONENTS: dict[Kind, float] = {"boulware": 0.2, "conceder": 5.0, "linear": 1.0}
 
 
-def exponent(params: dict) -> float:
-    """The concession exponent named by ``params`` (``kind`` and optional ``exponent``)."""
-    if "exponent" in params:
-        return float(params["exponent"])
-    kind = params.get("kind", "linear")
-    if kind not in EXPONENTS:
-        raise ValueError(f"unknown concession kind {kind!r}; known: {', '.join(EXPONENTS)}")
-    return EXPONENTS[kind]
+class Concession(BaseModel):
+    """A concession tactic's parameters, as a model's ``strategy`` block sets them: ``kind`` names an exponent,
+    ``exponent`` sets one (and wins)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Kind = "linear"
+    exponent: float | None = Field(None, gt=0)
+
+    def concession_exponent(self) -> float:
+        """The exponent this tactic concedes by."""
+        return EXPONENTS[self.kind] if self.exponent is None else self.exponent
 
 
 def target(best: float, reserve: float, t: float, e: float) -> float:

@@ -60,7 +60,7 @@ def per_role(rows: list[dict[str, Scalar]], roles: Iterable[str], key: str = "le
     out: dict[str, Scalar] = {}
     flags = [r[key] for r in rows if r[key] is not None]
     for role in roles:
-        mine = [r[key] for r in rows if r["role"] == role and r[key] is not None]
+        mine = [float(v) for r in rows if r["role"] == role and (v := r[key]) is not None]
         out[f"{role}_{key}"] = statistics.fmean(mine) if mine else None
     out[f"{key}_any"] = (1.0 if any(flags) else 0.0) if flags else None
     return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 RECORD_MARK = "Public record"
 """Every per-turn user message of the record-carrying families starts its record with this."""
 
@@ -9,3 +11,12 @@ RECORD_MARK = "Public record"
 def public_record(messages: list[dict[str, str]]) -> str:
     """The latest user message that carries the public record (a repair message does not)."""
     return next(m["content"] for m in reversed(messages) if m["role"] == "user" and RECORD_MARK in m["content"])
+
+
+def find_match(pattern: re.Pattern[str], text: str) -> re.Match[str]:
+    """The first match of ``pattern`` in a request's text; ValueError when it has none (a prompt the strategy
+    cannot read)."""
+    match = pattern.search(text)
+    if match is None:
+        raise ValueError(f"the request does not match {pattern.pattern!r}")
+    return match

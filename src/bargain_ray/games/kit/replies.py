@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from itertools import accumulate
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from bargain_ray.core.text import whole_strings
 from bargain_ray.games.base import RuleError
@@ -112,7 +112,7 @@ def read_named(given: object, specs: Mapping[str, S], read: Callable[[S, Any], V
     """
     names = tuple(specs)
     if not isinstance(given, dict):
-        raise RuleError(absent, **{f"{noun}s": names})
+        raise RuleError(absent, None, **{f"{noun}s": names})
     for key in given:
         if key not in specs:
             raise RuleError(f"unknown_{noun}", **{noun: key, f"{noun}s": names})
@@ -124,7 +124,7 @@ def read_named(given: object, specs: Mapping[str, S], read: Callable[[S, Any], V
     return out
 
 
-def is_number(x: object) -> bool:
+def is_number(x: object) -> TypeGuard[Decimal]:
     """A finite number as ``json_object(exact=True)`` reads it (never a bool or a string)."""
     return isinstance(x, Decimal) and x.is_finite()
 

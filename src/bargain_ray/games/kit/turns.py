@@ -43,3 +43,10 @@ def format_failure(state: S, role: str, **update: Any) -> S:
 def exact(x: float | str) -> Fraction:
     """A config or reply number as an exact fraction of its decimal text (0.95 is 19/20, 121.188 stays 121.188)."""
     return Fraction(str(x))
+
+
+def in_play(role: str | None) -> str:
+    """The role to move in a state still in play (a sample state a family renders its texts from)."""
+    if role is None:
+        raise ValueError("no role is to move: the game has ended")
+    return role

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from bargain_ray.games.base import Game, UtilitySpace
+from typing import ClassVar
+
+from bargain_ray.games.base import Engine, Game, Metrics, Prompts, Strategy, UtilitySpace
 from bargain_ray.games.multi_issue import engine, frontier, metrics, prompts, strategy
 from bargain_ray.games.multi_issue.config import MultiIssueConfig
 from bargain_ray.games.multi_issue.engine import Action, State
+from bargain_ray.games.multi_issue.metrics import RESULTS
 from bargain_ray.games.multi_issue.records import MultiIssueOutcome, MultiIssueTurn
 
 
@@ -16,11 +19,11 @@ class MultiIssueGame(Game[MultiIssueConfig, State, Action]):
     Config = MultiIssueConfig
     Fields = MultiIssueTurn
     Scored = MultiIssueOutcome
-    engine = engine
-    prompts = prompts
-    metrics = metrics
-    results = metrics.RESULTS
-    strategy = strategy
+    engine: ClassVar[Engine[MultiIssueConfig, State, Action]] = engine
+    prompts: ClassVar[Prompts[MultiIssueConfig, State]] = prompts
+    metrics: ClassVar[Metrics[MultiIssueConfig, State]] = metrics
+    results = RESULTS
+    strategy: ClassVar[Strategy] = strategy
 
     def outcome_bounds(self) -> dict[str, list[int | float]]:
         return metrics.bounds_figures(self.config)

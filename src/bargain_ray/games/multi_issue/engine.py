@@ -86,7 +86,7 @@ def check(config: MultiIssueConfig, state: State, role: str, action: Action) -> 
     final = in_final_reply(config, state)
     if final:
         if action.kind not in ("ACCEPT", "END"):
-            raise RuleError("final_reply", offer_id=state.standing.offer_id, action=action.kind)
+            raise RuleError("final_reply", offer_id=state.standing and state.standing.offer_id, action=action.kind)
     elif action.kind == "END":
         raise RuleError("unknown_action", case="end")
     if action.kind == "ACCEPT":

@@ -60,7 +60,8 @@ def _space(key: str) -> OutcomeSpace:
     frontier = tuple(_dedupe(vertices))
     d = (fallback(config, first), fallback(config, second))
     ranges = tuple(
-        (sum(min(0, s[i]) for s in steps.values()) + base[i], sum(max(0, s[i]) for s in steps.values()) + base[i])
+        (sum(min(Fraction(0), s[i]) for s in steps.values()) + base[i],
+         sum(max(Fraction(0), s[i]) for s in steps.values()) + base[i])
         for i in (0, 1)
     )
     rational = _rational(frontier, d)

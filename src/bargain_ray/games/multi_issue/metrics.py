@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import cache
+from typing import Any
 
 from bargain_ray.core.figures import Figure, value_of
 from bargain_ray.core.records import GameRecord, Scalar
@@ -40,7 +41,7 @@ def _bounds(key: str) -> dict[str, tuple[Fraction, Fraction]]:
     for role in config.roles:
         values = [utility(config, role, c) - fallback(config, role) for c in corners]
         out[f"{role}_gain"] = (min(values), max(values))
-    best = max(sum(utility(config, r, c) - fallback(config, r) for r in config.roles) for c in corners)
+    best = max(sum((utility(config, r, c) - fallback(config, r) for r in config.roles), Fraction(0)) for c in corners)
     out["joint_gain"] = (Fraction(0), best)
     return out
 
@@ -54,7 +55,8 @@ def outcome(config: MultiIssueConfig, state: State) -> MultiIssueOutcome:
     """The scored part of the outcome record (``Outcome.scored``; ``bounds_figures`` go to ``Outcome.bounds``)."""
     best = bounds(config)["joint_gain"][1]
     status = state.ended.status if state.ended else None
-    head = {"no_deal": status == Status.NO_AGREEMENT, "deal": None, "share_role": config.share_role}
+    head: dict[str, Any] = {  # local: fields of the outcome
+        "no_deal": status == Status.NO_AGREEMENT, "deal": None, "share_role": config.share_role}
     if status == Status.AGREEMENT and state.deal is not None:
         terms = state.deal.terms
         head["deal"] = Deal(terms={t.name: f"{terms[t.name]:.{config.decimals}f}" for t in config.terms},
@@ -101,10 +103,10 @@ def per_game(config: MultiIssueConfig, record: GameRecord,
     for figures, prefix in ((out.utilities, "utility"), (out.gains, "gain")):
         for role, fig in (figures or {}).items():
             row[f"{prefix}_{role}"] = value_of(fig)
-    for key, fig in (("joint", out.joint), ("joint_gain", out.joint_gain), ("efficiency", out.efficiency),
-                     ("efficiency_all_assigned", out.efficiency_all_assigned),
-                     (f"{out.share_role}{SHARE}", out.share_of_joint_gain)):
-        row[key] = value_of(fig)
+    for key, figure in (("joint", out.joint), ("joint_gain", out.joint_gain), ("efficiency", out.efficiency),
+                        ("efficiency_all_assigned", out.efficiency_all_assigned),
+                        (f"{out.share_role}{SHARE}", out.share_of_joint_gain)):
+        row[key] = value_of(figure)
     row["below_fallback"] = len(out.below_fallback) if out.utilities is not None else None
     if record.outcome.agreement and out.utilities is not None:
         row |= frontier.deal_distances(frontier.space(config), out.utilities)

@@ -14,6 +14,7 @@ from decimal import Decimal
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
+from bargain_ray.games.kit.turns import in_play
 from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, framed, num
 from bargain_ray.games.multi_issue import engine
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, Term
@@ -241,7 +242,7 @@ def _sample(config: MultiIssueConfig) -> dict[str, State]:
     def after(actions: list[Action]) -> State:
         state = engine.start(config, 0, None)
         for action in actions:
-            state = engine.apply(config, state, engine.to_move(config, state), action)
+            state = engine.apply(config, state, in_play(engine.to_move(config, state)), action)
         return state
 
     samples = {"opening": after([]), "offer_standing": after([offer])}
@@ -263,7 +264,7 @@ def texts(config: MultiIssueConfig) -> dict[str, Text]:
     out = {f"brief:{role}": Text(text=(text := brief(config, role)),
                                  provenance=mixed(framed(config.source, text, why), *talk)) for role in config.roles}
     for name, state in samples.items():
-        role = engine.to_move(config, state)
+        role = in_play(engine.to_move(config, state))
         user = prompt(config, state, role).messages[-1].content
         shown = name in ("opening", "offer_standing")  # the two turns seed 000 shows
         frame = mixed(framed(config.source, user, why), *talk) if shown else mixed(OWN_TURN_LINE, *talk)
@@ -273,5 +274,6 @@ def texts(config: MultiIssueConfig) -> dict[str, Text]:
             text=json.dumps(reply_schema(config, final), sort_keys=True), provenance=SCHEMA)
     error = RuleError("<rule>")
     error.sentence = "<rule sentence>"
-    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), provenance=REPAIR)
+    mover = in_play(engine.to_move(config, start))
+    out["repair"] = Text(text=repair_message(config, start, mover, error), provenance=REPAIR)
     return out | wording.rule_texts(RULES)

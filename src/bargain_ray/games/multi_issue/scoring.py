@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from fractions import Fraction
 
 from bargain_ray.games.multi_issue.config import MultiIssueConfig, exact
 
 
-def utility(config: MultiIssueConfig, role: str, terms: dict[str, Decimal | float | Fraction]) -> Fraction:
+def utility(config: MultiIssueConfig, role: str, terms: Mapping[str, Decimal | float | Fraction]) -> Fraction:
     """Points of ``role`` for a deal, exactly as its brief states them."""
     total = Fraction(0)
     for t in config.terms:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from bargain_ray.games.kit.concession import exponent, target
-from bargain_ray.games.kit.reading import public_record
+from bargain_ray.games.kit.concession import Concession, target
+from bargain_ray.games.kit.reading import find_match, public_record
 
 _NUM = r"-?\d+(?:\.\d+)?"
 _TERM = re.compile(rf"^- (\w+): .*?, any value from ({_NUM}) to ({_NUM})", re.M)
@@ -19,6 +20,13 @@ _FALLBACK = re.compile(rf"If there is no agreement, your organization gets ({_NU
 _TURN = re.compile(r"This is turn (\d+) of (\d+)")
 _STANDING = re.compile(r"Standing offer: (O\d+), made by [^:]+: (.*?)\. (You may accept it|It is your own offer)")
 _DECIMALS = re.compile(r"at most (\w+) decimal places")
+
+
+class Params(Concession):
+    """A multi-issue strategy agent's parameters (``models.<letter>.strategy``)."""
+
+    margin: float = 1.0
+    """The least it aims for above its reservation value, in points."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +52,7 @@ def _brief(system: str) -> tuple[tuple[Issue, ...], float]:
         name = levels[symbol]
         lo, hi = ranges[name]
         issues.append(Issue(name, lo, hi, float(weight), bool(low)))
-    return tuple(issues), float(_FALLBACK.search(system)[1])
+    return tuple(issues), float(find_match(_FALLBACK, system)[1])
 
 
 def _utility(issues: tuple[Issue, ...], terms: dict[str, float]) -> float:
@@ -69,27 +77,30 @@ def _offer_at(issues: tuple[Issue, ...], goal: float, places: int) -> dict[str, 
     return {k: round(v, places) for k, v in terms.items()}
 
 
-def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
+def respond(system: str, messages: list[dict[str, str]], params: Mapping[str, Any]) -> str:  # free-form: the strategy block as written, read as Params
     """One reply in the game's JSON protocol."""
+    read = Params.model_validate(params)
     issues, reserve = _brief(system)
-    places = {"one": 1, "two": 2, "three": 3}.get((_DECIMALS.search(system) or [None, "two"])[1], 2)
+    decimals = _DECIMALS.search(system)
+    places = {"one": 1, "two": 2, "three": 3}.get(decimals[1] if decimals else "two", 2)
     user = public_record(messages)
     standing = _STANDING.search(user)
     theirs = None
     if standing and standing[3].startswith("You may"):
         theirs = {k: float(v) for k, v in re.findall(rf"(\w+) ({_NUM})", standing[2])}
+    offer_id = standing[1] if standing else None
     if "This is the final reply" in user:
         take = theirs is not None and _utility(issues, theirs) >= reserve
-        return _reply("ACCEPT" if take else "END", standing[1] if take else None, None,
+        return _reply("ACCEPT" if take else "END", offer_id if take else None, None,
                       "We accept." if take else "We end without a deal.")
-    turn, total = (int(x) for x in _TURN.search(user).groups())
+    turn, total = (int(x) for x in find_match(_TURN, user).groups())
     best = sum(i.weight for i in issues)
-    margin = float(params.get("margin", 1.0))
-    goal = target(best, reserve + margin, (turn - 1) / max(total - 1, 1), exponent(params))
+    margin = read.margin
+    goal = target(best, reserve + margin, (turn - 1) / max(total - 1, 1), read.concession_exponent())
     if theirs is not None and _utility(issues, theirs) >= max(goal, reserve + margin):
-        return _reply("ACCEPT", standing[1], None, "These terms work for us; we accept.")
+        return _reply("ACCEPT", offer_id, None, "These terms work for us; we accept.")
     if theirs is not None and turn >= total - 1 and _utility(issues, theirs) > reserve:
-        return _reply("ACCEPT", standing[1], None, "Time is short; we accept these terms.")
+        return _reply("ACCEPT", offer_id, None, "Time is short; we accept these terms.")
     terms = _offer_at(issues, goal, places)
     return _reply("OFFER", None, terms, "Here is our proposal; we can move on the terms that matter less to us.")
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from bargain_ray.games.base import Game
+from typing import ClassVar
+
+from bargain_ray.games.base import Engine, Game, Metrics, Prompts, Strategy
 from bargain_ray.games.scorable import engine, metrics, prompts, strategy
 from bargain_ray.games.scorable.config import ScorableConfig
 from bargain_ray.games.scorable.engine import Action, State
+from bargain_ray.games.scorable.metrics import RESULTS
 from bargain_ray.games.scorable.records import ScorableOutcome, ScorableTurn
 
 
@@ -16,11 +19,11 @@ class ScorableGame(Game[ScorableConfig, State, Action]):
     Config = ScorableConfig
     Fields = ScorableTurn
     Scored = ScorableOutcome
-    engine = engine
-    prompts = prompts
-    metrics = metrics
-    results = metrics.RESULTS
-    strategy = strategy
+    engine: ClassVar[Engine[ScorableConfig, State, Action]] = engine
+    prompts: ClassVar[Prompts[ScorableConfig, State]] = prompts
+    metrics: ClassVar[Metrics[ScorableConfig, State]] = metrics
+    results = RESULTS
+    strategy: ClassVar[Strategy] = strategy
 
 
 GAME = ScorableGame

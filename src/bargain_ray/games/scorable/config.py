@@ -73,9 +73,9 @@ class ScorableConfig(BaseModel):
         for name, party in self.parties.items():
             if set(party.scores) != set(options):
                 raise ValueError(f"party {name!r} must score every issue {sorted(options)}")
-            for issue, points in party.scores.items():
-                if set(points) != options[issue]:
-                    raise ValueError(f"party {name!r}, issue {issue!r}: score every option {sorted(options[issue])}")
+            for scored, points in party.scores.items():
+                if set(points) != options[scored]:
+                    raise ValueError(f"party {name!r}, issue {scored!r}: score every option {sorted(options[scored])}")
         unknown = [v for v in self.veto if v not in self.parties]
         if unknown:
             raise ValueError(f"veto names unknown parties {unknown}; parties: {list(self.parties)}")

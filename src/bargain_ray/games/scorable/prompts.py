@@ -16,6 +16,7 @@ from typing import Any
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
+from bargain_ray.games.kit.turns import in_play
 from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, framed, num
 from bargain_ray.games.provenance import mixed, ours, seed
 from bargain_ray.games.scorable import engine
@@ -258,11 +259,11 @@ def _sample(config: ScorableConfig) -> dict[str, State]:
         role = engine.to_move(config, state)
         if state.ended is not None or (move.kind == "walk" and (role in config.veto or len(config.roles) < 4)):
             break
-        state = engine.apply(config, state, role, move)
+        state = engine.apply(config, state, in_play(role), move)
     if state.ended is None:
         samples["offers_and_votes"] = state
     while state.ended is None and state.round < config.rounds:
-        state = engine.apply(config, state, engine.to_move(config, state), Action(kind="none"))
+        state = engine.apply(config, state, in_play(engine.to_move(config, state)), Action(kind="none"))
     if state.ended is None:
         samples["last_round"] = state
     return samples
@@ -286,10 +287,12 @@ def texts(config: ScorableConfig) -> dict[str, Text]:
         text=PUBLIC_INFORMATION if config.public_score_sheets else PRIVATE_INFORMATION,
         provenance=seed("003", PUBLIC_INFORMATION) if config.public_score_sheets else PRIVATE_SENTENCE)
     for name, state in samples.items():
-        out[f"turn:{name}"] = Text(text=user(config, state, engine.to_move(config, state)), provenance=TURN_MESSAGE)
+        mover = in_play(engine.to_move(config, state))
+        out[f"turn:{name}"] = Text(text=user(config, state, mover), provenance=TURN_MESSAGE)
     out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), provenance=SCHEMA)
     error = RuleError("<rule>")
     error.sentence = "<rule sentence>"
     start = samples["opening"]
-    out["repair"] = Text(text=repair_message(config, start, engine.to_move(config, start), error), provenance=REPAIR)
+    mover = in_play(engine.to_move(config, start))
+    out["repair"] = Text(text=repair_message(config, start, mover, error), provenance=REPAIR)
     return out | wording.rule_texts(RULES)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bargain_ray.games.kit.concession import exponent, target
-from bargain_ray.games.kit.reading import public_record
+from bargain_ray.games.kit.concession import Concession, target
+from bargain_ray.games.kit.reading import find_match, public_record
 
 _NUM = r"-?\d+(?:\.\d+)?"
 _ME = re.compile(r"^You are (.+)\.$", re.M)
@@ -29,6 +30,13 @@ _OFFER = re.compile(r"^- (P\d+), tabled by .+?: (.+)\n  (.+)$", re.M)
 _TABLE = re.compile(r"^Still at the table: (.+)\. Walked:", re.M)
 
 Sheet = dict[str, dict[str, float]]
+
+
+class Params(Concession):
+    """A scorable strategy agent's parameters (``models.<letter>.strategy``)."""
+
+    margin: float = 0.0
+    """The least it aims for above its acceptance threshold, in points."""
 
 
 @dataclass(frozen=True)
@@ -63,26 +71,27 @@ def _live(user: str) -> list[Live]:
     return offers
 
 
-def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
+def respond(system: str, messages: list[dict[str, str]], params: Mapping[str, Any]) -> str:  # free-form: the strategy block as written, read as Params
     """One reply in the game's fenced-JSON protocol."""
-    me = _ME.search(system.split("=== PRIVATE", 1)[1])[1]
+    read = Params.model_validate(params)
+    me = find_match(_ME, system.split("=== PRIVATE", 1)[1])[1]
     issues = {line[2:].split(": ")[0]: line[2:].split(": ")[1].split(", ")
-              for line in _ISSUES.search(system)[1].strip().splitlines()}
-    own = _sheet(_OWN.search(system)[1])
-    threshold = float(_THRESHOLD.search(system)[1])
+              for line in find_match(_ISSUES, system)[1].strip().splitlines()}
+    own = _sheet(find_match(_OWN, system)[1])
+    threshold = float(find_match(_THRESHOLD, system)[1])
     public = system.split("=== PRIVATE", 1)[0]
     others = {name: (float(t), _sheet(block)) for name, t, block in _PUBLIC.findall(public) if name != me}
     user = public_record(messages)
-    round_, rounds = (int(x) for x in _ROUND.search(user).groups())
-    table = set(_TABLE.search(user)[1].split(", "))
+    round_, rounds = (int(x) for x in find_match(_ROUND, user).groups())
+    table = set(find_match(_TABLE, user)[1].split(", "))
     offers = _live(user)
 
     packages = [dict(zip(issues, combo, strict=True)) for combo in itertools.product(*issues.values())]
     mine = {json.dumps(p, sort_keys=True): _points(own, p) for p in packages}
     best = max(mine.values())
-    margin = float(params.get("margin", 0.0))
+    margin = read.margin
     last = round_ == rounds
-    goal = target(best, threshold + margin, (round_ - 1) / max(rounds - 1, 1), exponent(params))
+    goal = target(best, threshold + margin, (round_ - 1) / max(rounds - 1, 1), read.concession_exponent())
     bar = threshold + margin if last else max(goal, threshold + margin)
 
     def score(deal: dict[str, str]) -> float:

@@ -45,7 +45,7 @@ class SimBatch:
     created: float
     ends: float
     entries: list[LogEntry]
-    answers: dict[str, dict[str, Any]] = field(default_factory=dict)  # free-form: a response body, JSON as sent
+    answers: dict[str | None, dict[str, Any]] = field(default_factory=dict)  # free-form: a response body, JSON as sent
     canceled_at: float | None = None
     metadata: dict[str, str] | None = None
     input_file_id: str | None = None
@@ -226,7 +226,7 @@ class Batches:
     async def _file_create(self, request: web.Request) -> web.Response:
         form = await request.post()
         upload = form.get("file")
-        if upload is None or not hasattr(upload, "file"):
+        if not isinstance(upload, web.FileField):
             return _bad_request("openai", "file is required")
         data = upload.file.read()
         file_id = f"file-sim{next(self._ids):08d}"

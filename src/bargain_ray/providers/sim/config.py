@@ -9,9 +9,9 @@ from pydantic import Field
 
 from bargain_ray.config import Rates, Strict
 from bargain_ray.config.schema import MAX_WAIT_S, MIN_PER_MINUTE
-from bargain_ray.games.kit.concession import EXPONENTS
+from bargain_ray.games.kit.concession import EXPONENTS, Kind
 
-Strategy = Literal[tuple(sorted(EXPONENTS))]  # type: ignore[valid-type]
+Strategy = Kind
 """A concession kind the sim answers as (``games.kit.concession``)."""
 
 
@@ -115,7 +115,7 @@ class SimSettings(Strict):
     OpenRouter's do (e.g. ``{"claude-haiku-5-5": "Anthropic"}``); a model not named gets no such field."""
     served_version_change: VersionChange | None = None
 
-    def strategy(self, model: str) -> str:
+    def strategy(self, model: str) -> Strategy:
         """The concession kind that answers for ``model``: configured, else a stable hash."""
         if model in self.strategies:
             return self.strategies[model]

@@ -93,7 +93,7 @@ class SimServer:
         sock.bind((self.settings.host, self.settings.port))
         host, port = sock.getsockname()[:2]
         self.base_url = f"http://{host}:{port}"
-        self._loop = asyncio.new_event_loop()
+        self._loop = loop = asyncio.new_event_loop()
         ready = threading.Event()
 
         async def serve() -> None:
@@ -108,9 +108,9 @@ class SimServer:
             ready.set()
 
         def run() -> None:
-            asyncio.set_event_loop(self._loop)
-            self._loop.run_until_complete(serve())
-            self._loop.run_forever()
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(serve())
+            loop.run_forever()
 
         self._thread = threading.Thread(target=run, name="bargain-ray-sim", daemon=True)
         self._thread.start()
@@ -124,7 +124,8 @@ class SimServer:
         loop = self._loop
 
         async def shutdown() -> None:
-            await self._runner.cleanup()
+            if self._runner is not None:
+                await self._runner.cleanup()
             rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in rest:
                 task.cancel()
@@ -186,7 +187,8 @@ class SimServer:
             return self._error(api, 500, self._headers(rid, entry, admitted or limits.announce()))
         if fault == "drop":
             entry.status = "dropped"
-            request.transport.close()
+            if request.transport is not None:
+                request.transport.close()
             return web.Response(status=500)
         if fault in ("error_5xx", "overloaded"):
             status = 529 if fault == "overloaded" else self._faults.choice((500, 503))
