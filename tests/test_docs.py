@@ -2,8 +2,8 @@
 cites exists, every link between pages resolves, and the README's test command is the one ``.ci/run`` runs.
 
 A fenced block whose info string starts with ``bash runnable`` runs in a fresh temporary directory, joined to the
-session's Ray, after every block of the same page whose info string carries ``file=PATH`` has been written there.
-Every command must exit 0, except that with ``exit=N`` in the info string the block's last command must exit N
+tests' Ray (``sweep_env``), after every block of the same page whose info string carries ``file=PATH`` has been
+written there. Every command must exit 0, except that with ``exit=N`` in the info string the block's last command must exit N
 (docs/README.md says so to writers)."""
 
 from __future__ import annotations
