@@ -4,8 +4,10 @@ wheel, and compose the same sweeps from the repository root, from any other dire
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import polars as pl
@@ -92,3 +94,25 @@ def test_the_repository_keeps_one_copy_of_the_configs():
     assert (ROOT / "conf" / "config.yaml").is_file()
     assert not (ROOT / "src" / "bargain_ray" / "conf").exists()
     assert "outputs/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+def test_the_cluster_image_copies_all_a_wheel_is_built_from(tmp_path):
+    """jobs/Dockerfile builds the package from what it COPYs: a wheel built from just those paths carries every
+    config (no Docker engine runs here, so the build is checked from the same files)."""
+    copied = [word for line in (ROOT / "jobs" / "Dockerfile").read_text().splitlines() if line.startswith("COPY ")
+              for word in line.split()[1:-1] if not word.startswith("--")]
+    context = tmp_path / "context"
+    for name in copied:
+        source, target = ROOT / name, context / name
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, target)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"),
+                    str(context)], check=True, capture_output=True)
+    (wheel,) = (tmp_path / "dist").glob("bargain_ray-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = {name.removeprefix("bargain_ray/conf/") for name in archive.namelist()
+                   if name.startswith("bargain_ray/conf/")}
+    assert shipped == {p.relative_to(ROOT / "conf").as_posix() for p in (ROOT / "conf").rglob("*.yaml")}
