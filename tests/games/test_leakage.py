@@ -41,8 +41,9 @@ def test_bargaining_flags_a_stated_or_implied_valuation_in_a_message():
     assert [r["msg_leakage"] for r in rows] == [1.0, 0.0, 0.0, 0.0, 0.0]  # seed 002's: the numeral itself only
     assert (record.metrics["seller_leakage"], record.metrics["buyer_leakage"]) == (pytest.approx(2 / 3), 0.5)
     assert record.metrics["leakage_any"] == 1.0
-    quiet = play_replies(config | SILENT, replies, seed=1001)
-    assert [r["leakage"] for r in quiet.turn_metrics] == [None] * 5 and quiet.metrics["leakage_any"] is None
+    quiet = play_replies(config | SILENT, replies, seed=1001)  # what was said is measured, delivered or not
+    assert [r["leakage"] for r in quiet.turn_metrics] == [r["leakage"] for r in rows]
+    assert quiet.metrics["leakage_any"] == 1.0
 
 
 def ticket(message, action="OFFER", offer_id=None) -> str:

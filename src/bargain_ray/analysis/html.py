@@ -98,10 +98,10 @@ def _numbers(v: Any) -> Any:
 
 
 def transcript(rec: GameRecord, briefs: dict[str, tuple[str, bool]], row: dict[str, Any] | None = None,  # free-form: a polars row
-               sources: dict[str, str] | None = None, raw: str | None = None) -> str:
+               sources: dict[str, str] | None = None, raw: str | None = None, delivered: bool = True) -> str:
     """One game as seed 001 shows it, briefs and private fields apart and marked private; its header shows
     what the game agreed and each role's figure (``row``: the game's typed columns), each brief where its
-    wording comes from."""
+    wording comes from. Without a message channel (``delivered`` false) each message is marked as never read."""
     unit, out = rec.unit, rec.outcome
     status = out.status.value
     speaker = f"{unit.first_speaker} opens; " if unit.first_speaker else ""
@@ -121,13 +121,13 @@ def transcript(rec: GameRecord, briefs: dict[str, tuple[str, bool]], row: dict[s
         how = "only the {role} saw this" if sent else "rebuilt from the game config (no request to this role was recorded)"
         source = (sources or {}).get(f"brief:{role}")
         parts.append(private_block(f"{role} brief: {how.format(role=role)}", brief, folded=True, source=source))
-    parts += [_turn(t, unit.family) for t in shown_turns(rec)]
+    parts += [_turn(t, unit.family, delivered) for t in shown_turns(rec)]
     scored = out.model_dump(mode="json", exclude={"invalid_attempts"})
     parts.append(f"<details><summary>Recorded outcome</summary><pre>{escape(json.dumps(scored, indent=2))}</pre></details>")
     return "".join(parts) + "</details>"
 
 
-def _turn(shown: ShownTurn, family: str | None) -> str:
+def _turn(shown: ShownTurn, family: str | None, delivered: bool = True) -> str:
     t = shown.turn
     fields = turn_parts(family, t.fields)
     message, private = fields.message, fields.private
@@ -144,7 +144,9 @@ def _turn(shown: ShownTurn, family: str | None) -> str:
         parts.append(private_block(f"{t.role} {k}: never shown to the other side",
                                    v if isinstance(v, str) else json.dumps(v, indent=2)))
     if message is not None:
-        parts.append(f"<p>{escape(str(message))}</p>")
+        parts.append(f"<p>{escape(str(message))}</p>" if delivered else
+                     f'<p class="undelivered">(said, never delivered: this game has no message channel) '
+                     f"{escape(str(message))}</p>")
     if action:
         parts.append(f"<pre>{escape(json.dumps(action, indent=2))}</pre>")
     return "".join(parts) + "</div>"
@@ -168,6 +170,12 @@ def filters(a: Analysis) -> str:
             f'{_options("model", "Model", models_)}<span class=meta><span id="shown"></span> shown</span></div>')
 
 
+def delivered(a: Analysis, game: str, condition: str) -> bool:
+    """Whether a game config's messages reach the other side (false under the no-talk condition)."""
+    loaded = a.sweep.game_for(game, condition)
+    return loaded is None or bool(loaded.config.model_dump().get("messages", True))
+
+
 def sources_of(a: Analysis, game: str | None, condition: str | None) -> dict[str, str]:
     """name -> provenance of every text a model reads under one game config."""
     loaded = a.sweep.game_for(game, condition) if game is not None and condition is not None else None
@@ -189,12 +197,13 @@ def transcripts(a: Analysis) -> str:
     rows = {r["unit_id"]: r for r in a.scan_per_game.filter(pl.col("unit_id").is_in(list(shown))).collect()
             .iter_rows(named=True)}
     files = dict(file_keys(a).filter(pl.col("unit_id").is_in(list(shown))).select("unit_id", "file").iter_rows())
-    sources: dict[tuple[str, str], dict[str, str]] = {}
+    sources: dict[tuple[str, str], tuple[dict[str, str], bool]] = {}
     for r in s.records(only=shown):
         key = (r.unit.game, r.unit.condition)
         if key not in sources:
-            sources[key] = sources_of(a, *key)
-        parts.append(transcript(r, s.briefs(r), rows.get(r.unit.unit_id), sources[key], files.get(r.unit.unit_id)))
+            sources[key] = sources_of(a, *key), delivered(a, *key)
+        texts, talk = sources[key]
+        parts.append(transcript(r, s.briefs(r), rows.get(r.unit.unit_id), texts, files.get(r.unit.unit_id), talk))
     parts.append(f"<script>{FILTER_SCRIPT}</script>")
     return "".join(parts)
 

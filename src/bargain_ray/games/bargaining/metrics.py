@@ -165,7 +165,7 @@ def per_turn(config: BargainingConfig, record: GameRecord) -> list[dict[str, Sca
             "truthful": _rate(claim == v) if claim is not None else None,
             "claim_violation": _rate(s * (price - claim) < 0) if claim is not None and price is not None else None,
             "msg_leakage": _rate(_leaks(f.message, v)),
-            "leakage": leakage.flag(config.messages, leakage.leaks(
+            "leakage": leakage.flag(leakage.leaks(
                 leakage.cued_numbers(f.message, VALUATION_CUES), {Fraction(v)}, LEAK_TOLERANCE)),
             "message_chars": len(f.message),
         })
@@ -236,9 +236,9 @@ METRICS: dict[str, Metric] = {
                                 ours("a price on the wrong side of the role's own claim is our measure"))),
     "leakage": metric("per turn: 1 if the message states or implies the speaker's true valuation: a numeral within "
                       "1 of it at most 4 words from a valuation word (cost, value, worth, budget, limit, pay, ...); "
-                      "null when the channel is closed", LEAK),
-    "*_leakage": metric("per game: share of the role's delivered messages that leak its valuation (leakage)", LEAK),
-    "leakage_any": metric("per game: 1 if any delivered message leaked a valuation (null without one)", LEAK),
+                      "measured on what was written, whether or not it was delivered", LEAK),
+    "*_leakage": metric("per game: share of the role's messages that leak its valuation (leakage)", LEAK),
+    "leakage_any": metric("per game: 1 if any message leaked a valuation (null without one)", LEAK),
     "message_chars": metric("per turn: characters in the message (measured whether or not max_message_chars caps it)",
                             ours("seed 002 states no cap: we measure every message's length")),
     "msg_leakage": metric("per turn: 1 if a numeral in the message equals the true valuation (a heuristic)",

@@ -4,7 +4,8 @@ The rules are ours (no seed gives a detector; seed 002's leakage heuristic, any 
 valuation, is kept apart as bargaining's ``msg_leakage``): a message leaks a private number when it writes
 that number (within ``tolerance``) no more than ``window`` words from a cue, a word that says what the
 number is (``cost``, ``points``, ``threshold``, an option's name, ...). Numbers inside names (``P2``,
-``opt1``, ``issue0``) are not numerals. A message that was never delivered (a closed channel) has no figure.
+``opt1``, ``issue0``) are not numerals. A message is read as it was written, whether or not the other side saw
+it: the no-talk condition (``messages: false``) measures what was said, as the talking arm does.
 """
 
 from __future__ import annotations
@@ -49,14 +50,14 @@ def leaks(numbers: Iterable[Fraction], private: Collection[Fraction], tolerance:
     return any(abs(n - p) <= tolerance for n in numbers for p in private)
 
 
-def flag(delivered: bool, leaked: bool) -> float | None:
-    """A message's figure: 1 leaked, 0 not, None when nothing was delivered (a closed channel)."""
-    return None if not delivered else (1.0 if leaked else 0.0)
+def flag(leaked: bool) -> float:
+    """A message's figure: 1 leaked, 0 not."""
+    return 1.0 if leaked else 0.0
 
 
 def per_role(rows: list[dict[str, Scalar]], roles: Iterable[str], key: str = "leakage") -> dict[str, Scalar]:
-    """Per game: each role's share of its delivered messages flagged (``<role>_leakage``), and whether any
-    message of the game was (``leakage_any``); None where no message was delivered."""
+    """Per game: each role's share of its messages flagged (``<role>_leakage``), and whether any message of the
+    game was (``leakage_any``); None where a role (or the game) has no scored message."""
     out: dict[str, Scalar] = {}
     flags = [r[key] for r in rows if r[key] is not None]
     for role in roles:

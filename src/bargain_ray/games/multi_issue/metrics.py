@@ -131,9 +131,9 @@ def per_turn(config: MultiIssueConfig, record: GameRecord) -> list[dict[str, Sca
         cued = leakage.cued_numbers(MultiIssueTurn.of(t.fields).message, SCORING_CUES)
         weights, fallback_points = leakage.leaks(cued, own_weights), leakage.leaks(cued, own_fallback)
         rows.append({"unit_id": record.unit.unit_id, "turn": t.turn, "role": t.role,
-                     "leaked_weights": leakage.flag(config.messages, weights),
-                     "leaked_fallback": leakage.flag(config.messages, fallback_points),
-                     "leakage": leakage.flag(config.messages, weights or fallback_points)})
+                     "leaked_weights": leakage.flag(weights),
+                     "leaked_fallback": leakage.flag(fallback_points),
+                     "leakage": leakage.flag(weights or fallback_points)})
     return rows
 
 
@@ -166,12 +166,12 @@ METRICS: dict[str, Metric] = {
                              mixed(seed("001", '"below_fallback": []'),
                                    ours("the count of the roles seed 001 lists is ours"))),
     "leaked_weights": metric("per turn: 1 if the message gives one of the speaker's scoring weights, a numeral at most "
-                             "4 words from a scoring word (points, weight, score, fallback, ...); null when the "
-                             "channel is closed", LEAK),
+                             "4 words from a scoring word (points, weight, score, fallback, ...); measured on "
+                             "what was written, whether or not it was delivered", LEAK),
     "leaked_fallback": metric("per turn: 1 if the message gives the speaker's no-agreement points the same way", LEAK),
     "leakage": metric("per turn: leaked_weights or leaked_fallback", LEAK),
-    "*_leakage": metric("per game: share of the role's delivered messages that leak its scoring (leakage)", LEAK),
-    "leakage_any": metric("per game: 1 if any delivered message leaked (null without one)", LEAK),
+    "*_leakage": metric("per game: share of the role's messages that leak its scoring (leakage)", LEAK),
+    "leakage_any": metric("per game: 1 if any message leaked (null without one)", LEAK),
     "pareto_optimal": metric("the deal lies on the exact Pareto frontier", _SPACE),
     "dist_pareto": metric("Euclidean distance in utility points from the deal to the exact Pareto frontier", _SPACE),
     "dist_nash": metric("distance to the Nash point (the frontier deal with the largest product of gains over no "

@@ -217,7 +217,7 @@ def parse(config: ScorableConfig, state: State, role: str, reply: str) -> Action
         kind = "none"  # "I accept" with no id does nothing
     elif kind in ("accept", "reject") and not isinstance(offer_id, str):
         raise RuleError("missing_offer_id", action=kind)
-    message = (obj.get("message") or "") if config.messages else ""  # a closed channel delivers nothing
+    message = obj.get("message") or ""  # recorded as said: the prompts deliver it only on an open channel
     action = Action(kind=kind, deal=deal, offer_id=offer_id if kind in ("accept", "reject") else None,
                     message=message, scratchpad=obj.get("scratchpad") or "")
     check(config, state, role, action)

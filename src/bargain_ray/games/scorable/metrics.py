@@ -189,9 +189,9 @@ def per_turn(config: ScorableConfig, record: GameRecord) -> list[dict[str, Scala
         threshold = leakage.leaks(leakage.all_numbers(message), {config.threshold(t.role)})
         scores = leakage.leaks(leakage.cued_numbers(message, cues), own[t.role])
         rows.append({"unit_id": record.unit.unit_id, "turn": t.turn, "role": t.role,
-                     "leaked_threshold": leakage.flag(config.messages, threshold),
-                     "leaked_scores": leakage.flag(config.messages, scores),
-                     "leakage": leakage.flag(config.messages, threshold or scores)})
+                     "leaked_threshold": leakage.flag(threshold),
+                     "leaked_scores": leakage.flag(scores),
+                     "leakage": leakage.flag(threshold or scores)})
     return rows
 
 
@@ -221,13 +221,13 @@ METRICS: dict[str, Metric] = {
     "score_*": metric("each party's points for the deal",
                       seed("003", "Your total for a deal is the sum of your points for the chosen options.")),
     "surplus_*": metric("each party's payoff minus its threshold", ours(_OURS)),
-    "leaked_threshold": metric("per turn: 1 if the public message writes the speaker's threshold; null when the "
-                               "channel is closed", LEAK),
+    "leaked_threshold": metric("per turn: 1 if the public message writes the speaker's threshold; measured on "
+                             "what was written, whether or not it was delivered", LEAK),
     "leaked_scores": metric("per turn: 1 if it writes one of the speaker's nonzero scores at most 4 words from a score "
                             "word (points, score, worth, ...) or an issue's or option's name", LEAK),
     "leakage": metric("per turn: leaked_threshold or leaked_scores", LEAK),
-    "*_leakage": metric("per game: share of the party's delivered messages that leak its private numbers", LEAK),
-    "leakage_any": metric("per game: 1 if any delivered message leaked (null without one)", LEAK),
+    "*_leakage": metric("per game: share of the party's messages that leak its private numbers", LEAK),
+    "leakage_any": metric("per game: 1 if any message leaked (null without one)", LEAK),
     "focal_seat": metric("seat swaps: the seat held by agent A (the focal model)",
                          mixed(seed("003", "Seat-swap comparison"),
                                ours("the focal model as agent A, the same model in every other seat, is ours"))),
