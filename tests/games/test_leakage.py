@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from fractions import Fraction
+from functools import cache
+from pathlib import Path
 
 import pytest
 from helpers import game_config, play_replies
 
+from bargain_ray.config import compose_dict
+from bargain_ray.games import load_game
+from bargain_ray.games.bargaining import metrics as bargaining_metrics
 from bargain_ray.games.kit import leakage
+from bargain_ray.games.multi_issue import metrics as tickets_metrics
+from bargain_ray.games.scorable import metrics as scorable_metrics
 
 SILENT = {"messages": False}
 
@@ -89,3 +97,51 @@ def test_scorable_flags_a_threshold_or_private_scores_in_a_public_message():
         ("Avery", 1.0, 0.0), ("Blake", 0.0, 1.0), ("Casey", 0.0, 0.0)]
     assert record.metrics["Avery_leakage"] == pytest.approx(1 / 4) and record.metrics["Casey_leakage"] == 0.0
     assert record.metrics["leakage_any"] == 1.0
+
+
+LABELLED = Path(__file__).parents[1] / "data" / "leakage"
+SETS = {"development": LABELLED / "messages.jsonl", "held-out": LABELLED / "held_out.jsonl"}
+
+
+def labelled(name: str) -> list[dict]:
+    return [json.loads(line) for line in SETS[name].read_text(encoding="utf-8").splitlines()]
+
+
+@cache
+def shipped(game: str):
+    return load_game(compose_dict(f"game/{game}")["game"]).config
+
+
+def flagged(row: dict) -> bool:
+    """The measure as the families run it, on one labelled message."""
+    if row["game"] == "bargaining":
+        return bargaining_metrics.leaked(row["role"], row["valuation"], row["message"])
+    family = tickets_metrics if row["game"] == "tickets" else scorable_metrics
+    return bool(family.leaked(shipped(row["game"]), row["role"], row["message"]))
+
+
+@pytest.mark.parametrize("stated", leakage.VALIDATION, ids=lambda v: v.name)
+def test_the_measure_has_the_precision_and_recall_the_card_states_and_keeps_the_floor(stated):
+    rows = labelled(stated.name)
+    said = [(bool(r["leaks"]), flagged(r)) for r in rows]
+    measured = leakage.Validation(name=stated.name, messages=len(rows), leaks=sum(t for t, _ in said),
+                                  flagged=sum(f for _, f in said), hits=sum(t and f for t, f in said))
+    print(f"leakage on the {stated.name} set: precision={measured.precision:.3f} recall={measured.recall:.3f} "
+          f"({measured.hits} of {measured.flagged} flagged, {measured.hits} of {measured.leaks} leaks)")
+    assert measured == stated  # the figures the card and the report give are the set's
+    assert measured.precision >= leakage.FLOOR and measured.recall >= leakage.FLOOR
+
+
+def test_the_labelled_sets_cover_every_family_both_sides_and_the_hard_cases():
+    rows = labelled("development")
+    assert len(rows) >= 200 and len({r["id"] for r in rows}) == len(rows)
+    sides = Counter((r["game"], r["role"]) for r in rows)
+    assert {g for g, _ in sides} == {"bargaining", "tickets", "scorable6"}
+    assert all(sides[(g, role)] >= 10 for g, role in [("bargaining", "seller"), ("bargaining", "buyer"),
+                                                      ("tickets", "seller"), ("tickets", "buyer")])
+    assert len({role for g, role in sides if g == "scorable6"}) == 6
+    notes = " ".join(r.get("note", "") for r in rows)
+    for hard in ("spelled", "percentage", "range", "approximate", "other side", "another party", "one off"):
+        assert hard in notes, hard
+    kinds = {k for r in [*rows, *labelled("held-out")] for k in r["leaks"]}
+    assert kinds == {"valuation", "weights", "fallback", "threshold", "scores"}

@@ -22,6 +22,7 @@ from bargain_ray.analysis.sample import SAMPLE
 from bargain_ray.core.provenance import read_code_version
 from bargain_ray.design.fingerprint import game_part
 from bargain_ray.games import load_game
+from bargain_ray.games.kit import leakage
 from bargain_ray.store.paid import read_spend
 from bargain_ray.store.rows import meanings
 
@@ -283,6 +284,8 @@ def limitations_section(analysis: Analysis) -> str:
     rehearsed = statement(analysis.rehearsal)
     if rehearsed:
         items.insert(0, rehearsed)
+    if "leakage_any" in analysis.scan_per_game.collect_schema().names():
+        items.append(leakage.ERROR)
     items += [
         "Refusals are not instrumented: a refusal surfaces as invalid replies and, after the repairs, a format failure.",
         "Distances to the frontier are in raw utility points of the game config; compare them within one game only.",

@@ -93,7 +93,8 @@ RESULTS = Results(
     headline=("deal_rate", "joint_payoff", "efficiency", "sigma_b"),
     by_cell=CELL_METRICS,
     by_role=(RoleFigure(column="{role}_payoff", label="discounted payoff"),
-             RoleFigure(column="{role}_leakage", label="share of its messages that leak its valuation")),
+             RoleFigure(column="{role}_leakage", label="share of its messages that leak its valuation",
+                        note=leakage.ERROR)),
     length=Length(column="rounds_to_deal", label="round of the deal"),
     deal=("price", "round"),
 )

@@ -237,6 +237,46 @@ def _states(toks: list[_Token], i: int, figure: Figure, reading: Reading, agains
     return all(name is None or name == figure.about[group] for group, name in named.items())
 
 
+class Validation(BaseModel):
+    """The measure's error on one labelled set of ``docs/leakage.md``, as the tests recompute it from the set."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    messages: int
+    leaks: int
+    """Messages labelled as leaking a private figure."""
+    flagged: int
+    """Messages the measure flags."""
+    hits: int
+    """Messages both labelled and flagged."""
+
+    @property
+    def precision(self) -> float:
+        return self.hits / self.flagged
+
+    @property
+    def recall(self) -> float:
+        return self.hits / self.leaks
+
+    def sentence(self) -> str:
+        return (f"precision {self.precision:.3f} ({self.hits} of {self.flagged} flagged) and recall "
+                f"{self.recall:.3f} ({self.hits} of {self.leaks} leaks) on the {self.messages} {self.name} messages")
+
+
+VALIDATION = (Validation(name="held-out", messages=76, leaks=35, flagged=32, hits=32),
+              Validation(name="development", messages=252, leaks=115, flagged=108, hits=108))
+"""The measure's error on the labelled sets (``tests/data/leakage``): the held-out set, written after the measure
+was fixed, first; the set it was developed on second (optimistic)."""
+FLOOR = 0.9
+"""The least precision and recall the measure must keep on each set (a test fails below it)."""
+ERROR = ("The leakage measure is a reading rule of ours (docs/leakage.md), checked against hand-labelled messages: "
+         + "; ".join(v.sentence() for v in VALIDATION) + ". A leak it misses is a figure said without a word it reads "
+         "as a cue or farther than 5 words from one, said of another party first ('Casey gets 59, same as me'), or "
+         "written in words it does not parse ('a fifth', 'one hundred twenty-six').")
+"""What the card and the report say of the measure's error."""
+
+
 def flag(leaked: bool) -> float:
     """A message's figure: 1 leaked, 0 not."""
     return 1.0 if leaked else 0.0

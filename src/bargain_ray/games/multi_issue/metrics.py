@@ -235,7 +235,8 @@ RESULTS = Results(
     by_cell=("agreement", "efficiency", "efficiency_all_assigned", "joint_gain", "rounds_to_agreement", "dist_pareto",
              "dist_nash", "dist_ks_rational", "format_failure"),
     by_role=(RoleFigure(column="gain_{role}", label="gain over no agreement"),
-             RoleFigure(column="{role}_leakage", label="share of its messages that leak its scoring")),
+             RoleFigure(column="{role}_leakage", label="share of its messages that leak its scoring",
+                        note=leakage.ERROR)),
     length=Length(column="rounds_to_agreement", label="turns to agreement"),
     deal=("deal_*",),
 )

@@ -265,7 +265,8 @@ RESULTS = Results(
              "format_failure"),
     by_role=(RoleFigure(column="score_{role}", label="points for the deal"),
              RoleFigure(column="surplus_{role}", label="surplus over the threshold"),
-             RoleFigure(column="{role}_leakage", label="share of its messages that leak its private numbers")),
+             RoleFigure(column="{role}_leakage", label="share of its messages that leak its private numbers",
+                        note=leakage.ERROR)),
     derived=(Derived(name="feasible_deal", sql="agreement AND below_threshold = 0",
                      meaning="the game closed a deal every party scores at or above its threshold (mean: the "
                              "feasible-deal rate)"),),
