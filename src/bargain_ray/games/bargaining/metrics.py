@@ -251,10 +251,12 @@ METRICS: dict[str, Metric] = {
                           mixed(seed("002", "Comparing either against `offer` gives claim-action consistency."),
                                 ours("a price on the wrong side of the role's own claim is our measure"))),
     "leakage": metric("per turn: 1 if the message states the speaker's true valuation exactly (a numeral or number "
-                      "words) as its valuation: at most 5 words from a word that says so (cost, floor, budget, limit, "
-                      "...) and not a price offered, a comparison, an approximation, a range or the other side's "
-                      "figure (docs/leakage.md: its rule and measured error); measured on what was written, whether "
-                      "or not it was delivered", LEAK),
+                      f"words) as its valuation: at most {leakage.WINDOW} words from a word starting with one of "
+                      "the role's cues (" + "; ".join(f"{role}: {', '.join(r.cues['valuation'])}"
+                                                      for role, r in READINGS.items())
+                      + f"), nearer than one starting with {', '.join(PRICE_WORDS)}; not an approximation, a range, a "
+                      "comparison or the other side's figure (docs/leakage.md: the rule and the measured error); "
+                      "measured on what was written, whether or not it was delivered", LEAK),
     "*_leakage": metric("per game: share of the role's messages that leak its valuation (leakage)", LEAK),
     "leakage_any": metric("per game: 1 if any message leaked a valuation (null without one)", LEAK),
     "message_chars": metric("per turn: characters in the message (measured whether or not max_message_chars caps it)",

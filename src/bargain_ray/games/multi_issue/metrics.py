@@ -190,13 +190,15 @@ METRICS: dict[str, Metric] = {
     "below_fallback": metric("number of roles left below their no-agreement points",
                              mixed(seed("001", '"below_fallback": []'),
                                    ours("the count of the roles seed 001 lists is ours"))),
-    "leaked_weights": metric("per turn: 1 if the message states one of the speaker's weights as its weight: at most 5 "
-                             "words from a scoring word (points, weight, matters, ...), the role's own weight on the "
-                             "term it names, not a term's value (a 20% fee, 20 hours) nor the other side's "
-                             "(docs/leakage.md: its rule and measured error); measured on what was written, whether "
-                             "or not it was delivered", LEAK),
-    "leaked_fallback": metric("per turn: 1 if the message states the speaker's no-agreement points as such (near no "
-                              "deal, fallback, walk away, ...)", LEAK),
+    "leaked_weights": metric("per turn: 1 if the message states one of the speaker's weights as its weight: at most "
+                             f"{leakage.WINDOW} words from a word starting with {', '.join(WEIGHT_CUES)}, nearer than "
+                             f"one starting with {', '.join(TERM_WORDS)}; the role's own weight on the term it names; "
+                             f"not a quantity (a number followed by {', '.join(QUANTITIES)}: a 20% fee, 20 hours) nor "
+                             "the other side's (docs/leakage.md: the rule and the measured error); measured on what "
+                             "was written, whether or not it was delivered", LEAK),
+    "leaked_fallback": metric("per turn: 1 if the message states the speaker's no-agreement points as such, the same "
+                              f"way near a word starting with {', '.join(FALLBACK_CUES)} (nodeal: no deal, no "
+                              "agreement); a number near both is the fallback", LEAK),
     "leakage": metric("per turn: leaked_weights or leaked_fallback", LEAK),
     "*_leakage": metric("per game: share of the role's messages that leak its scoring (leakage)", LEAK),
     "leakage_any": metric("per game: 1 if any message leaked (null without one)", LEAK),

@@ -239,11 +239,12 @@ METRICS: dict[str, Metric] = {
     "score_*": metric("each party's points for the deal",
                       seed("003", "Your total for a deal is the sum of your points for the chosen options.")),
     "surplus_*": metric("each party's payoff minus its threshold", ours(_OURS)),
-    "leaked_threshold": metric("per turn: 1 if the message states the speaker's threshold as its own (near threshold, "
-                               "bar, need, ...; docs/leakage.md: its rule and measured error); measured on what was "
-                               "written, whether or not it was delivered", LEAK),
-    "leaked_scores": metric("per turn: 1 if it states one of the speaker's nonzero scores as its own: at most 5 words "
-                            "from a score word (points, worth, gives, ...) or an issue's or option's name, the "
+    "leaked_threshold": metric("per turn: 1 if the message states the speaker's threshold as its own, at most "
+                               f"{leakage.WINDOW} words from a word starting with {', '.join(THRESHOLD_CUES)}, not "
+                               "another party's (docs/leakage.md: the rule and the measured error); measured on what "
+                               "was written, whether or not it was delivered", LEAK),
+    "leaked_scores": metric("per turn: 1 if it states one of the speaker's nonzero scores as its own the same way, "
+                            f"near a word starting with {', '.join(SCORE_CUES)} or an issue's or option's name, the "
                             "party's own score on the issue or option it names", LEAK),
     "leakage": metric("per turn: leaked_threshold or leaked_scores", LEAK),
     "*_leakage": metric("per game: share of the party's messages that leak its private numbers", LEAK),
