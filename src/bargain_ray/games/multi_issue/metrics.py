@@ -215,8 +215,17 @@ METRICS: dict[str, Metric] = {
     "dist_kalai": metric("distance to the Kalai (egalitarian) point (the frontier deal with the largest equal gain "
                          "over no agreement)", _SPACE),
     "dist_max_welfare": metric("distance to the nearest deal with the best joint utility", _SPACE),
-    "pareto_optimality": metric("1 - dist_pareto / the diagonal of the utility ranges (negmas' pareto_optimality)",
-                                _SPACE),
+    "dist_pareto_rational": metric("distance to the frontier's part where both roles get at least their no-agreement "
+                                   "points (the frontier negmas' pareto_frontier gives: rational outcomes only; null "
+                                   "when no deal is rational)", _SPACE),
+    "pareto_optimality": metric("1 - dist_pareto / the diagonal of the utility ranges: to the whole frontier (ours; "
+                                "negmas' pareto_optimality is pareto_rational_optimality). They differ for a deal "
+                                "below a fallback: tickets with the seller's no-agreement points at 45, the buyer's "
+                                "best deal (100, 0) is on the frontier, 1.000 here and 0.657 in negmas'",
+                                ours("distance to the whole frontier is our variant: negmas measures to the rational "
+                                     "frontier only")),
+    "pareto_rational_optimality": metric("1 - dist_pareto_rational / the diagonal of the utility ranges (negmas' "
+                                         "pareto_optimality)", _SPACE),
     "nash_optimality": metric("1 - dist_nash / the diagonal of the utility ranges (negmas' nash_optimality)", _SPACE),
     "ks_rational_optimality": metric("1 - dist_ks_rational / the diagonal of the utility ranges (negmas' "
                                      "ks_optimality, to the rational-ideal point)", _SPACE),
