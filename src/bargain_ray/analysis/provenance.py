@@ -110,7 +110,8 @@ def settings(game: Game, name: str | None = None, condition: str | None = None) 
                                     "Setting(seed(...) or ours(...)) or Scenario(...)")
         mark = marks[0]
         if isinstance(mark, Scenario):
-            provenance = framed(values.get("source", "ours"), brief, f"scenario {config.name}'s data is ours")
+            provenance = framed(values.get("source", "ours"), mark.shows(config) or brief,
+                                f"scenario {config.name}'s data is ours")
             out.append(Item(family=game.family, game=name, condition=condition, kind="setting", name=field,
                             what=mark.what, value="(scenario data)", provenance=provenance))
             continue
