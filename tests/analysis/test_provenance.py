@@ -303,6 +303,43 @@ def test_a_seed_label_claims_no_more_than_its_quote():
     assert scratchpad.provenance.ours and "writer" in (scratchpad.provenance.reason or "")
 
 
+def labelled_files() -> list[Path]:
+    """Every file of the project a reader takes labels from: the README, the docs, the YAML, the code."""
+    return [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "conf").rglob("*.yaml"),
+            *(ROOT / "src" / "bargain_ray").rglob("*.py")]
+
+
+def test_no_label_calls_our_c3_design_the_seeds():
+    """Seed 001 gives condition C3, pairing OO, assignment 3 and the name c3rep40; the other pairings and
+    assignments and the 16 x 40 layout are ours, so no text may call the design the seeds'."""
+    claim = re.compile(r"seeds?'?\s+C3 design|C3 design of (?:the )?seeds|the seeds' protocol", re.I)
+    found = [f"{path.relative_to(ROOT)}: {m[0]}" for path in labelled_files()
+             for m in claim.finditer(path.read_text(encoding="utf-8"))]
+    assert found == []
+    grid = (ROOT / "conf" / "grid" / "c3_full.yaml").read_text()
+    assert "the 16 cells x 40 blocks layout" in grid and "are ours" in grid
+
+
+def test_a_model_file_cites_a_seeds_requests_only_for_a_model_they_request():
+    """``As seed 000's requests show it`` is true of claude-haiku-5-5 (seed 000 requests it), not of claude-opus-5-5."""
+    cited = 0
+    for path in (ROOT / "conf" / "model").glob("*.yaml"):
+        text = path.read_text()
+        name = re.search(r"^name: (\S+)", text, re.M)[1]
+        for number in re.findall(r"seed (\d{3})'s requests show it", text):
+            assert f'"model": "{name}"' in SEED_TEXT[number], (path.name, number)
+            cited += 1
+    assert cited >= 1
+
+
+def test_a_condition_says_which_of_its_described_rules_are_ours():
+    """A condition's description is shown as its label: the repair limit no seed gives reads as ours there."""
+    for path in (ROOT / "conf" / "condition").glob("*.yaml"):
+        description = re.search(r"^description: (.*)$", path.read_text(), re.M)[1]
+        if "repair" in description:
+            assert re.search(r"repairs? (?:per|a) turn \(ours\)", description), (path.name, description)
+
+
 def test_every_rule_code_a_family_raises_is_declared():
     for game in every_config():
         declared = {d.name for d in type(game).rules()}

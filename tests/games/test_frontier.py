@@ -164,8 +164,12 @@ def test_ks_outcomes_is_negmas_ks_point(buyer_fallback):
 def test_the_two_pareto_variants_differ_below_a_fallback_and_the_rational_one_is_negmas():
     """With the seller's no-agreement points at 45, the buyer's best deal (100, 0) lies on the frontier (ours:
     1.000) but 48.5 utility points from its part both sides prefer to no deal, the only part negmas keeps (0.657)."""
-    from negmas.preferences.ops import calc_outcome_distances, calc_outcome_optimality, calc_scenario_stats
-    from negmas.preferences.ops import estimate_max_dist
+    from negmas.preferences.ops import (
+        calc_outcome_distances,
+        calc_outcome_optimality,
+        calc_scenario_stats,
+        estimate_max_dist,
+    )
 
     conf = game_config("tickets")
     conf["roles"]["seller"]["no_agreement"] = 45
