@@ -27,6 +27,7 @@ from bargain_ray.analysis.rescore import Figures, read_figures
 from bargain_ray.analysis.sample import SAMPLE, game_count, raw_scope, sampled
 from bargain_ray.analysis.section import Section, sections
 from bargain_ray.analysis.transcript import ShownTurn, shown_turns
+from bargain_ray.core.provenance import describe
 from bargain_ray.core.records import GameRecord
 from bargain_ray.store import DATASET, JOURNAL
 from bargain_ray.store.rows import DECIMAL_TEXT
@@ -275,6 +276,7 @@ def render(a: Analysis) -> str:
         f"<h1>Sweep report: {escape(s.name)}{escape(grid)}</h1>",
         f'<p class="meta">{escape(str(s.path))} · created {escape(s.manifest.created)} · '
         f"{sum(statuses.values())} games ({escape(', '.join(f'{k} {v}' for k, v in sorted(statuses.items())))}) · "
+        f'<span id="code">played with {escape(describe(s.manifest.git_commit, s.manifest.git_diff))}</span> · '
         + (escape("figures by {}, not the sweep's {} · ".format(*figures.commits())) if figures.by_other_code else "")
         + f"cells by {escape(' x '.join(a.by))} · {a.resamples} bootstrap resamples of seeds, {a.level:.0%} intervals · "
         f"built {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</p>",

@@ -152,7 +152,7 @@ def _named(toks: list[_Token], i: int, names: dict[str, str], window: int) -> st
 
     before = [n for j in range(i - 1, max(-1, i - window - 1), -1) if (n := name(j))]
     after = [n for j in range(i + 1, min(len(toks), i + window + 1)) if (n := name(j))]
-    return (before or after or [None])[0]
+    return next(iter(before or after), None)
 
 
 def _skipped(toks: list[_Token], i: int, reading: Reading) -> bool:
