@@ -100,6 +100,246 @@ def test_every_seed_label_quotes_words_of_that_seed():
     assert checked > 150
 
 
+SUPPORT_NOTE = """Each seed-labelled item, reviewed by hand against its seed: the words its quote must hold for the quote
+to support the item (its distinguishing words or values), not merely to occur in the seed. A text quotes its own
+opening instead (the seed's words it renders)."""
+SUPPORT: dict[str, tuple[str, ...]] = {
+    # the loop, the replay and the layout
+    "every family rule technical_failure": ("unknown", "not scored"),
+    "every family rule call_ids": ("-k01",),
+    "every family rule replay_record": ('"unit_id"', '"block"', '"position"'),
+    "every family rule unit_id": ("negotiation-c3rep40-20261027-b04-p04-oo-a3",),
+    "every family rule common_random_numbers": ("every cell", "same", "draws"),
+    "every family rule raw_logs": ("raw/", "{cell}_s{seed}.jsonl"),
+    "every family rule spec": ("spec/full.json", "spec copy"),
+    # seed 002: price bargaining
+    "bargaining rule alternation": ("alternating", "seller moves first", "20 rounds"),
+    "bargaining rule valuations": ("Uniform[0, 100]", "drawn per game from the seed"),
+    "bargaining rule common_random_numbers": ("same seed", "identical valuations"),
+    "bargaining rule payoff": ("0.95^(t−1)", "p − cost", "value − p", "no agreement pays both zero"),
+    "bargaining rule offer": ("`offer` sets the standing offer",),
+    "bargaining rule accept": ("`accept` closes",),
+    "bargaining rule reject": ("`reject` withdraws", "without countering", "passes the turn"),
+    "bargaining rule no_exit": ("running out the clock", "no explicit exit action"),
+    "bargaining rule cheap_talk": ("cheap talk is allowed", "any valuation or none"),
+    "bargaining rule private_reasoning": ("private reasoning", "never", "counterparty"),
+    "bargaining rule offer_shown_on_reject": ('"reject"', "does not become a standing offer", "visible"),
+    "bargaining rule format_failure": ("re-prompted with the error", "twice", "format_failure"),
+    "bargaining rule unknown_key": ("stated_valuation",),
+    "bargaining rule unknown_action": ("`offer`", "`accept`", "`reject`"),
+    "bargaining metric seller_cost": ("seller_cost", "true private valuations"),
+    "bargaining metric buyer_value": ("buyer_value", "true private valuations"),
+    "bargaining metric available_surplus": ("available_surplus", "buyer_value − seller_cost"),
+    "bargaining metric price": ("`price`", "agreed price"),
+    "bargaining metric seller_payoff": ("seller_payoff", "discounted payoffs", "0.95^(round−1)"),
+    "bargaining metric buyer_payoff": ("buyer_payoff", "discounted payoffs", "0.95^(round−1)"),
+    "bargaining metric sigma_b": ("surplus-share", "real gap"),
+    "bargaining metric sensitivity": ("when to walk away",),
+    "bargaining metric false_positive_rate": ("any deal", "destroys value"),
+    "bargaining metric round": ("turn index",),
+    "bargaining metric action": ("`offer`", "`accept`", "`reject`"),
+    "bargaining metric offer": ("price proposed on this turn",),
+    "bargaining metric stated_valuation": ("claimed", "or null"),
+    "bargaining metric actual_valuation": ("actually",),
+    "bargaining metric self_serving_bias": ("stated_valuation", "actual_valuation", "misrepresentation"),
+    "bargaining metric disclosure": ("state any valuation or none",),
+    "bargaining metric truthful": ("stated_valuation", "actual_valuation", "misrepresentation"),
+    "bargaining metric claim_violation": ("against `offer`", "claim-action consistency"),
+    "bargaining metric msg_leakage": ("leakage", "any numeral", "equal to the agent's true valuation"),
+    "bargaining setting valuation_min": ("Uniform[0, 100]",),
+    "bargaining setting valuation_max": ("Uniform[0, 100]",),
+    "bargaining setting first_speaker": ("seller moves first",),
+    "bargaining setting max_rounds": ("20 rounds",),
+    "bargaining setting discount": ("0.95",),
+    "bargaining setting max_repairs": ("up to twice",),
+    "bargaining setting messages": ("cheap talk is allowed",),
+    "bargaining setting prompt_variant": ("prompt variants",),
+    # seed 004: free text and its observer
+    "freetext rule alternation": ("strict alternation",),
+    "freetext rule first_speaker": ("Party A, then",),
+    "freetext rule observer_judges": ("observes every message", "classifies the outcome"),
+    "freetext rule observer_closes": ("closed when that observer judges", "agreement"),
+    "freetext rule observer_silent": ("they never see your output",),
+    "freetext rule turn_limit": ("run out of turns",),
+    "freetext rule sentences_measured": ("2 to 4 sentences",),
+    "freetext rule observer_failure": ("unknown", "not scored"),
+    "freetext rule agreement_not_boolean": ("agreement_reached to true",),
+    "freetext rule unknown_allocation_type": ("fixed taxonomy",),
+    "freetext rule empty_text": ("allocation:", "one plain sentence"),
+    "freetext rule confidence_out_of_range": ("confidence", "between 0 and 1"),
+    "freetext rule inconsistent_verdict": ("none:", "no agreement"),
+    "freetext metric agreement": ("closed when that observer judges", "agreement"),
+    "freetext metric allocation_type": ("allocation_type",),
+    "freetext metric integrative": ("part axis",),
+    "freetext metric observer_confidence": ("confidence", "between 0 and 1"),
+    "freetext metric *_questions": ("asking the other side what they need",),
+    "freetext metric sentences": ("2 to 4 sentences",),
+    "freetext metric question": ("asking the other side what they need",),
+    "freetext metric agreement_reached": ("agreement_reached",),
+    "freetext setting max_turns": ("run out of turns",),
+    "freetext setting min_sentences": ("2 to 4 sentences",),
+    "freetext setting max_sentences": ("2 to 4 sentences",),
+    "freetext setting object": ("orange",),
+    "freetext setting parties": ("you promised you will bring",),
+    "freetext setting observer": ("you take most of the juice, I'll take the peel",),
+    # seeds 000 and 001: the concert tickets
+    "multi_issue rule alternation": ("12 turns", "alternating between the two sides"),
+    "multi_issue rule fresh_request": ('"role": "user"', "Public situation:"),
+    "multi_issue rule offer": ("an offer is binding", "replaces any earlier standing offer"),
+    "multi_issue rule offer_ids": ('"offer_id": "O8"',),
+    "multi_issue rule accept": ("binding agreement on exactly that offer",),
+    "multi_issue rule none": ("NONE: no offer and no acceptance",),
+    "multi_issue rule message_no_effect": ("never make, change or accept a deal",),
+    "multi_issue rule final_reply": ("one final reply", "ACCEPT that offer or END"),
+    "multi_issue rule turn_limit": ("end of turn 12", "no deal", "no-agreement points"),
+    "multi_issue rule not_one_json_object": ("exactly one JSON object and nothing else",),
+    "multi_issue rule unknown_key": ('"action"', '"offer_id"', '"terms"'),
+    "multi_issue rule missing_key": ('"action"', '"offer_id"', '"terms"'),
+    "multi_issue rule unknown_action": ('"OFFER"', '"ACCEPT"', '"NONE"'),
+    "multi_issue rule accept_without_offer": ("ACCEPT", "current standing offer"),
+    "multi_issue rule accept_own_offer": ("cannot accept your own offer",),
+    "multi_issue rule accept_stale_offer": ("ACCEPT", "current standing offer"),
+    "multi_issue rule message_too_long": ("at most 80 words",),
+    "multi_issue rule offer_id_on_offer": ('"offer_id" is null',),
+    "multi_issue rule terms_without_offer": ('"terms" are null',),
+    "multi_issue rule accept_without_id": ('"offer_id" is the ID',),
+    "multi_issue rule offer_id_without_accept": ('"offer_id" and "terms" are null',),
+    "multi_issue rule terms_missing": ('"terms" gives every negotiated term',),
+    "multi_issue rule unknown_term": ("every negotiated term listed above",),
+    "multi_issue rule missing_term": ("every negotiated term listed above",),
+    "multi_issue rule term_not_number": ("as a number",),
+    "multi_issue rule too_many_decimals": ("at most two decimal places",),
+    "multi_issue rule term_out_of_range": ("inside its range",),
+    "multi_issue metric no_deal": ('"no_deal"',),
+    "multi_issue metric proposer": ('"proposer"',),
+    "multi_issue metric acceptor": ('"acceptor"',),
+    "multi_issue metric offer_id": ('"offer_id"',),
+    "multi_issue metric deal_*": ('"unit_price_usd": "64.50"',),
+    "multi_issue metric utility_*": ('"utilities"', "2531/40"),
+    "multi_issue metric gain_*": ('"gains"', "1731/40"),
+    "multi_issue metric joint": ('"joint"', "1013/8"),
+    "multi_issue metric joint_gain": ('"joint_gain"', "693/8"),
+    "multi_issue metric efficiency": ('"efficiency"', "77/80"),
+    "multi_issue metric efficiency_all_assigned": ('"efficiency_all_assigned"', "77/80"),
+    "multi_issue metric *_share_of_joint_gain": ('"buyer_share_of_joint_gain"', "577/1155"),
+    "multi_issue metric below_fallback": ('"below_fallback"',),
+    "multi_issue setting situation": ("Northfield Analytics (the Buyer)", "Marquee Ticket Agency (the Seller)"),
+    "multi_issue setting terms": ("unit_price_usd: the price of each ticket",),
+    "multi_issue setting roles": ("You negotiate for Northfield Analytics, the Buyer",),
+    "multi_issue setting share_role": ("buyer_share_of_joint_gain",),
+    "multi_issue setting max_turns": ("at most 12 turns",),
+    "multi_issue setting max_message_words": ("at most 80 words",),
+    "multi_issue setting decimals": ("two decimal places",),
+    "multi_issue setting messages": ("shown to the other side",),
+    # seed 003: the scorable table
+    "scorable rule rotation": ("fixed rotation",),
+    "scorable rule opener_rotates": ("opening proposal rotates from round to round",),
+    "scorable rule rounds": ("4 rounds of turns",),
+    "scorable rule deal_closes": ("every party still at the table", "SAME standing offer"),
+    "scorable rule proposer_supports": ("records you as supporting it",),
+    "scorable rule offer_ids": ("offer id (P1, P2, ...)",),
+    "scorable rule offers_stay_live": ("live offer",),
+    "scorable rule reject_withdraws": ('"reject"', "reject a specific live offer"),
+    "scorable rule walk": ("WALK", "leave for good", "no-deal outcome"),
+    "scorable rule veto": ("veto party accepts",),
+    "scorable rule no_deal_outcome": ("worse for you than no deal",),
+    "scorable rule accept_without_id": ('"I accept" with no id does nothing',),
+    "scorable rule action_default": ("Omitting the action",),
+    "scorable rule scratchpad_private": ('"scratchpad"', "NEVER shown to any other party"),
+    "scorable rule message_public": ('"message"', "spoken aloud to every party"),
+    "scorable rule not_one_json_object": ("EXACTLY ONE fenced JSON object",),
+    "scorable rule unknown_key": ('"action"',),
+    "scorable rule unknown_action": ('"propose"', '"accept"', '"reject"', '"walk"', '"none"'),
+    "scorable rule deal_without_propose": ('"propose" + "deal"',),
+    "scorable rule offer_id_without_vote": ('"accept" + "offer_id"',),
+    "scorable rule missing_offer_id": ("MUST name a live offer id",),
+    "scorable rule unknown_offer": ("live offer by its id",),
+    "scorable rule missing_deal": ('"propose" + "deal"',),
+    "scorable rule unknown_issue": ("every issue -> one option",),
+    "scorable rule missing_issue": ("every issue -> one option",),
+    "scorable rule unknown_option": ("one option must be chosen for every issue",),
+    "scorable metric feasible_deals": ("below this", "worse for you than no deal"),
+    "scorable metric option_*": ("one option must be chosen for every issue",),
+    "scorable metric score_*": ("sum of your points for the chosen options",),
+    "scorable metric leaked_threshold": ("never reveal these numbers",),
+    "scorable metric leaked_scores": ("never reveal these numbers",),
+    "scorable metric leakage": ("never reveal these numbers",),
+    "scorable metric *_leakage": ("never reveal these numbers",),
+    "scorable metric leakage_any": ("never reveal these numbers",),
+    "scorable metric focal_seat": ("Seat-swap",),
+    "scorable setting parties": ("Avery (threshold 82)",),
+    "scorable setting issues": ("issue0: opt0, opt1, opt2",),
+    "scorable setting veto": ("Blake (veto party",),
+    "scorable setting rounds": ("4 rounds",),
+    "scorable setting public_score_sheets": ("score sheet is common knowledge",),
+    "scorable setting messages": ("message channel is open",),
+}
+
+
+def test_every_seed_quote_supports_its_item():
+    """A quote that is only a generic phrase of the seed (the brief's opening for a score sheet, "NEVER shown to any
+    other party" for a scratchpad its writer never sees again) fails: it must hold its item's words."""
+    reviewed = set()
+    for item in items():
+        p = item.provenance
+        if not p.seeds:
+            continue
+        key = f"{item.family} {item.kind} {item.name}"
+        quote = flat(p.quote or "").lower()
+        if item.kind == "text":  # the text is the seed's: its quote is its own opening
+            shown = flat(item.what.removesuffix("…")).lower()
+            assert quote.startswith(shown[:60]) or shown.startswith(quote[:60]), key
+            continue
+        assert key in SUPPORT, f"{key}: review its quote {p.quote!r} and list the words that make it support the item"
+        missing = [w for w in SUPPORT[key] if flat(w).lower() not in quote]
+        assert not missing, f"{key}: {p.quote!r} lacks {missing}"
+        reviewed.add(key)
+    assert reviewed == set(SUPPORT)  # no review of an item that is gone
+
+
+def test_a_seed_label_claims_no_more_than_its_quote():
+    rules = {d.name: d for d in families()["scorable"].GAME.rules()}
+    scratchpad = rules["scratchpad_private"]  # seed 003: "NEVER shown to any other party"; its writer: ours
+    assert scratchpad.provenance.ours and "writer" in (scratchpad.provenance.reason or "")
+
+
+def labelled_files() -> list[Path]:
+    """Every file of the project a reader takes labels from: the README, the docs, the YAML, the code."""
+    return [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "conf").rglob("*.yaml"),
+            *(ROOT / "src" / "bargain_ray").rglob("*.py")]
+
+
+def test_no_label_calls_our_c3_design_the_seeds():
+    """Seed 001 gives condition C3, pairing OO, assignment 3 and the name c3rep40; the other pairings and
+    assignments and the 16 x 40 layout are ours, so no text may call the design the seeds'."""
+    claim = re.compile(r"seeds?'?\s+C3 design|C3 design of (?:the )?seeds|the seeds' protocol", re.I)
+    found = [f"{path.relative_to(ROOT)}: {m[0]}" for path in labelled_files()
+             for m in claim.finditer(path.read_text(encoding="utf-8"))]
+    assert found == []
+    grid = (ROOT / "conf" / "grid" / "c3_full.yaml").read_text()
+    assert "the 16 cells x 40 blocks layout" in grid and "are ours" in grid
+
+
+def test_a_model_file_cites_a_seeds_requests_only_for_a_model_they_request():
+    """``As seed 000's requests show it`` is true of claude-haiku-5-5 (seed 000 requests it), not of claude-opus-5-5."""
+    cited = 0
+    for path in (ROOT / "conf" / "model").glob("*.yaml"):
+        text = path.read_text()
+        name = re.search(r"^name: (\S+)", text, re.M)[1]
+        for number in re.findall(r"seed (\d{3})'s requests show it", text):
+            assert f'"model": "{name}"' in SEED_TEXT[number], (path.name, number)
+            cited += 1
+    assert cited >= 1
+
+
+def test_a_condition_says_which_of_its_described_rules_are_ours():
+    """A condition's description is shown as its label: the repair limit no seed gives reads as ours there."""
+    for path in (ROOT / "conf" / "condition").glob("*.yaml"):
+        description = re.search(r"^description: (.*)$", path.read_text(), re.M)[1]
+        if "repair" in description:
+            assert re.search(r"repairs? (?:per|a) turn \(ours\)", description), (path.name, description)
+
+
 def test_every_rule_code_a_family_raises_is_declared():
     for game in every_config():
         declared = {d.name for d in type(game).rules()}

@@ -121,7 +121,7 @@ def test_offer_accept_reject_semantics():
     # reject withdraws without countering, even with an "offer" alongside (seed 002's quirk: shown, never standing)
     state = played(game, reply(offer=80), reply(action="reject", offer=50))
     assert state.standing is None and game.to_move(state) == "seller" and state.ended is None
-    assert engine.public(state.record[-1]).offer == 50
+    assert engine.public(game.config, state.record[-1]).offer == 50
     # accept closes at the counterparty's standing offer, whatever "offer" says
     state = played(game, reply(offer=80), reply(offer=40), reply(action="accept", offer=99))
     assert state.ended.status == "AGREEMENT" and state.deal.price == 40 and state.deal_round == 3

@@ -97,8 +97,8 @@ def test_seed001_deal_optimalities_are_negmas_definitions():
     # every optimality the game reports is described for the card
     described = game.metric_fields()
     assert {k for k in figures if k.endswith("_optimality")} == {
-        "pareto_optimality", "nash_optimality", "ks_rational_optimality", "ks_outcomes_optimality",
-        "kalai_optimality", "max_welfare_optimality"}
+        "pareto_optimality", "pareto_rational_optimality", "nash_optimality", "ks_rational_optimality",
+        "ks_outcomes_optimality", "kalai_optimality", "max_welfare_optimality"}
     assert all(k in described for k in figures if k.endswith("_optimality") or k.startswith("dist_"))
 
 
@@ -121,19 +121,12 @@ def test_the_two_ks_points_give_a_deal_different_optimalities_with_unequal_fallb
     assert gap == pytest.approx((rational - outcomes) / diagonal) and 0.013 < gap <= apart / diagonal < 0.014
 
 
-@pytest.mark.parametrize("buyer_fallback", [20, 40])
-def test_ks_outcomes_is_negmas_ks_point(buyer_fallback):
-    """negmas' ks_points (ideal over all outcomes, reserved values subtracted) on a grid of tickets deals that holds
-    the exact point finds ours."""
+def negmas_ufuns(config, levels: dict):
+    """negmas' linear additive utility functions of the tickets roles on a grid of term values (``levels``), with
+    each role's no-agreement points as its reserved value."""
     negmas = pytest.importorskip("negmas")
     from negmas.preferences import LinearAdditiveUtilityFunction as Linear
-    from negmas.preferences.ops import ks_points, pareto_frontier
 
-    conf = game_config("tickets")
-    conf["roles"]["buyer"]["no_agreement"] = buyer_fallback
-    config = load_game(conf).config
-    levels = {"unit_price_usd": [60, 100], "name_change_notice_hours": [0, 96],
-              "cancellation_fee_pct": [Fraction(25, 3) * k for k in range(13)]}  # r = fee / 25 in steps of 1/3
     issues = [negmas.make_issue([float(v) for v in levels[t.name]], name=t.name) for t in config.terms]
 
     def ufun(role: str) -> Linear:
@@ -147,8 +140,50 @@ def test_ks_outcomes_is_negmas_ks_point(buyer_fallback):
             weights[t.name] = stake.weight
         return Linear(values=values, weights=weights, issues=issues, reserved_value=r.no_agreement)
 
-    ufuns = [ufun("buyer"), ufun("seller")]
+    return [ufun("buyer"), ufun("seller")], issues
+
+
+@pytest.mark.parametrize("buyer_fallback", [20, 40])
+def test_ks_outcomes_is_negmas_ks_point(buyer_fallback):
+    """negmas' ks_points (ideal over all outcomes, reserved values subtracted) on a grid of tickets deals that holds
+    the exact point finds ours."""
+    from negmas.preferences.ops import ks_points, pareto_frontier
+
+    conf = game_config("tickets")
+    conf["roles"]["buyer"]["no_agreement"] = buyer_fallback
+    config = load_game(conf).config
+    levels = {"unit_price_usd": [60, 100], "name_change_notice_hours": [0, 96],
+              "cancellation_fee_pct": [Fraction(25, 3) * k for k in range(13)]}  # r = fee / 25 in steps of 1/3
+    ufuns, issues = negmas_ufuns(config, levels)
     front, _ = pareto_frontier(ufuns, issues=issues)
     found = ks_points(ufuns, front, issues=issues)
     ours = frontier.space(config).ks_outcomes
     assert found and all(p == pytest.approx((float(ours[0]), float(ours[1])), abs=1e-9) for p, _ in found)
+
+
+def test_the_two_pareto_variants_differ_below_a_fallback_and_the_rational_one_is_negmas():
+    """With the seller's no-agreement points at 45, the buyer's best deal (100, 0) lies on the frontier (ours:
+    1.000) but 48.5 utility points from its part both sides prefer to no deal, the only part negmas keeps (0.657)."""
+    from negmas.preferences.ops import (
+        calc_outcome_distances,
+        calc_outcome_optimality,
+        calc_scenario_stats,
+        estimate_max_dist,
+    )
+
+    conf = game_config("tickets")
+    conf["roles"]["seller"]["no_agreement"] = 45
+    config = load_game(conf).config
+    deal = (Fraction(100), Fraction(0))  # price 60, no fee, no notice
+    figures = frontier.distances(frontier.space(config), deal)
+    assert figures["pareto_optimal"] and figures["pareto_optimality"] == 1.0
+    assert figures["dist_pareto_rational"] == pytest.approx(math.hypot(100 - 82, 45 - 0), rel=1e-15)
+    assert figures["pareto_rational_optimality"] == pytest.approx(1 - math.hypot(18, 45) / math.hypot(100, 100))
+    levels = {"unit_price_usd": [60, 100], "cancellation_fee_pct": [Fraction(25, 3) * k for k in range(13)],
+              "name_change_notice_hours": [Fraction(96, 10) * k for k in range(11)]}  # holds (82, 45): 86.4 hours
+    ufuns, _ = negmas_ufuns(config, levels)
+    stats = calc_scenario_stats(ufuns)
+    theirs = calc_outcome_optimality(calc_outcome_distances(tuple(map(float, deal)), stats), stats,
+                                     estimate_max_dist(ufuns))
+    assert theirs.pareto_optimality == pytest.approx(figures["pareto_rational_optimality"], abs=1e-9)
+    assert theirs.pareto_optimality < figures["pareto_optimality"] - 0.3

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from bargain_ray.__main__ import main
 from bargain_ray.agents.strategy import StrategyAgent
+from bargain_ray.analysis import provenance
 from bargain_ray.config import compose_dict
 from bargain_ray.core.unit import Unit
 from bargain_ray.games import load_game, strategy_reply
@@ -74,17 +75,20 @@ REPLIES = {
 
 @pytest.mark.parametrize("name", GAMES)
 def test_under_silence_no_side_ever_reads_what_another_wrote(name):
+    spoken = []
     for config, heard in ((game_config(name), True), (game_config(name) | SILENT, False)):
         record = play_replies(config | ({"max_rounds": 3} if name == "bargaining" else {}), REPLIES[name])
         assert record.outcome.known and record.outcome.invalid_attempts == []
         later = [c for c in record.calls if c.turn > 1]
         read = any(MARK in json.dumps(c.request) for c in later)
         assert read is heard, (name, heard)
-        spoken = [t.fields.message for t in record.turns]
-        assert all(spoken) if heard else not any(spoken)  # a closed channel records nothing said
-    if name == "bargaining":
-        assert [t.fields.stated_valuation for t in record.turns] == [None] * 3  # no claim delivered either
-        assert record.metrics["seller_disclosure"] == 0.0
+        spoken.append([t.fields.message for t in record.turns])
+        if name == "bargaining":  # the claim too, measured alike; only what the other side saw differs
+            assert [t.fields.stated_valuation for t in record.turns] == [33] * 3
+            assert record.metrics["seller_disclosure"] == 1.0
+            shown = [(t.fields.public.message, t.fields.public.stated_valuation) for t in record.turns]
+            assert all(m.startswith(MARK) and v == 33 for m, v in shown) if heard else shown == [("", None)] * 3
+    assert spoken[0] == spoken[1] and MARK in spoken[1][0]  # what was said is recorded in both arms
 
 
 @pytest.mark.parametrize("name", GAMES)
@@ -105,29 +109,61 @@ def test_free_text_refuses_the_condition():
         load_game(game_config("orange") | SILENT)
 
 
-def test_the_demo_grid_crosses_talk_and_silence_through_the_pipeline(tmp_path, ray_session):
+LABELS = {"unit_id", "condition", "cell", "position", "unit_hash", "started_at", "ended_at"}
+"""The per-game columns that name a game or time it: the only ones the two arms of a block may differ in."""
+
+
+def test_talk_independent_strategies_show_no_talk_minus_silence_difference_on_any_metric(tmp_path, ray_session):
+    """The demo's strategies never read a message: every figure of the silent arm equals the talking arm's, block by
+    block, so every talk - silence difference is 0 (a difference the recording creates would show here)."""
     assert main(["+grid=talk_silence_demo", f"run.dir={tmp_path}", "run.progress=false"]) == 0
     games = pl.read_parquet(tmp_path / "games.parquet")
     assert games.height == 40 and games["known"].all()
     assert set(zip(games["game"], games["condition"], strict=True)) == {
         ("tickets", "C3"), ("tickets", "silent"), ("bargaining", "default"), ("bargaining", "silent"),
         ("scorable6", "public"), ("scorable6", "silent")}
-    turns = pl.read_parquet(tmp_path / "turns.parquet").join(games.select("unit_id", "condition"), on="unit_id")
-    assert (turns.filter(pl.col("condition") == "silent")["message"].fill_null("") == "").all()
-    assert (turns.filter(pl.col("condition") != "silent")["message"].fill_null("") != "").any()
+    block = ["game", "pairing", "assignment", "block"]
+    talk, silent = (games.filter(arm).sort(block) for arm in (pl.col("condition") != "silent",
+                                                            pl.col("condition") == "silent"))
+    assert talk.select(block).equals(silent.select(block))
+    differ = [c for c in games.columns if c not in LABELS and not talk[c].equals(silent[c], null_equal=True)]
+    assert differ == []  # every metric defined in both arms or in neither, and equal
+    turns = pl.read_parquet(tmp_path / "turns.parquet").join(games.select("unit_id", "condition", *block),
+                                                             on="unit_id")
+    in_talk, in_silence = (turns.filter(arm).sort([*block, "turn"]) for arm in (pl.col("condition") != "silent",
+                                                                                  pl.col("condition") == "silent"))
+    assert in_talk["message"].equals(in_silence["message"])  # what was said is recorded in both arms
+    spoken = in_talk.filter(pl.col("game") == "bargaining")["message"].str.len_chars().sum()
+    seen = {arm: t.filter(pl.col("game") == "bargaining")["public_message"].str.len_chars().sum()
+            for arm, t in (("talk", in_talk), ("silence", in_silence))}
+    assert spoken > 0 and seen == {"talk": spoken, "silence": 0}  # what silence removes: what the other side saw
+    scored = turns.filter(pl.col("turn_scored"))
+    assert scored["leakage"].null_count() == 0 and (scored["leakage"] > 0).any()
+    assert {("bargaining", True), ("bargaining", False)} <= {
+        (g, c == "silent") for g, c in scored.filter(pl.col("disclosure") > 0).select("game", "condition").iter_rows()}
     paired = pl.read_parquet(tmp_path / "dataset" / "metrics" / "paired_differences.parquet")
-    talk = paired.filter(pl.col("factor") == "condition")
-    assert {(g, a, b) for g, a, b in talk.select("game", "a", "b").unique().iter_rows()} == {
+    condition = paired.filter(pl.col("factor") == "condition")
+    assert {(g, a, b) for g, a, b in condition.select("game", "a", "b").unique().iter_rows()} == {
         ("tickets", "C3", "silent"), ("bargaining", "default", "silent"), ("scorable6", "public", "silent")}
-    assert (talk["n_seeds"] == 4).any()  # common seeds: every block plays both conditions
-    disclosure = talk.filter((pl.col("game") == "bargaining") & (pl.col("metric").str.ends_with("disclosure")))
-    assert disclosure.height and (disclosure["mean_diff"] > 0).any()  # a claim is disclosed only with talk
-    assert (tmp_path / "report.html").exists()
-    # leakage lands in the tables per message and per game and role, for each family; none under silence
-    scored = turns.filter(pl.col("turn_scored")).join(games.select("unit_id", "game"), on="unit_id")
-    assert set(scored.filter(pl.col("leakage").is_not_null())["game"]) == {"tickets", "bargaining", "scorable6"}
-    assert scored.filter(pl.col("condition") == "silent")["leakage"].null_count() == scored.filter(
-        pl.col("condition") == "silent").height
-    assert {"seller_leakage", "buyer_leakage", "Avery_leakage", "leakage_any"} <= set(games.columns)
-    truthful = games.filter((pl.col("game") == "bargaining") & (pl.col("condition") == "default"))
-    assert truthful["seller_leakage"].max() > 0  # the linear strategy states its true cost
+    assert (condition["n_seeds"] == 4).any() and condition.height > 50  # common seeds: every block plays both
+    assert condition.filter((pl.col("mean_diff") != 0) | (pl.col("ci_low") != 0) | (pl.col("ci_high") != 0)).height == 0
+    page = (tmp_path / "report.html").read_text()  # a silent game's transcript marks each message as never read
+    shown = [part.split('"', 1) for part in page.split('<details class="game" id="')[1:]]
+    marked = {unit: 'class="undelivered"' in part for unit, part in shown}
+    condition_of = dict(games.select("unit_id", "condition").iter_rows())
+    assert marked and all(flag == (condition_of[u] == "silent") for u, flag in marked.items())
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_provenance_table_lists_every_sentence_silence_drops_or_adds_as_ours(name):
+    talk, silent = pair(name)
+    assert provenance.silence_changes(talk, name, "C3") == []
+    [item] = provenance.silence_changes(silent, name, "silent")
+    assert item.provenance.ours and not item.provenance.seeds
+    changed = [k for k in talk.texts() if talk.texts()[k].text != silent.texts()[k].text]
+    assert changed and all(f"{k} drops" in item.what or f"{k} adds" in item.what for k in changed)
+    table = provenance.markdown(provenance.game_items(silent, name, "silent"))
+    assert f"| {name} / silent | text | no-talk wording | {item.what}" in table
+    if name == "bargaining":  # the talking brief lets a claim be false; the silent brief does not say so
+        assert "brief:seller drops “- \"message\" is free text for the buyer, at most 300 characters.”" in item.what
+        assert "drops “The buyer sees it; it need not be true.”" in item.what

@@ -19,9 +19,10 @@ from bargain_ray.analysis.private import private_columns
 from bargain_ray.analysis.rehearsal import statement
 from bargain_ray.analysis.rescore import read_figures
 from bargain_ray.analysis.sample import SAMPLE
-from bargain_ray.core.provenance import read_code_version
+from bargain_ray.core.provenance import describe, read_code_version
 from bargain_ray.design.fingerprint import game_part
 from bargain_ray.games import load_game
+from bargain_ray.games.kit import leakage
 from bargain_ray.store.paid import read_spend
 from bargain_ray.store.rows import meanings
 
@@ -283,6 +284,8 @@ def limitations_section(analysis: Analysis) -> str:
     rehearsed = statement(analysis.rehearsal)
     if rehearsed:
         items.insert(0, rehearsed)
+    if "leakage_any" in analysis.scan_per_game.collect_schema().names():
+        items.append(leakage.ERROR)
     items += [
         "Refusals are not instrumented: a refusal surfaces as invalid replies and, after the repairs, a format failure.",
         "Distances to the frontier are in raw utility points of the game config; compare them within one game only.",
@@ -337,10 +340,10 @@ def provenance_section(analysis: Analysis, items: list[provenance.Item]) -> str:
         "",
         f"- Grid: `{s.manifest.grid}`, sweep created {s.manifest.created}; the full spec is `spec/manifest.json` "
         "(ours; seed 002's card names `spec/full.json`), copied from the sweep folder.",
-        f"- Code commit at export: `{code.commit if code else 'unknown'}`" + (" (with local changes)" if code and code.dirty else ""),
+        f"- Code at export: {code.describe() if code else 'unknown'}",
     ]
     if s.manifest.git_commit:
-        lines.append(f"- Code commit when the sweep started: `{s.manifest.git_commit}`")
+        lines.append(f"- Code when the sweep started: {describe(s.manifest.git_commit, s.manifest.git_diff)}")
     lines.append(f"- Log schema: `log_version` {LOG_VERSION}, uniform across every raw file of this export.")
     history = design_history(s.manifest)
     lines += ["", history_note(s.manifest) or "Designs of the sweep folder (one: it never grew):", "",

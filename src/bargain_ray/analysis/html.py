@@ -27,6 +27,7 @@ from bargain_ray.analysis.rescore import Figures, read_figures
 from bargain_ray.analysis.sample import SAMPLE, game_count, raw_scope, sampled
 from bargain_ray.analysis.section import Section, sections
 from bargain_ray.analysis.transcript import ShownTurn, shown_turns
+from bargain_ray.core.provenance import describe
 from bargain_ray.core.records import GameRecord
 from bargain_ray.store import DATASET, JOURNAL
 from bargain_ray.store.rows import DECIMAL_TEXT
@@ -98,10 +99,10 @@ def _numbers(v: Any) -> Any:
 
 
 def transcript(rec: GameRecord, briefs: dict[str, tuple[str, bool]], row: dict[str, Any] | None = None,  # free-form: a polars row
-               sources: dict[str, str] | None = None, raw: str | None = None) -> str:
+               sources: dict[str, str] | None = None, raw: str | None = None, delivered: bool = True) -> str:
     """One game as seed 001 shows it, briefs and private fields apart and marked private; its header shows
     what the game agreed and each role's figure (``row``: the game's typed columns), each brief where its
-    wording comes from."""
+    wording comes from. Without a message channel (``delivered`` false) each message is marked as never read."""
     unit, out = rec.unit, rec.outcome
     status = out.status.value
     speaker = f"{unit.first_speaker} opens; " if unit.first_speaker else ""
@@ -121,13 +122,13 @@ def transcript(rec: GameRecord, briefs: dict[str, tuple[str, bool]], row: dict[s
         how = "only the {role} saw this" if sent else "rebuilt from the game config (no request to this role was recorded)"
         source = (sources or {}).get(f"brief:{role}")
         parts.append(private_block(f"{role} brief: {how.format(role=role)}", brief, folded=True, source=source))
-    parts += [_turn(t, unit.family) for t in shown_turns(rec)]
+    parts += [_turn(t, unit.family, delivered) for t in shown_turns(rec)]
     scored = out.model_dump(mode="json", exclude={"invalid_attempts"})
     parts.append(f"<details><summary>Recorded outcome</summary><pre>{escape(json.dumps(scored, indent=2))}</pre></details>")
     return "".join(parts) + "</details>"
 
 
-def _turn(shown: ShownTurn, family: str | None) -> str:
+def _turn(shown: ShownTurn, family: str | None, delivered: bool = True) -> str:
     t = shown.turn
     fields = turn_parts(family, t.fields)
     message, private = fields.message, fields.private
@@ -144,7 +145,9 @@ def _turn(shown: ShownTurn, family: str | None) -> str:
         parts.append(private_block(f"{t.role} {k}: never shown to the other side",
                                    v if isinstance(v, str) else json.dumps(v, indent=2)))
     if message is not None:
-        parts.append(f"<p>{escape(str(message))}</p>")
+        parts.append(f"<p>{escape(str(message))}</p>" if delivered else
+                     f'<p class="undelivered">(said, never delivered: this game has no message channel) '
+                     f"{escape(str(message))}</p>")
     if action:
         parts.append(f"<pre>{escape(json.dumps(action, indent=2))}</pre>")
     return "".join(parts) + "</div>"
@@ -168,6 +171,12 @@ def filters(a: Analysis) -> str:
             f'{_options("model", "Model", models_)}<span class=meta><span id="shown"></span> shown</span></div>')
 
 
+def delivered(a: Analysis, game: str, condition: str) -> bool:
+    """Whether a game config's messages reach the other side (false under the no-talk condition)."""
+    loaded = a.sweep.game_for(game, condition)
+    return loaded is None or bool(loaded.config.model_dump().get("messages", True))
+
+
 def sources_of(a: Analysis, game: str | None, condition: str | None) -> dict[str, str]:
     """name -> provenance of every text a model reads under one game config."""
     loaded = a.sweep.game_for(game, condition) if game is not None and condition is not None else None
@@ -189,12 +198,13 @@ def transcripts(a: Analysis) -> str:
     rows = {r["unit_id"]: r for r in a.scan_per_game.filter(pl.col("unit_id").is_in(list(shown))).collect()
             .iter_rows(named=True)}
     files = dict(file_keys(a).filter(pl.col("unit_id").is_in(list(shown))).select("unit_id", "file").iter_rows())
-    sources: dict[tuple[str, str], dict[str, str]] = {}
+    sources: dict[tuple[str, str], tuple[dict[str, str], bool]] = {}
     for r in s.records(only=shown):
         key = (r.unit.game, r.unit.condition)
         if key not in sources:
-            sources[key] = sources_of(a, *key)
-        parts.append(transcript(r, s.briefs(r), rows.get(r.unit.unit_id), sources[key], files.get(r.unit.unit_id)))
+            sources[key] = sources_of(a, *key), delivered(a, *key)
+        texts, talk = sources[key]
+        parts.append(transcript(r, s.briefs(r), rows.get(r.unit.unit_id), texts, files.get(r.unit.unit_id), talk))
     parts.append(f"<script>{FILTER_SCRIPT}</script>")
     return "".join(parts)
 
@@ -266,6 +276,7 @@ def render(a: Analysis) -> str:
         f"<h1>Sweep report: {escape(s.name)}{escape(grid)}</h1>",
         f'<p class="meta">{escape(str(s.path))} · created {escape(s.manifest.created)} · '
         f"{sum(statuses.values())} games ({escape(', '.join(f'{k} {v}' for k, v in sorted(statuses.items())))}) · "
+        f'<span id="code">played with {escape(describe(s.manifest.git_commit, s.manifest.git_diff))}</span> · '
         + (escape("figures by {}, not the sweep's {} · ".format(*figures.commits())) if figures.by_other_code else "")
         + f"cells by {escape(' x '.join(a.by))} · {a.resamples} bootstrap resamples of seeds, {a.level:.0%} intervals · "
         f"built {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</p>",

@@ -32,6 +32,7 @@ details.game>summary{cursor:pointer;font-size:13px}
 pre{background:#f9fafb;padding:6px;font-size:12px;white-space:pre-wrap;margin:4px 0}
 .private{border:2px dashed #a855f7;background:#faf5ff;padding:4px 8px;margin:6px 0}
 .private .tag{color:#7e22ce;font-weight:700;font-size:11px;letter-spacing:.04em}
+.undelivered{color:#6b7280;font-style:italic}
 .invalid{border-left:3px solid #f59e0b;background:#fffbeb;padding:2px 8px;margin:4px 0;font-size:12px}
 .technical{border:2px solid #dc2626;background:#fef2f2;color:#991b1b;padding:4px 8px;margin:6px 0;font-weight:600}
 .status-TECHNICAL_ERROR{color:#dc2626;font-weight:700} .status-AGREEMENT{color:#15803d}

@@ -10,7 +10,9 @@ only collects those declarations (``family_items``, ``game_items``, ``sweep_item
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
 import sys
 from html import escape
 from itertools import groupby
@@ -108,7 +110,8 @@ def settings(game: Game, name: str | None = None, condition: str | None = None) 
                                     "Setting(seed(...) or ours(...)) or Scenario(...)")
         mark = marks[0]
         if isinstance(mark, Scenario):
-            provenance = framed(values.get("source", "ours"), brief, f"scenario {config.name}'s data is ours")
+            provenance = framed(values.get("source", "ours"), mark.shows(config) or brief,
+                                f"scenario {config.name}'s data is ours")
             out.append(Item(family=game.family, game=name, condition=condition, kind="setting", name=field,
                             what=mark.what, value="(scenario data)", provenance=provenance))
             continue
@@ -130,9 +133,37 @@ def texts(game: Game, name: str | None = None, condition: str | None = None) -> 
                  what=_short(t.text), provenance=t.provenance) for text_name, t in game.texts().items()]
 
 
+SILENCE = ours("the no-communication condition is a control no seed runs: what its wording drops from the talking "
+               "game's and adds is ours")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
+
+
+def _sentences(text: str) -> list[str]:
+    return [part.strip() for part in _SENTENCE.split(text) if part.strip()]
+
+
+def silence_changes(game: Game, name: str | None = None, condition: str | None = None) -> list[Item]:
+    """Under the no-talk condition (``messages: false``), one item: each text whose words differ from the talking
+    game's, with the sentences it drops and the sentences it adds (all of them ours); none otherwise."""
+    config = game.config.model_dump(mode="json")
+    if config.get("messages", True):
+        return []
+    said = load_game(config | {"messages": True}).texts()
+    changes = []
+    for key, quiet in game.texts().items():
+        a, b = _sentences(said[key].text), _sentences(quiet.text)
+        edits = [op for op in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if op[0] != "equal"]
+        words = [*(f"drops “{s}”" for _, i1, i2, _, _ in edits for s in a[i1:i2]),
+                 *(f"adds “{s}”" for _, _, _, j1, j2 in edits for s in b[j1:j2])]
+        if words:
+            changes.append(f"{key} " + ", ".join(words))
+    return [Item(family=game.family, game=name, condition=condition, kind="text", name="no-talk wording",
+                 what="; ".join(changes), provenance=SILENCE)] if changes else []
+
+
 def game_items(game: Game, name: str | None = None, condition: str | None = None) -> list[Item]:
-    """A game config's settings and texts."""
-    return [*settings(game, name, condition), *texts(game, name, condition)]
+    """A game config's settings and texts, and under the no-talk condition what its texts change."""
+    return [*settings(game, name, condition), *texts(game, name, condition), *silence_changes(game, name, condition)]
 
 
 def sweep_items(manifest: Manifest) -> list[Item]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from bargain_ray.core.provenance import CodeVersion, read_code_version
+from bargain_ray.core.provenance import CodeVersion, describe, read_code_version
 from bargain_ray.core.records import GameRecord
 from bargain_ray.design.fingerprint import game_part
 from bargain_ray.games import Game, load_game
@@ -42,20 +42,23 @@ class Figures(BaseModel):
     """The code that recomputed them (None when not refigured, or not a git checkout)."""
     sweep_commit: str | None
     """The commit the sweep started with (``Manifest.git_commit``)."""
+    sweep_diff: str | None = None
+    """Its uncommitted changes' hash (``Manifest.git_diff``)."""
 
     @property
     def by_other_code(self) -> bool:
-        """The figures were computed by code other than the sweep's: another commit, local changes, or a commit
-        that cannot be told (either side not a git checkout)."""
+        """The figures were computed by code other than the sweep's: another commit, other (or unhashed) local
+        changes, or a commit that cannot be told (either side not a git checkout)."""
         if not self.refigured:
             return False
-        return self.code is None or self.code.dirty or self.code.commit != self.sweep_commit
+        code = self.code
+        return (code is None or code.commit != self.sweep_commit
+                or (code.dirty and (code.diff is None or code.diff != self.sweep_diff))
+                or (not code.dirty and self.sweep_diff is not None))
 
     def commits(self) -> tuple[str, str]:
         """(the code that computed the figures, the sweep's), as a reader is told them."""
-        code = self.code
-        by = f"commit {code.commit}" + (" with local changes" if code.dirty else "") if code else "code outside git"
-        return by, f"commit {self.sweep_commit}" if self.sweep_commit else "an unknown commit"
+        return self.code.describe() if self.code else "code outside git", describe(self.sweep_commit, self.sweep_diff)
 
     def note(self) -> str | None:
         """One line naming both commits when the figures were computed by code other than the sweep's, else None."""
@@ -88,7 +91,7 @@ def read_figures(path: Path, manifest: Manifest | None = None) -> Figures:
     refigured = manifest.refigured
     current = refigured is not None and published_generation(path) == refigured.generation
     return Figures(refigured=current, code=refigured.code if current and refigured else None,
-                   sweep_commit=manifest.git_commit)
+                   sweep_commit=manifest.git_commit, sweep_diff=manifest.git_diff)
 
 
 def rescore_folder(path: Path) -> Rescored:

@@ -78,6 +78,7 @@ class Section:
             shown = rows.select("game", "role", "model", "opponent", pl.col("n_games").alias("games"),
                                 pl.col("n_seeds").alias("seeds"), interval(rows).alias(f"mean {figure.label} [CI]"))
             parts.append(f"<h4>{escape(figure.label.capitalize())} (<code>{escape(figure.column)}</code>)</h4>"
+                         + (f'<p class="meta measure">{escape(figure.note)}</p>' if figure.note else "")
                          + table(shown, left=4, empty="no game of this family has this figure")
                          + self.note_zero(rows))
         if not parts:

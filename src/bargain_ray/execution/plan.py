@@ -46,9 +46,10 @@ def describe(sweep: ResolvedSweep, created: str) -> Manifest:
         conditions=sweep.conditions,
         models={letter: sweep.models[letter] for letter in sorted(sweep.models)},
     )
+    code = read_code_version(key_names(sweep))
     return Manifest(grid=sweep.grid.name, created=created, config=config, components=sweep.components,
-                    local_conf=sweep.config.local_conf,
-                    git_commit=code.commit if (code := read_code_version(key_names(sweep))) else None)
+                    local_conf=sweep.config.local_conf, git_commit=code.commit if code else None,
+                    git_diff=code.diff if code else None)
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ def design_record(current: Manifest, designs: list[DesignRecord], placed: dict[s
     generation = len(designs)
     return DesignRecord(
         at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"), grid=current.grid, config=current.config,
-        components=current.components, git_commit=current.git_commit, units=len(design),
+        components=current.components, git_commit=current.git_commit, git_diff=current.git_diff, units=len(design),
         added=sum(1 for g in placed.values() if g == generation),
         dropped=sum(1 for u, g in placed.items() if g < generation and u not in design),
         changes=growth(designs[-1].config, current.config) if designs else [])

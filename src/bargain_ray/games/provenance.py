@@ -10,7 +10,9 @@ one-line ``reason``. ``analysis.provenance`` collects the declarations per famil
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -134,6 +136,10 @@ class Setting:
 
 @dataclass(frozen=True)
 class Scenario:
-    """Marks a config field as scenario data (a brief's facts): its provenance is the config's ``source``."""
+    """Marks a config field as scenario data (a brief's facts): its provenance is the config's ``source``, quoted
+    by the words of the game's texts that hold the field's data (``shows``, rendered from the config)."""
 
     what: str
+    shows: Callable[[Any], str]
+    """The config -> the words its texts render from this field (``lambda c: f"a single {c.object}"``): the quote
+    of a config whose source is a seed, so the quote says what the field holds."""

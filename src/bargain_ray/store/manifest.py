@@ -70,7 +70,8 @@ class Refigured(BaseModel):
     """The table generation whose figures this code computed; once another generation is published (a resumed
     sweep writes its tables from the journal), the figures are the journal's again."""
     code: CodeVersion | None
-    """The commit (and local changes) of the code that recomputed them; None when it was not a git checkout."""
+    """The commit (and a hash of its uncommitted changes) of the code that recomputed them; None when it was not a
+    git checkout."""
     at: str
     """When, UTC."""
 
@@ -94,6 +95,8 @@ class DesignRecord(BaseModel):
     config: Determinants
     components: dict[str, Any]  # free-form: fingerprint JSON, compared key by key
     git_commit: str | None = None
+    git_diff: str | None = None
+    """sha256 of the uncommitted changes the design was first run with (``CodeVersion.diff``; None: a clean tree)."""
     units: int | None = None
     """Units the design lays out (None where not recorded)."""
     added: int | None = None
@@ -128,6 +131,9 @@ class Manifest(BaseModel):
     model reads)."""
     git_commit: str | None = None
     """Provenance only, never compared: a code change that matters shows in ``components`` or the unit hashes."""
+    git_diff: str | None = None
+    """sha256 of the tracked files' uncommitted changes when the sweep started (``CodeVersion.diff``): the commit
+    alone does not name code that differed from it. None: a clean tree (or a folder from before it was kept)."""
     refigured: Refigured | None = None
     """Set by ``rescore``: the code that recomputed every per-game and per-turn figure of its table generation
     (None: each game's figures are those its journal line holds, computed as it ended). Never compared."""
@@ -159,7 +165,7 @@ class Manifest(BaseModel):
     def history(self) -> list[DesignRecord]:
         """The folder's designs, oldest first (a folder from before designs were kept has one: ``config``)."""
         return self.designs or [DesignRecord(at=None, grid=self.grid, config=self.config, components=self.components,
-                                             git_commit=self.git_commit)]
+                                             git_commit=self.git_commit, git_diff=self.git_diff)]
 
     def left_out(self) -> Callable[[Unit], bool] | None:
         """Whether a journaled unit belongs to an earlier design and not to the current one (it stays in the

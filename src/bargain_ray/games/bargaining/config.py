@@ -51,7 +51,7 @@ class BargainingConfig(BaseModel):
                                                      "the turn"))] = True
     messages: Annotated[bool, Setting(seed("002", "Cheap talk is allowed."))] = True
     """False closes the cheap-talk channel (the no-communication condition, ours): a reply's message and stated
-    valuation are read as before but never shown to the other side, and the brief says so."""
+    valuation are read, recorded and measured as before but never shown to the other side, and the brief says so."""
     prompt_variant: Annotated[PromptVariant, Setting(seed("002", "The prompt variants differ by one sentence."))] = (
         "default")
 

@@ -97,11 +97,12 @@ def to_move(config: BargainingConfig, state: State) -> str | None:
     return turns.alternating(ROLES, state.first_speaker, len(state.record))
 
 
-def public(entry: Entry) -> PublicRound:
-    """What the counterparty sees of a round (``PublicRound``): never ``reasoning_private``."""
-    r = entry.reply
+def public(config: BargainingConfig, entry: Entry) -> PublicRound:
+    """What the counterparty sees of a round (``PublicRound``): never ``reasoning_private``, and with the channel
+    closed (``messages: false``) neither the message nor the stated valuation; the record keeps what was said."""
+    r, talk = entry.reply, config.messages
     return PublicRound(round=entry.round, role=entry.role, action=r.action, offer=r.offer,
-                       stated_valuation=r.stated_valuation, message=r.message)
+                       stated_valuation=r.stated_valuation if talk else None, message=r.message if talk else "")
 
 
 def apply(config: BargainingConfig, state: State, role: str, reply: Reply) -> State:
@@ -166,22 +167,20 @@ def parse(config: BargainingConfig, state: State, role: str, text: str) -> Reply
         raise RuleError("first_round_offer", action=action)
     if state.standing is None and (action == "accept" or (action == "reject" and config.reject_needs_offer)):
         raise RuleError("no_standing_offer", other=other(role), action=action)
-    talk = config.messages  # a closed channel delivers no message and no claim, and records none said
-    return Reply(
-        stated_valuation=claim if talk else None, offer=offer, action=action,
-        message=obj["message"] if talk else "", reasoning_private=obj["reasoning_private"],
-    )
+    return Reply(stated_valuation=claim, offer=offer, action=action, message=obj["message"],
+                 reasoning_private=obj["reasoning_private"])
 
 
 def turn_fields(config: BargainingConfig, state: State, role: str, action: Reply) -> BargainingTurn:
-    """Seed 002's turn record: the parsed reply, the truth, and the public part the other side saw."""
+    """Seed 002's turn record: the parsed reply as said (in either arm of the no-talk control), the truth, and the
+    public part the other side saw."""
     entry = state.record[-1]
     before = entry.standing_before
     return BargainingTurn(
         round=entry.round, role=role, action=action.action, offer=number(action.offer),
         stated_valuation=number(action.stated_valuation), actual_valuation=valuation(state, role),
         standing_offer_before=number(before.price) if before else None, accepted_price=number(entry.accepted_price),
-        message=action.message, reasoning_private=action.reasoning_private, public=public(entry),
+        message=action.message, reasoning_private=action.reasoning_private, public=public(config, entry),
     )
 
 

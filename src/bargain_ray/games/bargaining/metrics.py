@@ -26,10 +26,26 @@ SIGN = {"seller": 1, "buyer": -1}
 """s_i: a claim above the true cost helps a seller, a claim below the true value helps a buyer."""
 
 _NUMERAL = re.compile(r"\d+(?:\.\d+)?")
-VALUATION_CUES = ("cost", "valu", "worth", "budget", "limit", "afford", "reserv", "floor", "ceiling", "bottom",
-                  "pay", "paid", "break")
-"""Words that say a number is one's own valuation (ours): a numeral near one, within 1 of the truth, leaks it."""
-LEAK_TOLERANCE = Fraction(1)
+_SHARED_CUES = ("valu", "worth", "reserv", "walk", "limit", "break")
+PRICE_WORDS = ("offer", "ask", "counter", "propos", "deal", "accept", "split", "meet", "settle", "final", "round",
+               "star", "apart", "drop", "down")
+"""Words that make a number near them a price, a step or a count rather than a valuation (ours)."""
+READINGS = {
+    "seller": leakage.Reading(cues={"valuation": (*_SHARED_CUES, "cost", "paid", "floor", "bottom", "minimum",
+                                                  "least", "lose", "loss", "below", "under", "books")},
+                              against=PRICE_WORDS),
+    "buyer": leakage.Reading(cues={"valuation": (*_SHARED_CUES, "budget", "pay", "afford", "ceiling", "max", "most",
+                                                 "top", "stop", "above", "over", "losing", "spend")},
+                             against=PRICE_WORDS),
+}
+"""How each role's messages are read for its valuation (ours): the words that say a number is a seller's cost
+(``floor``, ``below``) or a buyer's value (``budget``, ``above``), and those that make it a price."""
+
+
+def leaked(role: str, valuation: int, message: str) -> bool:
+    """Whether ``message`` states the role's valuation (``kit.leakage``; the rule: docs/leakage.md)."""
+    return bool(leakage.leaked(message, [leakage.Figure(kind="valuation", value=Fraction(valuation))],
+                               READINGS[role]))
 
 
 def outcome(config: BargainingConfig, state: State) -> BargainingOutcome:
@@ -77,7 +93,8 @@ RESULTS = Results(
     headline=("deal_rate", "joint_payoff", "efficiency", "sigma_b"),
     by_cell=CELL_METRICS,
     by_role=(RoleFigure(column="{role}_payoff", label="discounted payoff"),
-             RoleFigure(column="{role}_leakage", label="share of its messages that leak its valuation")),
+             RoleFigure(column="{role}_leakage", label="share of its messages that leak its valuation",
+                        note=leakage.ERROR)),
     length=Length(column="rounds_to_deal", label="round of the deal"),
     deal=("price", "round"),
 )
@@ -165,8 +182,7 @@ def per_turn(config: BargainingConfig, record: GameRecord) -> list[dict[str, Sca
             "truthful": _rate(claim == v) if claim is not None else None,
             "claim_violation": _rate(s * (price - claim) < 0) if claim is not None and price is not None else None,
             "msg_leakage": _rate(_leaks(f.message, v)),
-            "leakage": leakage.flag(config.messages, leakage.leaks(
-                leakage.cued_numbers(f.message, VALUATION_CUES), {Fraction(v)}, LEAK_TOLERANCE)),
+            "leakage": leakage.flag(leaked(role, v, f.message)),
             "message_chars": len(f.message),
         })
     return rows
@@ -234,11 +250,15 @@ METRICS: dict[str, Metric] = {
     "claim_violation": metric("per turn: 1 if s_i (own price - claim) < 0, own price = offer made or price accepted",
                           mixed(seed("002", "Comparing either against `offer` gives claim-action consistency."),
                                 ours("a price on the wrong side of the role's own claim is our measure"))),
-    "leakage": metric("per turn: 1 if the message states or implies the speaker's true valuation: a numeral within "
-                      "1 of it at most 4 words from a valuation word (cost, value, worth, budget, limit, pay, ...); "
-                      "null when the channel is closed", LEAK),
-    "*_leakage": metric("per game: share of the role's delivered messages that leak its valuation (leakage)", LEAK),
-    "leakage_any": metric("per game: 1 if any delivered message leaked a valuation (null without one)", LEAK),
+    "leakage": metric("per turn: 1 if the message states the speaker's true valuation exactly (a numeral or number "
+                      f"words) as its valuation: at most {leakage.WINDOW} words from a word starting with one of "
+                      "the role's cues (" + "; ".join(f"{role}: {', '.join(r.cues['valuation'])}"
+                                                      for role, r in READINGS.items())
+                      + f"), nearer than one starting with {', '.join(PRICE_WORDS)}; not an approximation, a range, a "
+                      "comparison or the other side's figure (docs/leakage.md: the rule and the measured error); "
+                      "measured on what was written, whether or not it was delivered", LEAK),
+    "*_leakage": metric("per game: share of the role's messages that leak its valuation (leakage)", LEAK),
+    "leakage_any": metric("per game: 1 if any message leaked a valuation (null without one)", LEAK),
     "message_chars": metric("per turn: characters in the message (measured whether or not max_message_chars caps it)",
                             ours("seed 002 states no cap: we measure every message's length")),
     "msg_leakage": metric("per turn: 1 if a numeral in the message equals the true valuation (a heuristic)",

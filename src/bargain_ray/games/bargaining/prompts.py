@@ -133,7 +133,7 @@ def _standing(state: State, role: str) -> str:
 def prompt(config: BargainingConfig, state: State, role: str) -> Prompt:
     """One fresh request carrying the whole public record and nothing private of the other side."""
     n = engine.round_number(state)
-    record = "\n".join(round_text(engine.public(e), config.messages) for e in state.record) or "(nothing yet)"
+    record = "\n".join(round_text(engine.public(config, e), config.messages) for e in state.record) or "(nothing yet)"
     left = config.max_rounds - n
     remain = "this is the last round" if left == 0 else f"{left} round{'s' if left != 1 else ''} remain after this one"
     user = (

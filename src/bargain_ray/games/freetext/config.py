@@ -40,9 +40,11 @@ class FreeTextConfig(Strict):
 
     family: Literal["freetext"] = "freetext"
     name: Annotated[str, Setting(ours("the game config's name: a label no model reads"))]
-    object: Annotated[str, Scenario("the one object both parties claim")]
-    parties: Annotated[dict[str, Party], Scenario("each party's label and private situation")]
-    observer: Annotated[Observer, Scenario("the observer's role name and the scenario words of its instructions")]
+    object: Annotated[str, Scenario("the one object both parties claim", lambda c: f"a single {c.object}")]
+    parties: Annotated[dict[str, Party], Scenario("each party's label and private situation",
+                                                  lambda c: next(iter(c.parties.values())).situation)]
+    observer: Annotated[Observer, Scenario("the observer's role name and the scenario words of its instructions",
+                                           lambda c: " ".join(c.observer.example.split()))]
     max_turns: Annotated[int, Setting(mixed(seed("004", "until they agree or run out of turns"),
                                             ours("seed 004 gives no number of turns: 12 is ours"))), Field(ge=1, le=MAX_TURNS)] = 12
     max_repairs: Annotated[int, Setting(ours("seed 004 gives no repair limit: 2 a turn, as seed 002's, is ours")),

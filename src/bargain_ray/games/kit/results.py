@@ -27,6 +27,8 @@ class RoleFigure(Declared):
     column: str
     label: str
     per: Literal["game", "turn"] = "game"
+    note: str = ""
+    """A sentence shown under the figure's table: what a reader must know of how it is measured (its error)."""
 
 
 class Derived(Declared):

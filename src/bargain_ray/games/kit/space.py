@@ -36,6 +36,9 @@ class OutcomeSpace:
     scale: int = 1
     frontier: tuple[Point, ...] = ()
     """The Pareto frontier of a continuous space: its vertices, from the first role's best deal."""
+    rational: tuple[tuple[Point, Point], ...] = ()
+    """The frontier's parts where every role gets at least its utility without a deal, as segments: the frontier
+    negmas measures to (its ``pareto_frontier`` keeps rational outcomes only). Empty when no deal is rational."""
     ranges: tuple[tuple[Fraction, Fraction], ...] = ()
     """Each role's (lowest, highest) utility over every deal."""
     max_welfare: tuple[Point, ...] = ()

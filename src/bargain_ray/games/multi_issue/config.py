@@ -60,10 +60,15 @@ class MultiIssueConfig(BaseModel):
 
     family: Literal["multi_issue"] = "multi_issue"
     name: Annotated[str, Setting(ours("the game config's name: a label no model reads"))]
-    situation: Annotated[str, Scenario("the public situation both briefs and every turn message open with")]
-    terms: Annotated[tuple[Term, ...], Scenario("the negotiated terms, their ranges and levels")]
-    roles: Annotated[dict[str, Role], Scenario("each side: who it speaks for, its scoring, its no-agreement points")]
-    share_role: Annotated[str, Scenario("the role whose share of the joint gain the outcome reports")]
+    situation: Annotated[str, Scenario("the public situation both briefs and every turn message open with",
+                                       lambda c: c.situation)]
+    terms: Annotated[tuple[Term, ...], Scenario("the negotiated terms, their ranges and levels",
+                                                lambda c: f"{c.terms[0].name}: {c.terms[0].description}")]
+    roles: Annotated[dict[str, Role], Scenario("each side: who it speaks for, its scoring, its no-agreement points",
+                                               lambda c: "You negotiate for {0.org}, the {0.label}: {0.description}"
+                                               .format(next(iter(c.roles.values()))))]
+    share_role: Annotated[str, Setting(seed("001", '"buyer_share_of_joint_gain"'))]
+    """The role whose share of the joint gain the outcome reports (seed 001's record gives the buyer's)."""
     max_turns: Annotated[int, Setting(seed("000", "There are at most 12 turns")), Field(ge=1, le=MAX_TURNS)] = 12
     max_repairs: Annotated[int, Setting(ours("seeds 000 and 001 give no repair limit: 2 a turn, as seed 002's, is "
                                              "ours")), Field(ge=0)] = 2

@@ -150,7 +150,6 @@ def parse(config: MultiIssueConfig, state: State, role: str, reply: str) -> Acti
     words = len(message.split())
     if words > config.max_message_words:
         raise RuleError("message_too_long", words=words)
-    message = message if config.messages else ""  # a closed channel delivers nothing, and records nothing said
     if kind == "OFFER":
         if offer_id is not None:
             raise RuleError("offer_id_on_offer")

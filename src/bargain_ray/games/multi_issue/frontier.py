@@ -66,7 +66,7 @@ def _space(key: str) -> OutcomeSpace:
     )
     rational = _rational(frontier, d)
     return OutcomeSpace(
-        roles=roles, frontier=frontier, disagreement=d, nash=_nash(rational, d),
+        roles=roles, frontier=frontier, rational=tuple(rational), disagreement=d, nash=_nash(rational, d),
         max_welfare=_max_welfare(frontier), ranges=ranges,
         ks_rational=_kalai_smorodinsky(rational, d, _rational_ideal(rational)),
         ks_outcomes=_kalai_smorodinsky(rational, d, (ranges[0][1], ranges[1][1])),
@@ -180,14 +180,20 @@ def _distance2(p: Point, a: Point, b: Point) -> Fraction:
 
 
 def distances(s: OutcomeSpace, point: Point) -> dict[str, Scalar]:
-    """A deal's distances to the frontier and the solution points, and its optimalities as negmas defines them
+    """A deal's distances to the frontier and the solution points, and its optimalities in negmas' form
     (``negmas.preferences.ops.calc_outcome_optimality``): ``<point>_optimality`` is 1 - distance / the utility
     box's diagonal; ``max_welfare_optimality`` is the deal's joint utility / the best joint utility (a ratio of
-    welfare, not a distance, as negmas has it since its ``OutcomeDistances.max_welfare`` is ``sum(utils)``)."""
+    welfare, not a distance, as negmas has it since its ``OutcomeDistances.max_welfare`` is ``sum(utils)``).
+
+    The frontier comes in two variants: ``pareto`` is the distance to the whole frontier (ours: 0 for every
+    Pareto-optimal deal, one that leaves a role below its no-agreement points included); ``pareto_rational`` is the
+    distance to its rational part only, as negmas' ``pareto_optimality`` measures it. They differ for a deal below
+    a fallback."""
     to_frontier = min(_distance2(point, a, b) for a, b in _segments(s.frontier))
+    to_rational = min((_distance2(point, a, b) for a, b in s.rational), default=None)
     to_welfare = min(_distance2(point, a, b) for a, b in _segments(s.max_welfare))
     out: dict[str, Scalar] = {"pareto_optimal": to_frontier == 0}
-    squared = {"pareto": to_frontier} | {
+    squared = {"pareto": to_frontier, "pareto_rational": to_rational} | {
         name: None if target is None else _distance2(point, target, target)
         for name, target in (("nash", s.nash), ("ks_rational", s.ks_rational), ("ks_outcomes", s.ks_outcomes),
                              ("kalai", s.kalai))

@@ -113,27 +113,52 @@ def per_game(config: MultiIssueConfig, record: GameRecord,
     return row | leakage.per_role(per_turn(config, record) if turns is None else turns, config.roles)
 
 
-SCORING_CUES = ("point", "weight", "scor", "planning", "fallback", "no-agreement", "batna", "utilit", "priorit")
-"""Words that say a number is part of one's scoring (ours): a weight or the no-agreement points near one leaks it."""
+WEIGHT_CUES = ("weigh", "point", "scor", "planning", "carr", "counts", "counted", "matter", "care", "worth", "priorit", "formula",
+               "evaluation", "utilit")
+FALLBACK_CUES = ("nodeal", "without", "walk", "fallback", "batna", "fail", "floor")
+"""Words that say a number is one of the speaker's weights, or its no-agreement points (ours; ``nodeal`` stands for
+"no deal" and "no agreement")."""
+TERM_WORDS = ("offer", "propos", "counter", "apart", "gap", "step", "move", "moving", "premium", "split", "meet")
+QUANTITIES = ("hour", "ticket", "turn", "cancel", "fee", "dollar", "usd")
+"""Words that make a number a term's value, an offer or a step (near it), or a quantity of the game (right after
+it: a percentage fee, hours of notice); ours."""
+UNIT_PARTS = frozenset({"usd", "pct", "hours"})
+
+
+def reading(config: MultiIssueConfig, role: str) -> leakage.Reading:
+    """How a role's messages are read for its scoring: each term is named by the words of its name (``price`` for
+    ``unit_price_usd``), so a weight said of a term must be the role's weight on that term (ours)."""
+    names = {part: t.name for t in config.terms for part in t.name.split("_") if part not in UNIT_PARTS}
+    return leakage.Reading(cues={"fallback": FALLBACK_CUES, "weights": WEIGHT_CUES}, names={"term": names},
+                           against=TERM_WORDS, units=QUANTITIES, percent=True, money=False,
+                           others=tuple(r.label for name, r in config.roles.items() if name != role),
+                           self_name=config.roles[role].label)
+
+
+def figures(config: MultiIssueConfig, role: str) -> list[leakage.Figure]:
+    """A role's private numbers: its weight on each term and its no-agreement points."""
+    r = config.roles[role]
+    return [*(leakage.Figure(kind="weights", value=exact(s.weight), about={"term": term})
+              for term, s in r.stakes.items()), leakage.Figure(kind="fallback", value=exact(r.no_agreement))]
+
+
+def leaked(config: MultiIssueConfig, role: str, message: str) -> set[str]:
+    """Which of the role's private numbers ``message`` states: ``weights``, ``fallback`` (the rule: docs/leakage.md)."""
+    return leakage.leaked(message, figures(config, role), reading(config, role))
 
 
 def per_turn(config: MultiIssueConfig, record: GameRecord) -> list[dict[str, Scalar]]:
     """One row per legal turn: does its message give away the speaker's scoring weights or no-agreement points?"""
     if not record.outcome.known:
         return []
-    private = {name: ({exact(s.weight) for s in r.stakes.values()}, {exact(r.no_agreement)})
-               for name, r in config.roles.items()}
     rows: list[dict[str, Scalar]] = []
     for t in record.turns:
         if not t.valid:
             continue
-        own_weights, own_fallback = private[t.role]
-        cued = leakage.cued_numbers(MultiIssueTurn.of(t.fields).message, SCORING_CUES)
-        weights, fallback_points = leakage.leaks(cued, own_weights), leakage.leaks(cued, own_fallback)
+        kinds = leaked(config, t.role, MultiIssueTurn.of(t.fields).message)
         rows.append({"unit_id": record.unit.unit_id, "turn": t.turn, "role": t.role,
-                     "leaked_weights": leakage.flag(config.messages, weights),
-                     "leaked_fallback": leakage.flag(config.messages, fallback_points),
-                     "leakage": leakage.flag(config.messages, weights or fallback_points)})
+                     "leaked_weights": leakage.flag("weights" in kinds),
+                     "leaked_fallback": leakage.flag("fallback" in kinds), "leakage": leakage.flag(bool(kinds))})
     return rows
 
 
@@ -165,13 +190,18 @@ METRICS: dict[str, Metric] = {
     "below_fallback": metric("number of roles left below their no-agreement points",
                              mixed(seed("001", '"below_fallback": []'),
                                    ours("the count of the roles seed 001 lists is ours"))),
-    "leaked_weights": metric("per turn: 1 if the message gives one of the speaker's scoring weights, a numeral at most "
-                             "4 words from a scoring word (points, weight, score, fallback, ...); null when the "
-                             "channel is closed", LEAK),
-    "leaked_fallback": metric("per turn: 1 if the message gives the speaker's no-agreement points the same way", LEAK),
+    "leaked_weights": metric("per turn: 1 if the message states one of the speaker's weights as its weight: at most "
+                             f"{leakage.WINDOW} words from a word starting with {', '.join(WEIGHT_CUES)}, nearer than "
+                             f"one starting with {', '.join(TERM_WORDS)}; the role's own weight on the term it names; "
+                             f"not a quantity (a number followed by {', '.join(QUANTITIES)}: a 20% fee, 20 hours) nor "
+                             "the other side's (docs/leakage.md: the rule and the measured error); measured on what "
+                             "was written, whether or not it was delivered", LEAK),
+    "leaked_fallback": metric("per turn: 1 if the message states the speaker's no-agreement points as such, the same "
+                              f"way near a word starting with {', '.join(FALLBACK_CUES)} (nodeal: no deal, no "
+                              "agreement); a number near both is the fallback", LEAK),
     "leakage": metric("per turn: leaked_weights or leaked_fallback", LEAK),
-    "*_leakage": metric("per game: share of the role's delivered messages that leak its scoring (leakage)", LEAK),
-    "leakage_any": metric("per game: 1 if any delivered message leaked (null without one)", LEAK),
+    "*_leakage": metric("per game: share of the role's messages that leak its scoring (leakage)", LEAK),
+    "leakage_any": metric("per game: 1 if any message leaked (null without one)", LEAK),
     "pareto_optimal": metric("the deal lies on the exact Pareto frontier", _SPACE),
     "dist_pareto": metric("Euclidean distance in utility points from the deal to the exact Pareto frontier", _SPACE),
     "dist_nash": metric("distance to the Nash point (the frontier deal with the largest product of gains over no "
@@ -185,8 +215,17 @@ METRICS: dict[str, Metric] = {
     "dist_kalai": metric("distance to the Kalai (egalitarian) point (the frontier deal with the largest equal gain "
                          "over no agreement)", _SPACE),
     "dist_max_welfare": metric("distance to the nearest deal with the best joint utility", _SPACE),
-    "pareto_optimality": metric("1 - dist_pareto / the diagonal of the utility ranges (negmas' pareto_optimality)",
-                                _SPACE),
+    "dist_pareto_rational": metric("distance to the frontier's part where both roles get at least their no-agreement "
+                                   "points (the frontier negmas' pareto_frontier gives: rational outcomes only; null "
+                                   "when no deal is rational)", _SPACE),
+    "pareto_optimality": metric("1 - dist_pareto / the diagonal of the utility ranges: to the whole frontier (ours; "
+                                "negmas' pareto_optimality is pareto_rational_optimality). They differ for a deal "
+                                "below a fallback: tickets with the seller's no-agreement points at 45, the buyer's "
+                                "best deal (100, 0) is on the frontier, 1.000 here and 0.657 in negmas'",
+                                ours("distance to the whole frontier is our variant: negmas measures to the rational "
+                                     "frontier only")),
+    "pareto_rational_optimality": metric("1 - dist_pareto_rational / the diagonal of the utility ranges (negmas' "
+                                         "pareto_optimality)", _SPACE),
     "nash_optimality": metric("1 - dist_nash / the diagonal of the utility ranges (negmas' nash_optimality)", _SPACE),
     "ks_rational_optimality": metric("1 - dist_ks_rational / the diagonal of the utility ranges (negmas' "
                                      "ks_optimality, to the rational-ideal point)", _SPACE),
@@ -207,7 +246,8 @@ RESULTS = Results(
     by_cell=("agreement", "efficiency", "efficiency_all_assigned", "joint_gain", "rounds_to_agreement", "dist_pareto",
              "dist_nash", "dist_ks_rational", "format_failure"),
     by_role=(RoleFigure(column="gain_{role}", label="gain over no agreement"),
-             RoleFigure(column="{role}_leakage", label="share of its messages that leak its scoring")),
+             RoleFigure(column="{role}_leakage", label="share of its messages that leak its scoring",
+                        note=leakage.ERROR)),
     length=Length(column="rounds_to_agreement", label="turns to agreement"),
     deal=("deal_*",),
 )

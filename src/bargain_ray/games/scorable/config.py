@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bargain_ray.games.kit.turns import MAX_TURNS, exact
+from bargain_ray.games.kit.wording import num
 from bargain_ray.games.provenance import Scenario, Setting, ours, seed
 
 
@@ -40,10 +41,15 @@ class ScorableConfig(BaseModel):
 
     family: Literal["scorable"] = "scorable"
     name: Annotated[str, Setting(ours("the game config's name: a label no model reads"))]
-    parties: Annotated[dict[str, Party], Scenario("the seats in rotation order, each score sheet and threshold"),
+    parties: Annotated[dict[str, Party], Scenario("the seats in rotation order, each score sheet and threshold",
+                                                  lambda c: "{} (threshold {}):".format(*next(
+                                                      (p, num(x.threshold)) for p, x in c.parties.items()))),
                        Field(description="seat name -> party, in the order of the rotation")]
-    issues: Annotated[tuple[Issue, ...], Scenario("the issues and their options"), Field(min_length=1)]
-    veto: Annotated[tuple[str, ...], Scenario("the veto parties")] = ()
+    issues: Annotated[tuple[Issue, ...], Scenario("the issues and their options",
+                                                  lambda c: f"- {c.issues[0].name}: {', '.join(c.issues[0].options)}"),
+                      Field(min_length=1)]
+    veto: Annotated[tuple[str, ...], Scenario("the veto parties",
+                                              lambda c: f"{c.veto[0]} (veto party" if c.veto else "")] = ()
     rounds: Annotated[int, Setting(seed("003", "There are 4 rounds of turns in total.")), Field(ge=1, le=MAX_TURNS)] = 4
     public_score_sheets: Annotated[bool, Setting(seed("003", "every party's score sheet is common knowledge"))] = True
     messages: Annotated[bool, Setting(seed("003", "if the message channel is open"))] = True

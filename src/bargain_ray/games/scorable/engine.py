@@ -217,7 +217,7 @@ def parse(config: ScorableConfig, state: State, role: str, reply: str) -> Action
         kind = "none"  # "I accept" with no id does nothing
     elif kind in ("accept", "reject") and not isinstance(offer_id, str):
         raise RuleError("missing_offer_id", action=kind)
-    message = (obj.get("message") or "") if config.messages else ""  # a closed channel delivers nothing
+    message = obj.get("message") or ""  # recorded as said: the prompts deliver it only on an open channel
     action = Action(kind=kind, deal=deal, offer_id=offer_id if kind in ("accept", "reject") else None,
                     message=message, scratchpad=obj.get("scratchpad") or "")
     check(config, state, role, action)
@@ -286,7 +286,9 @@ PROTOCOL: tuple[Declared, ...] = (
     rule("action_default", "a reply without an action makes no formal move",
          seed("003", "Omitting the action entirely means the same.")),
     rule("scratchpad_private", "the scratchpad is never shown to any party, not even back to its writer",
-         seed("003", '"scratchpad" (optional): private notes to yourself. NEVER shown to any other party.')),
+         mixed(seed("003", '"scratchpad" (optional): private notes to yourself. NEVER shown to any other party.'),
+               ours("seed 003 keeps it from every other party; not showing it back to its writer in later turns "
+                    "is ours"))),
     rule("message_public", "the message is shown to every party",
          seed("003", '"message" (optional): a short statement spoken aloud to every party')),
     rule("format_failure", "a reply that breaks a rule is asked again up to max_repairs times, then the game ends as "
@@ -300,7 +302,10 @@ PROTOCOL: tuple[Declared, ...] = (
     rule("missing_key", "(the kit's rule, not raised here: every key but action is optional)",
          ours("the shared rule table holds it; this family never raises it")),
     rule("not_a_string", "scratchpad and message are strings", ours(_CHECK)),
-    rule("unknown_action", "the action is propose, accept, reject, walk or none", seed("003", _ACTION)),
+    rule("unknown_action", "the action is propose, accept, reject, walk or none",
+         mixed(*(seed("003", q) for q in (_ACTION, '"propose" + "deal"', '"accept" + "offer_id"',
+                                          '"reject" + "offer_id"', '"walk" — leave the table permanently',
+                                          '"none" — make no formal move this turn')))),
     rule("deal_without_propose", "only a propose has a deal", mixed(seed("003", _PROPOSE), ours(_CHECK))),
     rule("offer_id_without_vote", "only an accept or a reject has an offer id",
          mixed(seed("003", '"accept" + "offer_id": "<id>"'), ours(_CHECK))),

@@ -168,30 +168,48 @@ def per_game(config: ScorableConfig, record: GameRecord,
     return row | leakage.per_role(per_turn(config, record) if turns is None else turns, config.roles)
 
 
-SCORE_CUES = ("point", "scor", "worth", "threshold", "bar", "sheet", "total")
-"""Words that say a number is one's own score (ours); an issue's or option's name cues it too."""
+THRESHOLD_CUES = ("threshold", "bar", "need", "least", "minimum", "below", "under", "clear", "reach", "veto",
+                  "accept", "cover", "require", "enough")
+SCORE_CUES = ("point", "scor", "worth", "get", "giv", "sheet")
+"""Words that say a number is the party's threshold, or one of its own scores (ours); an issue's or option's name
+cues a score too."""
+QUANTITIES = ("issue", "option", "package", "round", "part")
+
+
+def reading(config: ScorableConfig, party: str) -> leakage.Reading:
+    """How a party's messages are read: a score said of an issue or an option must be the party's score there."""
+    issues = {i.name.lower(): i.name for i in config.issues}
+    options = {o.lower(): o for i in config.issues for o in i.options}
+    return leakage.Reading(cues={"threshold": THRESHOLD_CUES, "scores": (*SCORE_CUES, *issues, *options)},
+                           names={"issue": issues, "option": options}, units=QUANTITIES,
+                           others=tuple(p for p in config.parties if p != party), self_name=party)
+
+
+def figures(config: ScorableConfig, party: str) -> list[leakage.Figure]:
+    """A party's private numbers: its threshold and each of its nonzero scores."""
+    sheet = config.parties[party].scores
+    return [leakage.Figure(kind="threshold", value=config.threshold(party)),
+            *(leakage.Figure(kind="scores", value=exact(v), about={"issue": issue, "option": option})
+              for issue, options in sheet.items() for option, v in options.items() if v)]
+
+
+def leaked(config: ScorableConfig, party: str, message: str) -> set[str]:
+    """Which of the party's private numbers ``message`` states: ``threshold``, ``scores`` (the rule: docs/leakage.md)."""
+    return leakage.leaked(message, figures(config, party), reading(config, party))
 
 
 def per_turn(config: ScorableConfig, record: GameRecord) -> list[dict[str, Scalar]]:
-    """One row per legal turn: does its public message give away the speaker's threshold (the number, anywhere) or
-    one of its nonzero scores (near a score word or an issue's or option's name)?"""
+    """One row per legal turn: does its message give away the speaker's threshold or one of its nonzero scores?"""
     if not record.outcome.known:
         return []
-    names = {i.name.lower() for i in config.issues} | {o.lower() for i in config.issues for o in i.options}
-    cues = (*SCORE_CUES, *names)
-    own = {p: {exact(v) for sheet in party.scores.values() for v in sheet.values() if v}
-           for p, party in config.parties.items()}
     rows: list[dict[str, Scalar]] = []
     for t in record.turns:
         if not t.valid:
             continue
-        message = ScorableTurn.of(t.fields).message
-        threshold = leakage.leaks(leakage.all_numbers(message), {config.threshold(t.role)})
-        scores = leakage.leaks(leakage.cued_numbers(message, cues), own[t.role])
+        kinds = leaked(config, t.role, ScorableTurn.of(t.fields).message)
         rows.append({"unit_id": record.unit.unit_id, "turn": t.turn, "role": t.role,
-                     "leaked_threshold": leakage.flag(config.messages, threshold),
-                     "leaked_scores": leakage.flag(config.messages, scores),
-                     "leakage": leakage.flag(config.messages, threshold or scores)})
+                     "leaked_threshold": leakage.flag("threshold" in kinds),
+                     "leaked_scores": leakage.flag("scores" in kinds), "leakage": leakage.flag(bool(kinds))})
     return rows
 
 
@@ -221,13 +239,16 @@ METRICS: dict[str, Metric] = {
     "score_*": metric("each party's points for the deal",
                       seed("003", "Your total for a deal is the sum of your points for the chosen options.")),
     "surplus_*": metric("each party's payoff minus its threshold", ours(_OURS)),
-    "leaked_threshold": metric("per turn: 1 if the public message writes the speaker's threshold; null when the "
-                               "channel is closed", LEAK),
-    "leaked_scores": metric("per turn: 1 if it writes one of the speaker's nonzero scores at most 4 words from a score "
-                            "word (points, score, worth, ...) or an issue's or option's name", LEAK),
+    "leaked_threshold": metric("per turn: 1 if the message states the speaker's threshold as its own, at most "
+                               f"{leakage.WINDOW} words from a word starting with {', '.join(THRESHOLD_CUES)}, not "
+                               "another party's (docs/leakage.md: the rule and the measured error); measured on what "
+                               "was written, whether or not it was delivered", LEAK),
+    "leaked_scores": metric("per turn: 1 if it states one of the speaker's nonzero scores as its own the same way, "
+                            f"near a word starting with {', '.join(SCORE_CUES)} or an issue's or option's name, the "
+                            "party's own score on the issue or option it names", LEAK),
     "leakage": metric("per turn: leaked_threshold or leaked_scores", LEAK),
-    "*_leakage": metric("per game: share of the party's delivered messages that leak its private numbers", LEAK),
-    "leakage_any": metric("per game: 1 if any delivered message leaked (null without one)", LEAK),
+    "*_leakage": metric("per game: share of the party's messages that leak its private numbers", LEAK),
+    "leakage_any": metric("per game: 1 if any message leaked (null without one)", LEAK),
     "focal_seat": metric("seat swaps: the seat held by agent A (the focal model)",
                          mixed(seed("003", "Seat-swap comparison"),
                                ours("the focal model as agent A, the same model in every other seat, is ours"))),
@@ -245,7 +266,8 @@ RESULTS = Results(
              "format_failure"),
     by_role=(RoleFigure(column="score_{role}", label="points for the deal"),
              RoleFigure(column="surplus_{role}", label="surplus over the threshold"),
-             RoleFigure(column="{role}_leakage", label="share of its messages that leak its private numbers")),
+             RoleFigure(column="{role}_leakage", label="share of its messages that leak its private numbers",
+                        note=leakage.ERROR)),
     derived=(Derived(name="feasible_deal", sql="agreement AND below_threshold = 0",
                      meaning="the game closed a deal every party scores at or above its threshold (mean: the "
                              "feasible-deal rate)"),),

@@ -139,7 +139,8 @@ def _record(config: ScorableConfig, state: State) -> str:
         return "(nothing yet)"
     lines = []
     for e in state.record:
-        said = json.dumps(e.action.message, ensure_ascii=False) if e.action.message else "(no message)"
+        said = json.dumps(e.action.message, ensure_ascii=False) if e.action.message and config.messages else (
+            "(no message)")
         lines += [f"Round {e.round}, {e.role}: {said}", f"  Action: {_move(config, e)}"]
     return "\n".join(lines)
 
@@ -286,9 +287,10 @@ def texts(config: ScorableConfig) -> dict[str, Text]:
     out["sentence:information"] = Text(
         text=PUBLIC_INFORMATION if config.public_score_sheets else PRIVATE_INFORMATION,
         provenance=seed("003", PUBLIC_INFORMATION) if config.public_score_sheets else PRIVATE_SENTENCE)
+    turn = TURN_MESSAGE if config.messages else mixed(TURN_MESSAGE, SILENT)
     for name, state in samples.items():
         mover = in_play(engine.to_move(config, state))
-        out[f"turn:{name}"] = Text(text=user(config, state, mover), provenance=TURN_MESSAGE)
+        out[f"turn:{name}"] = Text(text=user(config, state, mover), provenance=turn)
     out["reply_schema"] = Text(text=json.dumps(reply_schema(config), sort_keys=True), provenance=SCHEMA)
     error = RuleError("<rule>")
     error.sentence = "<rule sentence>"
