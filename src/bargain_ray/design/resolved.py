@@ -196,10 +196,11 @@ def resolve(data: dict[str, Any] | SweepConfig | ResolvedSweep) -> ResolvedSweep
                          components=components(written, games, models))
 
 
-def typed_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:  # free-form: Hydra's composed config, before validation
+def typed_keys(base: dict[str, Any], path: Sequence[str], schema: type[BaseModel] = SweepConfig) -> list[str] | None:  # free-form: Hydra's composed config, before validation
     """The keys allowed right below ``path``, by the schema that reads it: a game's family schema under
     ``games.<name>``, the chosen provider's settings under ``provider.settings``, the families' strategies under
-    ``models.<letter>.strategy``, else the sweep's own schema (``config.compose.KeysOf``)."""
+    ``models.<letter>.strategy``, else the command's own schema (``schema``: the sweep's, or the judge's;
+    ``config.compose.KeysOf``)."""
     if len(path) >= 2 and path[0] == "provider" and path[1] == "settings":
         chosen = PROVIDERS.get(str((base.get("provider") or {}).get("name")))
         return schema_keys(chosen, path[1:]) if chosen else None
@@ -212,7 +213,7 @@ def typed_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:  
             return schema_keys(family(str(name)).GAME.Config, path[2:])
         except ValueError:  # no such game or family: the sweep's schema names what there is
             return None
-    return schema_keys(SweepConfig, path)
+    return schema_keys(schema, path)
 
 
 def compose_sweep(overrides: Sequence[str]) -> ResolvedSweep:

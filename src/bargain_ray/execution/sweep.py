@@ -92,7 +92,7 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
         return ExitCode.DISK_FULL
 
 
-def _ray_for(sweep: ResolvedSweep, plan_line: str, clock: StartupClock, meanwhile: Callable[[], object]) -> RayChoice:
+def ray_for(sweep: ResolvedSweep, plan_line: str, clock: StartupClock, meanwhile: Callable[[], object]) -> RayChoice:
     """Which Ray the run uses, said in the plan line, then joined or started (``meanwhile`` runs as it starts)."""
     choice = choose_ray(sweep.run.ray_timeout_s)
     print(f"{plan_line}; ray: {choice.describe()}", flush=True)
@@ -114,7 +114,7 @@ def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: R
             return 0
         with ExitStack() as service:  # the simulated provider (or local model) starts while Ray does
             served: list[ResolvedSweep] = []
-            choice = _ray_for(sweep, line, clock, lambda: served.append(service.enter_context(provider_service(sweep))))
+            choice = ray_for(sweep, line, clock, lambda: served.append(service.enter_context(provider_service(sweep))))
             with watch_cluster(choice, sweep.run.ray_timeout_s):
                 write_status(path, "running", count + finished)
                 stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
