@@ -25,6 +25,7 @@ from bargain_ray.analysis.agreement import Estimate, Ratings, clustered, estimat
 from bargain_ray.analysis.bootstrap import Bootstrap
 from bargain_ray.analysis.page import escape, table
 from bargain_ray.games.freetext.engine import ALLOCATION_TYPES
+from bargain_ray.store.judging import read_labels, read_reads
 
 RECORDED = "recorded"
 """The rater that is the game's own final verdict."""
@@ -164,7 +165,7 @@ class Judging:
             column = labels[rater.name].drop_nulls()
             n = column.len()
             rows.append({"rater": self.label(rater), "games": n,
-                         **{t: (column == t).sum() / n if n else None for t in ALLOCATION_TYPES}})
+                         **{t: round((column == t).sum() / n, 3) if n else None for t in ALLOCATION_TYPES}})
         return pl.DataFrame(rows, schema={"rater": pl.String, "games": pl.Int64,
                                           **dict.fromkeys(ALLOCATION_TYPES, pl.Float64)})
 
@@ -272,3 +273,20 @@ class Judging:
                 + table(shares, left=1)
                 + "<h4>Each reader: self-consistency and swap flips</h4>" + table(pl.DataFrame(readers), left=1)
                 + "<h4>Every two raters</h4>" + table(pairs, left=2))
+
+
+def agreement_part(path: Path, games: list[str], boot: Bootstrap) -> str | None:
+    """The report's observer-agreement part for the games named ``games`` of the sweep folder ``path``: None when the
+    folder was never judged (or none of these games was), else the figures, or one line saying why they cannot be
+    read."""
+    try:
+        reads = read_reads(path)
+        humans = read_labels(path)
+    except OSError as exc:
+        return f'<p class="technical">{escape(str(exc))}</p>'
+    if reads is None:
+        return None
+    reads = reads.filter(pl.col("game").is_in(games) & pl.col("known"))
+    if not reads.height:
+        return None
+    return Judging(reads, boot, humans).html()

@@ -91,6 +91,8 @@ class JudgingSpec(BaseModel):
     sweep: ResolvedSweep
     reads: dict[str, Read]
     games: dict[str, JudgedGame]
+    names_shown: bool = False
+    """Each read names each party's model after its label (``panel.hide_models=false``)."""
 
     @property
     def provider(self) -> Provider:
@@ -106,7 +108,7 @@ class JudgingSpec(BaseModel):
         judged = self.games[read.judged]
         config = self.sweep.game_configs[game_key(judged.unit.game, judged.unit.condition)]
         assert isinstance(config, FreeTextConfig)  # judging_sweep keeps the judged family's configs only
-        named = None if self.sweep.components["panel"]["hide_models"] else judged.parties
+        named = judged.parties if self.names_shown else None
         shown = reading_config(config, len(judged.transcript), read.swapped, named)
         return bind(shown), State(first_speaker=judged.first_speaker, transcript=judged.transcript)
 
@@ -138,7 +140,9 @@ def judging_sweep(played: SweepConfig, configured: dict[str, ModelConfig], compo
                   config: JudgeConfig) -> ResolvedSweep:
     """The judging run of a folder whose games ``played`` and ``components`` determined (its manifest's: each model
     as the games called it, without its runtime knobs): the folder's grid, games and models beside the panel's
-    observers, the judge's provider and run, and the judging fingerprint. ``configured`` holds the model file
+    observers, the judge's provider and run, and the judging fingerprint. Its ``models`` are the readers only (the
+    games' observers, when they read again, and the panel's), as the run calls them: no party is called, so no
+    party's key is asked for and no party's price narrows the budget. ``configured`` holds the model file
     (``conf/model``) of each of the sweep's models by letter, where one names it: the price, limits and retries a
     manifest leaves out, and the API a model rerouted to the simulated provider was meant for. ConfigError with one
     line per mistake, before any call."""
@@ -177,7 +181,7 @@ def judging_sweep(played: SweepConfig, configured: dict[str, ModelConfig], compo
     runtime = {letter: {k: getattr(m, k) for k in RUNTIME_KEYS} for letter, m in configured.items()}
     written = {letter: m.model_copy(update=runtime.get(letter, {})) for letter, m in played.models.items()}
     written |= panel.observers
-    models = {letter: effective_model(m, provider) for letter, m in written.items()}
+    models = {letter: effective_model(written[letter], provider) for letter in sorted(observers | set(panel.observers))}
     sweep = SweepConfig.model_validate(played.model_dump() | {
         "run": config.run.model_dump(), "provider": config.provider.model_dump(),
         "models": {letter: m.model_dump() for letter, m in written.items()}})
@@ -221,7 +225,8 @@ def plan_reads(spec_sweep: ResolvedSweep, config: JudgeConfig, games: list[Judge
                     reads[rid] = Read(read_id=rid, judged=game.unit.unit_id, reader=letter, kind=kind,
                                       swapped=swapped, repeat=repeat,
                                       same_model=model.name in game.parties.values())
-    return JudgingSpec(sweep=spec_sweep, reads=reads, games={g.unit.unit_id: g for g in games})
+    return JudgingSpec(sweep=spec_sweep, reads=reads, games={g.unit.unit_id: g for g in games},
+                       names_shown=not config.panel.hide_models)
 
 
 def read_unit(spec: JudgingSpec, read: Read) -> Unit:

@@ -27,6 +27,7 @@ from bargain_ray.core.display import show
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.status import ExitCode
 from bargain_ray.core.unit import Unit
+from bargain_ray.design import ResolvedSweep
 from bargain_ray.design.fingerprint import game_key
 from bargain_ray.design.judging import JudgingSpec, judged_game, judging_sweep, plan_reads, read_unit, worst_case
 from bargain_ray.execution.cluster import ClusterUnavailable, watch_cluster
@@ -134,16 +135,22 @@ def refusal(path: Path, changes: list[tuple[str, object, object]]) -> str:
             f"provider) to resume, or {JUDGE_ANEW.format(path=path)}.")
 
 
-def plan_judging(folder: Path, config: JudgeConfig) -> JudgingPlan:
-    """The reads still to make over the finished games of ``folder``, and what its judging folder keeps.
-
-    ConfigError or ChangedConfig (one line each) for a panel that cannot judge this folder or would mix reads; the
-    judging manifest is written last, once nothing refused (not by a dry run)."""
+def resolve_judging(folder: Path, config: JudgeConfig) -> ResolvedSweep:
+    """The judging run of ``folder`` under ``config`` (``design.judging.judging_sweep``), each of the sweep's models
+    priced by its model file; ConfigError (one line a mistake) for a panel that cannot judge this folder."""
     manifest = read_manifest(folder)
     played = played_sweep(manifest)
     configured = {letter: found for letter, m in played.models.items()
                   if m.is_llm and (found := model_named(m.name)) is not None}
-    sweep = judging_sweep(played, configured, manifest.components, config)
+    return judging_sweep(played, configured, manifest.components, config)
+
+
+def plan_judging(folder: Path, config: JudgeConfig, sweep: ResolvedSweep) -> JudgingPlan:
+    """The reads still to make over the finished games of ``folder``, and what its judging folder keeps.
+
+    ConfigError or ChangedConfig (one line each) for a folder with nothing to judge or whose reads would mix; the
+    judging manifest is written last, once nothing refused (not by a dry run)."""
+    manifest = read_manifest(folder)
     records = judged_records(folder, sweep.game_configs.keys(), manifest)
     games = [g for r in records if (g := judged_game(r, sweep.game_configs[game_key(r.unit.game, r.unit.condition)]))]
     if not games:
@@ -203,7 +210,7 @@ def read_rows(folder: Path, spec: JudgingSpec) -> list[ReadRow]:
             read_id=read.read_id, unit_id=unit.unit_id, game=unit.game, condition=unit.condition, cell=unit.cell,
             pairing=unit.pairing, seed=unit.seed, block=unit.block, reader=read.reader,
             reader_model=record.unit.models_by_role[judged.observer], kind=read.kind, same_model=read.same_model,
-            swapped=read.swapped, names_shown=not spec.sweep.components["panel"]["hide_models"], repeat=read.repeat,
+            swapped=read.swapped, names_shown=spec.names_shown, repeat=read.repeat,
             status=record.outcome.status.value, known=record.outcome.known,
             allocation_type=str(kind) if record.outcome.known and kind is not None else None,
             confidence=float(confidence) if record.outcome.known and confidence is not None else None,
@@ -254,8 +261,9 @@ def run_judging(folder: Path, config: JudgeConfig, started: float | None = None)
     path = judging_dir(folder)
     clock = StartupClock(started)
     try:
+        sweep = resolve_judging(folder, config)  # every mistake of the panel, before the judging folder is made
         with hold_lock(path), stop_on_signals(running=False) as stop:
-            plan = plan_judging(folder, config)
+            plan = plan_judging(folder, config, sweep)
             spec = plan.spec
             if config.run.dry_run:
                 print(plan.line(folder))
