@@ -63,10 +63,8 @@ def test_the_seed_clustered_interval_covers_a_known_kappa_at_its_nominal_rate():
         reliability = rng.choice(q, size=seeds).repeat(per_seed)
         true = rng.integers(0, k, size=seeds * per_seed)
 
-        def rate() -> np.ndarray:
-            return np.where(rng.random(true.size) < reliability, true, rng.integers(0, k, size=true.size))
-
-        labels = np.stack([rate(), rate()], axis=1)
+        labels = np.stack([np.where(rng.random(true.size) < reliability, true, rng.integers(0, k, size=true.size))
+                           for _ in range(2)], axis=1)
         r = Ratings(labels, np.arange(seeds).repeat(per_seed), [str(c) for c in range(k)])
         e = estimate(r.cohen(0, 1), r.seeds, boot)
         hits += e.ci_low <= truth <= e.ci_high
