@@ -27,13 +27,11 @@ if __name__ == "__main__":  # Ctrl-C or SIGTERM while the imports below load: 13
     for _signum in STOP_SIGNALS:
         signal.signal(_signum, lambda signum, frame: end_command(signum))
 
-from pydantic import ValidationError  # noqa: E402
-
 from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES, Bootstrap  # noqa: E402
 from bargain_ray.analysis.commands import Parser, count, hint, share  # noqa: E402
 from bargain_ray.analysis.judging import BadLabels, Judging, read_label_file  # noqa: E402
 from bargain_ray.config import compose_command  # noqa: E402
-from bargain_ray.config.errors import ConfigError, non_finite, validation_problems  # noqa: E402
+from bargain_ray.config.errors import ConfigError, validated  # noqa: E402
 from bargain_ray.config.judging import JudgeConfig  # noqa: E402
 from bargain_ray.core.status import ExitCode  # noqa: E402
 from bargain_ray.design.resolved import typed_keys  # noqa: E402
@@ -60,13 +58,7 @@ def parser() -> Parser:
 
 def judge_config(overrides: list[str]) -> JudgeConfig:
     """The judging config ``overrides`` compose (``conf/judge.yaml``), or ConfigError with one line per mistake."""
-    data = compose_command(overrides, partial(typed_keys, schema=JudgeConfig), "judge")
-    if problems := non_finite(data):
-        raise ConfigError(problems)
-    try:
-        return JudgeConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(validation_problems(exc, JudgeConfig)) from None
+    return validated(JudgeConfig, compose_command(overrides, partial(typed_keys, schema=JudgeConfig), "judge"))
 
 
 def fail(problems: list[str]) -> int:

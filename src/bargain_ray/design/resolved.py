@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bargain_ray.config import Condition, GridConfig, ModelConfig, RunConfig, SweepConfig
-from bargain_ray.config.errors import ConfigError, non_finite, schema_keys, unknown_key, validation_problems
+from bargain_ray.config.errors import ConfigError, non_finite, schema_keys, unknown_key, validated, validation_problems
 from bargain_ray.design.fingerprint import components, game_key
 from bargain_ray.design.merge import game_config
 from bargain_ray.games import Game, families, family
@@ -95,12 +95,7 @@ def read_config(data: dict[str, Any]) -> SweepConfig:  # free-form: Hydra's comp
     """The composed config validated by its schema, or ConfigError with one line per mistake."""
     if "grid" not in data:
         raise ConfigError([NO_GRID])
-    if problems := non_finite(data):
-        raise ConfigError(problems)
-    try:
-        return SweepConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(validation_problems(exc, SweepConfig)) from None
+    return validated(SweepConfig, data)
 
 
 def _game_configs(config: SweepConfig) -> tuple[dict[str, dict[str, Any]], dict[str, GameConfig], list[str]]:  # free-form: game configs as written (the fingerprint's part), typed beside them

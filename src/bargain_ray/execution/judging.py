@@ -30,7 +30,7 @@ from bargain_ray.core.unit import Unit
 from bargain_ray.design import ResolvedSweep
 from bargain_ray.design.fingerprint import game_key
 from bargain_ray.design.judging import JudgingSpec, judged_game, judging_sweep, plan_reads, read_unit, worst_case
-from bargain_ray.execution.cluster import ClusterUnavailable, watch_cluster
+from bargain_ray.execution.cluster import watch_cluster
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import describe
 from bargain_ray.execution.progress import RunResult
@@ -38,16 +38,14 @@ from bargain_ray.execution.reader import RemoteReadRunner
 from bargain_ray.execution.signals import stop_on_signals
 from bargain_ray.execution.startup import StartupClock
 from bargain_ray.execution.summary import model_line
-from bargain_ray.execution.sweep import ray_for
+from bargain_ray.execution.sweep import guarded, ray_for
 from bargain_ray.providers import LocalModelUnavailable, check_service, missing_keys, provider_service
 from bargain_ray.store import (
     MANIFEST,
     CorruptJournal,
-    DiskFull,
     FolderLocked,
     GameJournal,
     hold_lock,
-    is_disk_full,
     journaled_units,
     read_batches,
     read_latest,
@@ -259,43 +257,39 @@ def run_judging(folder: Path, config: JudgeConfig, started: float | None = None)
     """Plan, run and table a judging run of the sweep folder ``folder`` holding its judging folder's lock; the
     process exit code. Every refusal is one line on stderr before Ray starts and before any call."""
     path = judging_dir(folder)
-    clock = StartupClock(started)
     try:
         sweep = resolve_judging(folder, config)  # every mistake of the panel, before the judging folder is made
-        with hold_lock(path), stop_on_signals(running=False) as stop:
-            plan = plan_judging(folder, config, sweep)
-            spec = plan.spec
-            if config.run.dry_run:
-                print(plan.line(folder))
-                print(f"at most ${worst_case(spec, [spec.reads[u.unit_id] for u in plan.todo]):.4f} (each read's "
-                      "prompt at its model's max_tokens, no repair; nothing is spent in a dry run)")
-                return ExitCode.OK
-            check_keys(folder, spec)
-            with ExitStack() as service:
-                served: list[JudgingSpec] = []
-                choice = ray_for(spec.sweep, plan.line(folder), clock,
-                                 lambda: served.append(service.enter_context(provider_service(spec))))
-                with watch_cluster(choice, config.run.ray_timeout_s):
-                    write_status(path, "running", len(spec.reads))
-                    stop.running = True
-                    result = run_units(served[0].sweep, iter(plan.todo), len(plan.todo), GameJournal(path), path,
-                                       plan.done, stop, clock, runner=RemoteReadRunner,
-                                       spec=served[0].model_dump(mode="json"))
-                    service.close()
-                    rows = read_rows(folder, spec)
-                    write_reads(folder, rows)
-                    write_status(path, "interrupted" if stop.requested else "ended", len(spec.reads))
-            print("\n".join(summary(result, path, plan, len(rows))))
-            return stop.exit_code if stop.requested else result.exit_code
+        return guarded(path, lambda: judge_locked(folder, config, sweep, StartupClock(started)))
     except (ConfigError, ChangedConfig, UnreadableManifest, FolderLocked, CorruptJournal) as exc:
         for line in exc.problems if isinstance(exc, ConfigError) else [str(exc)]:
             print(f"error: {line}", file=sys.stderr)
         return ExitCode.USER_ERROR
-    except ClusterUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return ExitCode.CLUSTER_UNAVAILABLE
-    except OSError as exc:
-        if not is_disk_full(exc):
-            raise
-        print(f"error: {DiskFull(path)}", file=sys.stderr)
-        return ExitCode.DISK_FULL
+
+
+def judge_locked(folder: Path, config: JudgeConfig, sweep: ResolvedSweep, clock: StartupClock) -> int:
+    path = judging_dir(folder)
+    with hold_lock(path), stop_on_signals(running=False) as stop:
+        plan = plan_judging(folder, config, sweep)
+        spec = plan.spec
+        if config.run.dry_run:
+            print(plan.line(folder))
+            print(f"at most ${worst_case(spec, [spec.reads[u.unit_id] for u in plan.todo]):.4f} (each read's "
+                  "prompt at its model's max_tokens, no repair; nothing is spent in a dry run)")
+            return ExitCode.OK
+        check_keys(folder, spec)
+        with ExitStack() as service:
+            served: list[JudgingSpec] = []
+            choice = ray_for(spec.sweep, plan.line(folder), clock,
+                             lambda: served.append(service.enter_context(provider_service(spec))))
+            with watch_cluster(choice, config.run.ray_timeout_s):
+                write_status(path, "running", len(spec.reads))
+                stop.running = True
+                result = run_units(served[0].sweep, iter(plan.todo), len(plan.todo), GameJournal(path), path,
+                                   plan.done, stop, clock, runner=RemoteReadRunner,
+                                   spec=served[0].model_dump(mode="json"))
+                service.close()
+                rows = read_rows(folder, spec)
+                write_reads(folder, rows)
+                write_status(path, "interrupted" if stop.requested else "ended", len(spec.reads))
+        print("\n".join(summary(result, path, plan, len(rows))))
+        return stop.exit_code if stop.requested else result.exit_code

@@ -77,11 +77,22 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
     if not sweep.run.dry_run:
         check_keys(sweep)
     path = sweep_dir(sweep)
+
+    def locked() -> int:
+        try:
+            with hold_lock(path):
+                return _run_locked(sweep, path, StartupClock(started), report)
+        except (FolderLocked, CorruptJournal, LocalModelUnavailable) as exc:  # the last: the server did not come up
+            raise SystemExit(f"error: {exc}") from None
+
+    return guarded(path, locked)
+
+
+def guarded(path: Path, run: Callable[[], int]) -> int:
+    """``run()``'s exit code, or one line and the code of a Ray that does not answer (69) or of a full disk under
+    ``path`` (74): a run's journals keep every line already written."""
     try:
-        with hold_lock(path):
-            return _run_locked(sweep, path, StartupClock(started), report)
-    except (FolderLocked, CorruptJournal, LocalModelUnavailable) as exc:  # the last: the server did not come up
-        raise SystemExit(f"error: {exc}") from None
+        return run()
     except ClusterUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.CLUSTER_UNAVAILABLE
