@@ -106,8 +106,7 @@ class JudgingSpec(BaseModel):
         """(the game a read plays: its config as the read shows it, the game after its last message)."""
         read = self.reads[read_id]
         judged = self.games[read.judged]
-        config = self.sweep.game_configs[game_key(judged.unit.game, judged.unit.condition)]
-        assert isinstance(config, FreeTextConfig)  # judging_sweep keeps the judged family's configs only
+        config = typed_configs(self.sweep)[game_key(judged.unit.game, judged.unit.condition)]
         named = judged.parties if self.names_shown else None
         shown = reading_config(config, len(judged.transcript), read.swapped, named)
         return bind(shown), State(first_speaker=judged.first_speaker, transcript=judged.transcript)
@@ -131,7 +130,7 @@ def observer_letters(played: SweepConfig, configs: dict[str, GameConfig]) -> set
         for condition in design.conditions:
             config = configs.get(game_key(design.game, condition))
             if isinstance(config, FreeTextConfig):
-                agents = {a.roles.get(config.observer.role) for a in design.assignments} - {None}
+                agents = {agent for a in design.assignments if (agent := a.roles.get(config.observer.role))}
                 out |= {p[ord(agent) - ord("A")] for p in design.pairings for agent in agents}
     return out
 
@@ -191,6 +190,12 @@ def judging_sweep(played: SweepConfig, configured: dict[str, ModelConfig], compo
                          components=fingerprint)
 
 
+def typed_configs(sweep: ResolvedSweep) -> dict[str, FreeTextConfig]:
+    """A judging sweep's game configs by ``game_key``, typed as the judged family's (``judging_sweep`` keeps no
+    other)."""
+    return {key: config for key, config in sweep.game_configs.items() if isinstance(config, FreeTextConfig)}
+
+
 def judged_game(record: GameRecord, config: FreeTextConfig) -> JudgedGame | None:
     """A finished game of the judged family as its reads need it; None for one with no verdict to read again (a
     format or technical failure: no final verdict was recorded)."""
@@ -204,8 +209,9 @@ def judged_game(record: GameRecord, config: FreeTextConfig) -> JudgedGame | None
 
 def readers(config: JudgeConfig, game: JudgedGame) -> list[tuple[str, Kind]]:
     """(letter, kind) of every reader of ``game``: its own observer's letter, then the panel's."""
-    own = [(game.unit.letter_of_role[game.observer], "observer")] if config.panel.game_observer else []
-    return [*own, *((letter, "panel") for letter in sorted(config.panel.observers))]
+    own: list[tuple[str, Kind]] = [(game.unit.letter_of_role[game.observer], "observer")]
+    panel: list[tuple[str, Kind]] = [(letter, "panel") for letter in sorted(config.panel.observers)]
+    return [*own, *panel] if config.panel.game_observer else panel
 
 
 def read_id(judged: str, reader: str, swapped: bool, repeat: int) -> str:

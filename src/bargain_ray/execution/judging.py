@@ -29,7 +29,15 @@ from bargain_ray.core.status import ExitCode
 from bargain_ray.core.unit import Unit
 from bargain_ray.design import ResolvedSweep
 from bargain_ray.design.fingerprint import game_key
-from bargain_ray.design.judging import JudgingSpec, judged_game, judging_sweep, plan_reads, read_unit, worst_case
+from bargain_ray.design.judging import (
+    JudgingSpec,
+    judged_game,
+    judging_sweep,
+    plan_reads,
+    read_unit,
+    typed_configs,
+    worst_case,
+)
 from bargain_ray.execution.cluster import watch_cluster
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import describe
@@ -149,8 +157,9 @@ def plan_judging(folder: Path, config: JudgeConfig, sweep: ResolvedSweep) -> Jud
     ConfigError or ChangedConfig (one line each) for a folder with nothing to judge or whose reads would mix; the
     judging manifest is written last, once nothing refused (not by a dry run)."""
     manifest = read_manifest(folder)
-    records = judged_records(folder, sweep.game_configs.keys(), manifest)
-    games = [g for r in records if (g := judged_game(r, sweep.game_configs[game_key(r.unit.game, r.unit.condition)]))]
+    configs = typed_configs(sweep)
+    records = judged_records(folder, configs.keys(), manifest)
+    games = [g for r in records if (g := judged_game(r, configs[game_key(r.unit.game, r.unit.condition)]))]
     if not games:
         raise ConfigError([f"{folder}: no finished free-text game (seed 004's family: +grid=orange, +grid=freetext_demo) "
                            "has an observer's verdict to read again"])

@@ -78,7 +78,7 @@ class ReadRow(BaseModel):
 READ_SCHEMA = schema_of(ReadRow)
 
 
-LABEL_SCHEMA = {"unit_id": pl.String, "allocation_type": pl.String, "rater": pl.String}
+LABEL_SCHEMA = pl.Schema({"unit_id": pl.String, "allocation_type": pl.String, "rater": pl.String})
 """``judging/humans.parquet``: the human labels the judge was last given (``--human``), as checked."""
 
 
