@@ -16,21 +16,24 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
-from conftest import ORANGE
+from conftest import JUDGE, ORANGE
 from helpers import ROOT
+from statsmodels.stats.inter_rater import cohens_kappa
 
 from bargain_ray.core.hashing import file_digest
 from bargain_ray.core.records import GameRecord
 from bargain_ray.design.judging import JudgedGame, judged_game
 from bargain_ray.games import load_game
+from bargain_ray.games.freetext.engine import ALLOCATION_TYPES
 from bargain_ray.games.freetext.reading import reading_config
 from bargain_ray.judge import main
 from bargain_ray.providers.sim import SimServer, SimSettings
 from bargain_ray.store import read_batches, read_calls, read_latest, read_manifest
 from bargain_ray.store.journal import parse_record
-from bargain_ray.store.judging import judging_dir, read_reads
+from bargain_ray.store.judging import judging_dir, read_labels, read_reads
 
 
 def judge(*args: str) -> tuple[int, str, str]:
@@ -83,6 +86,32 @@ def test_run_again_it_reads_nothing_anew_and_grown_it_keeps_every_read_made(judg
     code, out, _ = judge(*args, "panel.repeats=3")
     assert code == 0 and "144 reads, 96 finished, 48 to run" in out and "paid now: 48 calls" in out
     assert read_reads(folder).height == 144
+
+
+def test_a_human_labels_file_gives_kappa_against_each_human_and_a_bad_one_is_refused_before_any_read(
+        judged_sweep, tmp_path):
+    folder, _, _ = judged_sweep(tmp_path / "s")
+    recorded = read_reads(folder).select("unit_id", "recorded").unique().sort("unit_id").rows()
+    ben = [(game, "lopsided" if i < 4 else verdict) for i, (game, verdict) in enumerate(recorded)]
+    csv = tmp_path / "labels.csv"
+    csv.write_text("unit_id,allocation_type,rater\n" + "".join(
+        f"{game},{verdict},{rater}\n" for rater, labels in (("ana", recorded), ("ben", ben)) for game, verdict in labels))
+    code, out, err = judge(str(folder), *JUDGE, "--human", str(csv))
+    assert code == 0 and "paid now: 0 calls" in out, err
+    table = np.zeros((len(ALLOCATION_TYPES), len(ALLOCATION_TYPES)))
+    for (_, truth), (_, label) in zip(recorded, ben, strict=True):
+        table[ALLOCATION_TYPES.index(truth), ALLOCATION_TYPES.index(label)] += 1
+    expected = cohens_kappa(table, return_results=False)
+    assert "Cohen's kappa recorded verdict vs ana (human): 1.00" in out  # ana labelled as the games were recorded
+    assert f"Cohen's kappa recorded verdict vs ben (human): {expected:.2f} [" in out and expected < 1
+    labels = read_labels(folder)
+    assert labels is not None and labels.height == 2 * len(recorded)  # kept for the report
+
+    csv.write_text(f"unit_id,allocation_type\n{recorded[0][0]},split\n")
+    code, out, err = judge(str(folder), *JUDGE, "panel.repeats=3", "--human", str(csv))
+    assert code == 1 and err == (f"error: {csv}:2: allocation_type 'split' is not one of integrative_full, "
+                                 "integrative_partial, distributive, lopsided, none\n")
+    assert out == "" and read_reads(folder).height == 96  # panel.repeats=3 would have read 48 more
 
 
 def sim_log(url: str) -> list[dict]:
