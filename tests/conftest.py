@@ -75,3 +75,39 @@ def finished_sweep(ray_session: str, tmp_path_factory: pytest.TempPathFactory) -
         return dest
 
     return copy
+
+
+ORANGE = ("+grid=orange", "provider=sim", "grid.blocks=3", "run.progress=false", "run.report=false")
+"""An orange rehearsal: 12 games (orange and battery, OOO and HHO, 3 blocks), its observer reading exactly."""
+JUDGE = ("provider=sim", "provider.settings.misread=0.3", "provider.settings.batch.delay_s=0.3", "run.progress=false",
+         "run.batch.max_wait_s=0.2", "run.batch.poll_s=0.2")
+"""The judge of it: the simulated observers misread 3 reads in 10 (ours), batches ending fast."""
+
+
+@pytest.fixture(scope="session")
+def judged_sweep(finished_sweep: Callable[[list[str], Path], Path],
+                 tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], tuple[Path, str, dict[str, str]]]:
+    """``judged_sweep(dest)``: (``dest``, the judge's output, the digest of every file of the sweep before it was
+    judged): a copy of the orange rehearsal judged once per session, in-process, by the default panel (the game's
+    observer and gpt-5-mini, two repeats, swapped too)."""
+    import contextlib
+    import io
+
+    from bargain_ray.core.hashing import file_digest
+    from bargain_ray.judge import main
+
+    judged: list[tuple[Path, str, dict[str, str]]] = []
+
+    def copy(dest: Path) -> tuple[Path, str, dict[str, str]]:
+        if not judged:
+            folder = finished_sweep(list(ORANGE), tmp_path_factory.mktemp("judged") / "sweep")
+            before = {str(p.relative_to(folder)): file_digest(p) for p in folder.rglob("*") if p.is_file()}
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                assert main([str(folder), *JUDGE]) == 0, out.getvalue()
+            judged.append((folder, out.getvalue(), before))
+        folder, out, before = judged[0]
+        shutil.copytree(folder, dest)
+        return dest, out, before
+
+    return copy

@@ -29,6 +29,7 @@ WALLS: dict[str, set[str]] = {
     "config": {"core", "hydra", "omegaconf"},
     "design": {"core", "config", "games"},
     "design.resolved": {"providers.routing"},  # the resolver types the provider= block and routes each model (providers' own rules), once
+    "design.judging": {"providers.routing"},  # a judging run routes its panel's models as the resolver routes a sweep's
     "games": {"core"},
     "agents": {"core", "config", "clients", "games"},
     "play": {"core", "config", "games", "agents"},
@@ -47,6 +48,7 @@ WALLS: dict[str, set[str]] = {
     "plan": {"core", "config", "design", "play", "store", "analysis"},  # a pilot's figures; the estimate of the design grown from it
     "rescore": {"core", "store", "analysis"},  # re-derives a folder's figures from its journals with the current code
     "view": {"core", "store", "analysis"},
+    "judge": {"core", "config", "design", "execution", "store", "analysis"},  # a judging run over a folder (execution), then its agreement figures (analysis)
 }
 
 # `import_module` calls whose argument is not a literal string: "file: argument" -> why the call is fine. Any other
@@ -217,7 +219,8 @@ def test_every_layer_is_a_package_with_a_docstring():
         assert init.exists(), name
         assert ast.get_docstring(ast.parse(init.read_text())), f"{name}/__init__.py has no docstring"
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert top == ["__init__.py", "__main__.py", "plan.py", "replay.py", "report.py", "rescore.py", "view.py"], top  # only the commands
+    assert top == ["__init__.py", "__main__.py", "judge.py", "plan.py", "replay.py", "report.py", "rescore.py",
+                   "view.py"], top  # only the commands
 
 
 @pytest.mark.parametrize("args", [["--help"], ["+grid=c3_smoke", "run.workers=0"], ["+grid=c3_smoke", "models.O.x=1"]])

@@ -566,3 +566,27 @@ def test_talk_vs_silence_shows_leakage_by_model_and_role_and_the_paired_differen
             on="condition", index="seed", values="seller_disclosure")
         expected = (by_seed["default"] - by_seed["silent"]).mean()
         assert expected == 0 and d["seller_disclosure"].startswith(f"{round(expected, 3)} [")  # claims said alike
+
+
+def test_the_freetext_section_shows_the_panels_agreement_beside_the_verdict_shares_in_chromium(judged_sweep, tmp_path):
+    """A judged orange rehearsal's report, rendered by headless Chromium: the free-text section's agreement part holds
+    the overall figures the judge computes from judging/reads.parquet, each rater's verdict shares beside its kappa
+    with the recorded verdict, and the flag of the observer that played both parties."""
+    from bargain_ray.analysis.bootstrap import Bootstrap
+    from bargain_ray.analysis.judging import Judging
+    from bargain_ray.store.judging import read_reads
+
+    folder, _, _ = judged_sweep(tmp_path / "s")
+    report = build_report(folder, resamples=200)
+    part = parts_of(family_sections(dom(report.as_uri(), tmp_path / "profile"))["freetext"])
+    assert list(part)[:4] == ["by-model", "by-cell", "breakdowns", "agreement"], list(part)
+    shown = part["agreement"]
+    figures = Judging(read_reads(folder), Bootstrap(200, 0.95, 0))
+    fleiss, alpha = figures.overall()
+    assert f'Fleiss\' kappa <b class="fig">{fleiss.text()}</b>' in shown.replace("&#x27;", "'")
+    assert f'<b class="fig">{alpha.text()}</b>' in shown and fleiss.ci_low is not None
+    header = re.search(r"<tr>(.*?)</tr>", shown.split("Verdict shares")[1]).group(1).replace(' class=""', "")
+    assert "<th>integrative_full</th>" in header and "<th>kappa vs recorded [CI]</th>" in header
+    kappa = next(e for a, b, e in figures.pairs() if a.name == "recorded" and b.name == "G")
+    assert f"<td>{kappa.text()}</td>" in shown.replace(' class=""', "")
+    assert 'class="flag" data-reader="O"' in shown and "(claude-opus-5-5) is the model of a party in 6 games" in shown

@@ -41,7 +41,7 @@ def problems(*overrides: str) -> list[str]:
     (["+grid=freetext_demo", "models.I.strategy.concede_after=-1"], "models.I.strategy.concede_after=-1: must be >= 0"),
     # I plays the free-text family only, whose talker has no claim
     (["+grid=mixed_demo", "+models.I.strategy.claim=silent"],
-     "unknown key models.I.strategy.claim; models.I.strategy has concede_after, greedy, kind, style"),
+     "unknown key models.I.strategy.claim; models.I.strategy has concede_after, draw, greedy, kind, misread, style"),
     (["+grid=c3_smoke", "+models.O.strategy.kind=linear"],
      "models.O.strategy: only a strategy agent (provider: strategy) reads it; remove it"),
 ])

@@ -1,4 +1,5 @@
-"""The simulated provider's stochastic replies (``reply_noise``): drawn around the strategy, reproducibly.
+"""The simulated provider's stochastic replies (``reply_noise``; ``misread``, the free-text observer's): drawn around
+the strategy, reproducibly.
 
 Replicate games of a C3 cell send the provider the same text word for word, so without noise they play
 alike (a rehearsal's CIs have no width); the noise is seeded by the settings' seed, the call id the client
@@ -21,6 +22,7 @@ from bargain_ray.core.prompt import Prompt
 from bargain_ray.design import ResolvedSweep, load_config, units
 from bargain_ray.execution.worker import GameRunner
 from bargain_ray.games import load_game, strategy_reply
+from bargain_ray.games.freetext.engine import Said, State
 from bargain_ray.providers.sim import SimServer, SimSettings
 
 
@@ -112,3 +114,31 @@ def test_replicate_games_play_alike_without_noise_and_apart_with_it_the_same_eac
     noisy = play_cell(1.0)
     assert len(set(noisy)) > 1
     assert play_cell(1.0) == noisy
+
+
+def observer_body() -> dict[str, Any]:
+    """The orange observer's request after a split by parts was proposed and accepted (read: integrative_full)."""
+    said = ["What I need is the juice. Here is my proposal: you take all of the peel and I take all of the juice.",
+            "Agreed, I accept your proposal. Thank you, that settles it."]
+    transcript = tuple(Said(turn=i + 1, role=role, text=text, sentences=2, words=len(text.split()))
+                       for i, (role, text) in enumerate(zip(("party_a", "party_b"), said, strict=True)))
+    prompt = load_game(game_config("orange")).prompt(State(first_speaker="party_a", transcript=transcript), "observer")
+    return {"model": "claude-opus-5-5", "system": prompt.system, "max_tokens": 4096,
+            "messages": [m.model_dump() for m in prompt.messages]}
+
+
+def test_the_observer_misreads_at_its_chance_reproducibly_and_never_as_it_read() -> None:
+    """``misread`` (ours): a verdict drawn among the other allocation types, per call, the same on every run."""
+    body = observer_body()
+    calls = [f"negotiation-orange-b01-p{p:02d}-OOO-a1-k{k:02d}" for p in range(20) for k in range(10)]
+    with SimServer(SimSettings()) as url:
+        exact = {json.loads(reply_to(url, body, call))["allocation_type"] for call in calls[:20]}
+    assert exact == {"integrative_full"}
+    with SimServer(SimSettings(misread=0.3, seed=5)) as url:
+        verdicts = {call: json.loads(reply_to(url, body, call)) for call in calls}
+        again = {call: json.loads(reply_to(url, body, call)) for call in reversed(calls[:30])}
+    assert all(verdicts[call] == again[call] for call in again)  # the same call draws the same verdict
+    misread = [v for v in verdicts.values() if v["allocation_type"] != "integrative_full"]
+    assert 40 <= len(misread) <= 80  # 200 reads at 0.3: 60 expected, sd 6.5
+    assert all(v["agreement_reached"] == (v["allocation_type"] != "none") for v in misread)
+    assert len({v["allocation_type"] for v in misread}) == 4  # drawn among the four other types

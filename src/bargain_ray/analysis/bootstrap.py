@@ -41,6 +41,11 @@ class Bootstrap:
             self._weights[n] = weights
         return self._weights[n]
 
+    def counts(self, n: int) -> np.ndarray:
+        """(resamples x n) counts: how often each resample drew each of n seeds (the draws every interval of the report
+        is taken over, for a statistic that is not a mean of seed means: ``analysis.agreement``)."""
+        return self._weights_of(n)
+
     def intervals(self, samples: list[np.ndarray]) -> list[tuple[float | None, float | None]]:
         """The percentile interval of the mean of each vector of seed means (None with fewer than two seeds)."""
         out: list[tuple[float | None, float | None]] = [(None, None)] * len(samples)

@@ -14,6 +14,7 @@ from bargain_ray.analysis import svg
 from bargain_ray.analysis.bootstrap import by_cell
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.families import families, results_of
+from bargain_ray.analysis.judging import agreement_part
 from bargain_ray.analysis.page import cell_label, escape, table, varying
 from bargain_ray.analysis.roles import figure_by_model
 from bargain_ray.games.kit.results import Results
@@ -202,6 +203,8 @@ class Section:
                (self.anchor("by-cell"), "By cell", self.by_cell())]
         if self.results.breakdowns:
             out.append((self.anchor("breakdowns"), "Breakdowns", self.breakdowns()))
+        if (agreement := agreement_part(self.a.sweep.path, self.names, self.a.bootstrap())) is not None:
+            out.append((self.anchor("agreement"), "Observer agreement", agreement))
         out += [(self.anchor("plots"), "Plots", self.plots()),
                 (self.anchor("paired"), "Paired differences", self.paired())]
         return out

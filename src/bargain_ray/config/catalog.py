@@ -1,4 +1,5 @@
-"""What the config folders offer, as ``--help`` lists it: each grid with its one-line description and unit count."""
+"""What the config folders offer: each grid with its one-line description and unit count, as ``--help`` lists it, and
+the model file of a model name."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pydantic import ValidationError
 
 from bargain_ray.config.compose import LOCAL, choices, compose_dict, conf_dir
 from bargain_ray.config.errors import ConfigError
-from bargain_ray.config.schema import GridConfig
+from bargain_ray.config.schema import GridConfig, ModelConfig
 
 WIDTH = 90
 """Characters of a grid's description ``--help`` shows before it cuts it."""
@@ -52,3 +53,16 @@ def grid_lines() -> list[str]:
             units = "  (does not compose: run it to see why)"
         out.append(f"  {name:<{width}} {units}  {description(grid_file(name))}")
     return out
+
+
+def model_named(name: str) -> ModelConfig | None:
+    """The model ``conf/model`` configures under ``name`` (the first file whose ``name`` it is, ``./conf``'s first), None
+    when no file names it: where a reader of a finished folder finds what its manifest leaves out (price, limits)."""
+    for choice in choices("model"):
+        try:
+            data = compose_dict(f"model/{choice}")["model"]
+        except (ConfigError, KeyError):
+            continue
+        if isinstance(data, dict) and data.get("name") == name:
+            return ModelConfig.model_validate(data)
+    return None

@@ -299,16 +299,18 @@ def sweep_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:  
     return schema_keys(SweepConfig, path)
 
 
-def compose_command(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sweep_keys) -> dict[str, Any]:  # free-form: Hydra's composed config, before validation
-    """The config ``python -m bargain_ray [overrides]`` runs, or ConfigError naming every mistake in one line each.
+def compose_command(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sweep_keys,
+                    config_name: str = "config") -> dict[str, Any]:  # free-form: Hydra's composed config, before validation
+    """The config ``python -m bargain_ray [overrides]`` runs (another command's, ``config_name``: ``judge``), or
+    ConfigError naming every mistake in one line each.
 
     Composed once as typed: Hydra accepts it only when every key it sets is present, and then ``command_overrides``
     would hand it the same lines; else ``command_overrides`` composes the group choices first to add ``+`` where the
     schema knows the key, or to name the mistake (one composition is ~0.1 s of the command's start-up)."""
     try:
-        return compose_dict("config", list(overrides))
+        return compose_dict(config_name, list(overrides))
     except ConfigError:
-        return compose_dict("config", command_overrides(overrides, keys_of))
+        return compose_dict(config_name, command_overrides(overrides, keys_of, config_name))
 
 
 def show_config(overrides: list[str] | tuple[str, ...], part: str, keys_of: KeysOf = sweep_keys) -> str:
@@ -322,7 +324,8 @@ def show_config(overrides: list[str] | tuple[str, ...], part: str, keys_of: Keys
     return OmegaConf.to_yaml(cfg)
 
 
-def command_overrides(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sweep_keys) -> list[str]:
+def command_overrides(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sweep_keys,
+                      config_name: str = "config") -> list[str]:
     """The overrides as Hydra is handed them, or ConfigError naming every mistake in one line each.
 
     Hydra refuses a key its YAML leaves out and asks for ``+key``. Here a key the schema knows
@@ -333,7 +336,7 @@ def command_overrides(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = 
         parsed = OverridesParser.create().parse_overrides(list(overrides))
     except OverrideParseException as exc:
         raise ConfigError([f"cannot read override {exc.override!r}: write key=value (see --help)"]) from None
-    base, _ = _compose([_typed(o) for o in parsed if _is_group(o)])
+    base, _ = _compose([_typed(o) for o in parsed if _is_group(o)], config_name)
     plain = cast("dict[str, Any]", OmegaConf.to_container(base, resolve=False))  # a DictConfig's container is a dict
     lines, problems = [], []
     for o in parsed:

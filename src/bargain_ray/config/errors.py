@@ -11,12 +11,14 @@ import difflib
 import math
 import types
 from collections.abc import Iterable, Sequence
-from typing import Any, Union, get_args, get_origin
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from bargain_ray.core.display import show
+
+M = TypeVar("M", bound=BaseModel)
 
 KeyPath = Sequence[str | int]
 """A dotted key as parts: ``("grid", "designs", 0)``."""
@@ -131,3 +133,13 @@ def validation_problems(exc: ValidationError, model: type[BaseModel] | None, pre
         else:
             problems.append(f"{path}={show(error['input'])}: {_rule(error)}")
     return problems
+
+
+def validated(schema: type[M], data: dict[str, Any]) -> M:  # free-form: a composed config, before validation
+    """``data`` read by ``schema``, or ConfigError with one line per mistake (a NaN or infinite float anywhere too)."""
+    if problems := non_finite(data):
+        raise ConfigError(problems)
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(validation_problems(exc, schema)) from None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bargain_ray.config import Condition, GridConfig, ModelConfig, RunConfig, SweepConfig
-from bargain_ray.config.errors import ConfigError, non_finite, schema_keys, unknown_key, validation_problems
+from bargain_ray.config.errors import ConfigError, non_finite, schema_keys, unknown_key, validated, validation_problems
 from bargain_ray.design.fingerprint import components, game_key
 from bargain_ray.design.merge import game_config
 from bargain_ray.games import Game, families, family
@@ -95,12 +95,7 @@ def read_config(data: dict[str, Any]) -> SweepConfig:  # free-form: Hydra's comp
     """The composed config validated by its schema, or ConfigError with one line per mistake."""
     if "grid" not in data:
         raise ConfigError([NO_GRID])
-    if problems := non_finite(data):
-        raise ConfigError(problems)
-    try:
-        return SweepConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(validation_problems(exc, SweepConfig)) from None
+    return validated(SweepConfig, data)
 
 
 def _game_configs(config: SweepConfig) -> tuple[dict[str, dict[str, Any]], dict[str, GameConfig], list[str]]:  # free-form: game configs as written (the fingerprint's part), typed beside them
@@ -196,10 +191,11 @@ def resolve(data: dict[str, Any] | SweepConfig | ResolvedSweep) -> ResolvedSweep
                          components=components(written, games, models))
 
 
-def typed_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:  # free-form: Hydra's composed config, before validation
+def typed_keys(base: dict[str, Any], path: Sequence[str], schema: type[BaseModel] = SweepConfig) -> list[str] | None:  # free-form: Hydra's composed config, before validation
     """The keys allowed right below ``path``, by the schema that reads it: a game's family schema under
     ``games.<name>``, the chosen provider's settings under ``provider.settings``, the families' strategies under
-    ``models.<letter>.strategy``, else the sweep's own schema (``config.compose.KeysOf``)."""
+    ``models.<letter>.strategy``, else the command's own schema (``schema``: the sweep's, or the judge's;
+    ``config.compose.KeysOf``)."""
     if len(path) >= 2 and path[0] == "provider" and path[1] == "settings":
         chosen = PROVIDERS.get(str((base.get("provider") or {}).get("name")))
         return schema_keys(chosen, path[1:]) if chosen else None
@@ -212,7 +208,7 @@ def typed_keys(base: dict[str, Any], path: Sequence[str]) -> list[str] | None:  
             return schema_keys(family(str(name)).GAME.Config, path[2:])
         except ValueError:  # no such game or family: the sweep's schema names what there is
             return None
-    return schema_keys(SweepConfig, path)
+    return schema_keys(schema, path)
 
 
 def compose_sweep(overrides: Sequence[str]) -> ResolvedSweep:

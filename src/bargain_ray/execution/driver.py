@@ -34,7 +34,7 @@ from bargain_ray.execution.progress import RunResult, SweepBar
 from bargain_ray.execution.signals import Stop
 from bargain_ray.execution.startup import StartupClock
 from bargain_ray.execution.tally import Tally
-from bargain_ray.execution.worker import Job
+from bargain_ray.execution.worker import Job, RemoteGameRunner
 from bargain_ray.providers import key_env_vars
 from bargain_ray.store import GameJournal, read_call_lines
 from bargain_ray.store.calls import CallJournal, calls_journal_path, read_calls, replayable
@@ -55,12 +55,15 @@ def answer(ref: ray.ObjectRef, default: Any = None) -> Any:
 
 
 def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_file: GameJournal, path: Path,
-              finished: set[str], stop: Stop, clock: StartupClock | None = None) -> RunResult:
+              finished: set[str], stop: Stop, clock: StartupClock | None = None, runner: Any = RemoteGameRunner,
+              spec: dict[str, Any] | None = None) -> RunResult:  # free-form: the runners' spec as JSON, validated by each
     """Play ``units``, journaling each result as it arrives, until they are done, the budget stops them, an actor
     of the sweep is lost for good, or SIGINT/SIGTERM asks to stop (then games in flight are stopped; their paid
     replies replay on resume).
 
-    ``finished`` are the units already done, whose journaled calls are not read back.
+    ``finished`` are the units already done, whose journaled calls are not read back. ``runner`` is the actor class
+    that plays them, handed ``spec`` (default: ``GameRunner`` and the sweep as JSON; a judging run's reads:
+    ``execution.reader``).
     """
     stop.install()  # again, in case a caller's ray.init replaced its SIGTERM handler
     run = sweep.run
@@ -82,8 +85,8 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     journal = start_journal(path) if playing and journaled else None
     batcher = start_batcher(sweep, path) if playing and batching(sweep) else None
     runners = runner_count(run.workers, total, size, llm)
-    pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), runners, budget,
-                      refresh=lambda jobs: journaled_since(jobs, path, journal))
+    pool = WorkerPool(sweep.model_dump(mode="json") if spec is None else spec, journal, key_env_vars(sweep), runners,
+                      budget, refresh=lambda jobs: journaled_since(jobs, path, journal), runner=runner)
     if llm and playing:  # after the runners, so an idle worker process Ray has ready goes to a runner; beside them
         start_limiters()
     loop = Loop(pool, tasks(units, size, recorded), size, max(run.max_in_flight, size), journal_file,

@@ -71,9 +71,9 @@ the test session) pays a runner's start (its process, modules and SDK imports: ~
 its driver, as before: the kept ones are this process's own actors."""
 
 
-def kept() -> list[Any]:
-    """The runners this driver process kept from its ended sweeps, for its next one."""
-    return _kept.setdefault((ray.get_runtime_context().get_job_id(), id(RemoteGameRunner)), [])
+def kept(runner: Any = RemoteGameRunner) -> list[Any]:
+    """The runners (of the actor class ``runner``) this driver process kept from its ended sweeps, for its next one."""
+    return _kept.setdefault((ray.get_runtime_context().get_job_id(), id(runner)), [])
 
 
 def close_kept() -> None:
@@ -99,8 +99,11 @@ class WorkerPool:
     replies its games journaled since it was first sent (``refresh``), so only calls in flight are paid twice."""
 
     def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int,  # the ResolvedSweep's JSON dump as sent to each actor, validated there (worker.py)
-                 budget: Any = None, refresh: Callable[[list[Job]], list[Job]] | None = None) -> None:
+                 budget: Any = None, refresh: Callable[[list[Job]], list[Job]] | None = None,
+                 runner: Any = RemoteGameRunner) -> None:
         self._args = (spec, journal, keys, budget)
+        self.runner = runner
+        """The actor class: ``RemoteGameRunner``, or a subclass's (a judging run's ``RemoteReadRunner``)."""
         self.budget = budget
         self.refresh = refresh or (lambda jobs: jobs)
         self.workers = [self._start() for _ in range(count)]
@@ -112,7 +115,7 @@ class WorkerPool:
 
     def _start(self) -> Any:
         """A runner kept from this driver's last sweep, bound to this one; else a new one."""
-        kept_now = kept()
+        kept_now = kept(self.runner)
         while kept_now:
             runner = kept_now.pop()
             try:
@@ -120,7 +123,7 @@ class WorkerPool:
                 return runner
             except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
                 ray.kill(runner)  # lost while kept: a new one instead
-        return RemoteGameRunner.options(max_concurrency=CONCURRENCY, scheduling_strategy="SPREAD").remote(*self._args)
+        return self.runner.options(max_concurrency=CONCURRENCY, scheduling_strategy="SPREAD").remote(*self._args)
 
     def submit(self, jobs: list[Job], index: int | None = None) -> None:
         index = next(self._turn) % len(self.workers) if index is None else index
@@ -223,7 +226,7 @@ class WorkerPool:
         retired: a driver that lives on (a notebook) finds none of its slots held by it."""
         asked = [w.close.remote() for w in self.workers] if clean else []
         answered = self._ask(asked)
-        kept_now = kept()
+        kept_now = kept(self.runner)
         for index, runner in enumerate(self.workers):
             if self.halted is None and clean and asked[index] in answered and len(kept_now) < KEPT:
                 kept_now.append(runner)

@@ -77,11 +77,22 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
     if not sweep.run.dry_run:
         check_keys(sweep)
     path = sweep_dir(sweep)
+
+    def locked() -> int:
+        try:
+            with hold_lock(path):
+                return _run_locked(sweep, path, StartupClock(started), report)
+        except (FolderLocked, CorruptJournal, LocalModelUnavailable) as exc:  # the last: the server did not come up
+            raise SystemExit(f"error: {exc}") from None
+
+    return guarded(path, locked)
+
+
+def guarded(path: Path, run: Callable[[], int]) -> int:
+    """``run()``'s exit code, or one line and the code of a Ray that does not answer (69) or of a full disk under
+    ``path`` (74): a run's journals keep every line already written."""
     try:
-        with hold_lock(path):
-            return _run_locked(sweep, path, StartupClock(started), report)
-    except (FolderLocked, CorruptJournal, LocalModelUnavailable) as exc:  # the last: the server did not come up
-        raise SystemExit(f"error: {exc}") from None
+        return run()
     except ClusterUnavailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.CLUSTER_UNAVAILABLE
@@ -92,7 +103,7 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
         return ExitCode.DISK_FULL
 
 
-def _ray_for(sweep: ResolvedSweep, plan_line: str, clock: StartupClock, meanwhile: Callable[[], object]) -> RayChoice:
+def ray_for(sweep: ResolvedSweep, plan_line: str, clock: StartupClock, meanwhile: Callable[[], object]) -> RayChoice:
     """Which Ray the run uses, said in the plan line, then joined or started (``meanwhile`` runs as it starts)."""
     choice = choose_ray(sweep.run.ray_timeout_s)
     print(f"{plan_line}; ray: {choice.describe()}", flush=True)
@@ -114,7 +125,7 @@ def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: R
             return 0
         with ExitStack() as service:  # the simulated provider (or local model) starts while Ray does
             served: list[ResolvedSweep] = []
-            choice = _ray_for(sweep, line, clock, lambda: served.append(service.enter_context(provider_service(sweep))))
+            choice = ray_for(sweep, line, clock, lambda: served.append(service.enter_context(provider_service(sweep))))
             with watch_cluster(choice, sweep.run.ray_timeout_s):
                 write_status(path, "running", count + finished)
                 stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written

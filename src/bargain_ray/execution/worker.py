@@ -17,6 +17,7 @@ from bargain_ray.design import ResolvedSweep
 from bargain_ray.execution.batcher import batched_clients
 from bargain_ray.execution.calljournal import JournaledAgent, Ledger, void_failed_calls
 from bargain_ray.games import Game
+from bargain_ray.games.base import GameState
 from bargain_ray.play.loop import play
 from bargain_ray.providers import ClientPool
 from bargain_ray.store.calls import CallEntry, Entry
@@ -42,7 +43,12 @@ class GameRunner:
     def bind(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,  # the ResolvedSweep's JSON dump as sent, validated on the next line
              budget: Any = None) -> None:
         """Take ``sweep``: its games, its models' clients under ``keys``, its call journal and budget."""
-        self.sweep = ResolvedSweep.model_validate(sweep)
+        self.take(ResolvedSweep.model_validate(sweep), journal, keys, budget)
+
+    def take(self, sweep: ResolvedSweep, journal: Any = None, keys: dict[str, str] | None = None,
+             budget: Any = None) -> None:
+        """``bind`` of a sweep already validated."""
+        self.sweep = sweep
         self.clients = ClientPool(self.sweep.provider, keys, batched_clients(self.sweep))
         self.ledger = Ledger(journal, budget, holder_id())  # what its reservations are held under, as its slots are
         self._games: dict[tuple[str, str], Game] = {}
@@ -52,6 +58,10 @@ class GameRunner:
         if key not in self._games:
             self._games[key] = self.sweep.game(name, condition)
         return self._games[key]
+
+    def start(self, unit: Unit) -> tuple[Game, GameState | None]:
+        """The game ``unit`` plays and the state it starts from (None: the game's own start)."""
+        return self._game(unit.game, unit.condition), None
 
     def _replies_journaled(self, letter: str) -> bool:
         """Whether a model's replies are journaled (and replay on resume): ``run.journal_calls``, else model calls."""
@@ -66,7 +76,7 @@ class GameRunner:
         """One game; ``recorded_calls`` are its replies already paid for (call journal entries), replayed free."""
         recorded = {e.call_id: e for e in recorded_calls or []}
         resumed: set[str] = set()
-        game = self._game(unit.game, unit.condition)
+        game, state = self.start(unit)
         agents: dict[str, Agent] = {}
         for role, letter in unit.letter_of_role.items():
             model = self.sweep.models[letter]
@@ -77,7 +87,7 @@ class GameRunner:
                                        resumed, self.sweep.sends_batched(model))
             agents[role] = agent
         started = utc_now()
-        record = await play(game, agents, unit)
+        record = await play(game, agents, unit, state)
         await void_failed_calls(self.ledger, record)
         for call in record.calls:
             call.resumed = call.call_id in resumed

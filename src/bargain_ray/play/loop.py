@@ -85,10 +85,11 @@ async def _turn(game: Game[Any, S, Any], agent: Agent, state: S, role: str, turn
     return game.exhausted(state, role)
 
 
-async def play(game: Game, agents: dict[str, Agent], unit: Unit) -> GameRecord:
-    """Run one game to its end; a technical failure ends it unknown, never raises."""
+async def play(game: Game, agents: dict[str, Agent], unit: Unit, state: GameState | None = None) -> GameRecord:
+    """Run one game to its end, from its start or from ``state`` (a finished transcript a judging read asks its
+    observer about); a technical failure ends it unknown, never raises."""
     log = _Log(unit.unit_id)
-    state = game.start(unit.seed, unit.first_speaker)
+    state = game.start(unit.seed, unit.first_speaker) if state is None else state
     failure: Failure | None = None
     turn = 0
     try:

@@ -2,12 +2,14 @@
 
 Both read only the text a model would read: the talker its own brief and the
 conversation, the observer its instructions and the transcript. The talker's
-parameters are ``Params``; the observer reads none.
+parameters are ``Params``; the observer reads its ``misread`` and ``draw`` (ours: a
+stochastic observer, as the simulated provider's ``misread`` setting passes them).
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bargain_ray.games.freetext.engine import ALLOCATION_TYPES
 from bargain_ray.games.freetext.prompts import OPENING, REPAIR_HEAD, TRANSCRIPT_HEAD
 from bargain_ray.games.kit.concession import Kind
 from bargain_ray.games.kit.reading import find_match
@@ -47,6 +50,11 @@ class Params(BaseModel):
     """An integrative split that keeps a little of the other's part."""
     concede_after: int | None = Field(None, ge=0)
     """After that many own messages it accepts whatever the other side last proposed; None: never."""
+    misread: float = Field(0.0, ge=0, le=1)
+    """The observer's chance of a verdict drawn among the other allocation types instead of read (ours: a stochastic
+    observer, so re-reading a transcript can disagree); 0: it reads exactly."""
+    draw: int = 0
+    """The seed of that draw (the simulated provider's: one per request)."""
 
     def talker_style(self) -> Style:
         return self.style or (KIND_STYLE[self.kind] if self.kind else "integrative")
@@ -59,7 +67,8 @@ def recognizes(system: str) -> bool:
 def respond(system: str, messages: list[dict[str, str]], params: Mapping[str, Any]) -> str:  # free-form: the strategy block as written, read as Params
     """A talker's message or the observer's verdict JSON, whichever the prompt asks for."""
     if watched := _OBSERVER.match(system):
-        return json.dumps(observe(watched[1], _transcript(messages[0]["content"])))
+        verdict = observe(watched[1], _transcript(messages[0]["content"]))
+        return json.dumps(misread(verdict, Params.model_validate(params)))
     return talk(system, messages, params)
 
 
@@ -191,3 +200,15 @@ def observe(obj: str, transcript: list[tuple[str, str]]) -> dict[str, Any]:  # f
         "rationale": why,
         "confidence": confidence,
     }
+
+
+def misread(verdict: dict[str, Any], params: Params) -> dict[str, Any]:  # free-form: a JSON reply as sent
+    """``verdict``, or with chance ``params.misread`` (drawn from the seed ``params.draw``) a verdict of another
+    allocation type, drawn uniformly, consistent with it (ours: the simulated observer's noise)."""
+    rng = random.Random(params.draw)
+    if rng.random() >= params.misread:
+        return verdict
+    kind = rng.choice([t for t in ALLOCATION_TYPES if t != verdict["allocation_type"]])
+    return {"agreement_reached": kind != "none", "allocation_type": kind,
+            "allocation": "A misreading: this verdict was drawn, not read.",
+            "rationale": "The simulated observer misread the transcript.", "confidence": 0.5}

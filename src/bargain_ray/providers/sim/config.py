@@ -110,6 +110,10 @@ class SimSettings(Strict):
     reply_noise: float = Field(0.0, ge=0, le=MAX_SIGMA)
     """0: each reply is the model's strategy, exactly (a rehearsal's replicate games of one cell play alike, so
     its CIs have no width). Above 0: replies drawn around it, reproducibly (``server.strategy_params``)."""
+    misread: float = Field(0.0, ge=0, le=1)
+    """The chance that a free-text observer's verdict is drawn at random among the other allocation types instead
+    of read from the transcript (ours: a stochastic observer, so re-reading a transcript can disagree, as the
+    judging panel measures); drawn per request, reproducibly, like ``reply_noise``. 0: the observer reads exactly."""
     served_by: dict[str, str] = {}
     """model -> the upstream provider its OpenAI-style replies name in a top-level ``provider`` field, as
     OpenRouter's do (e.g. ``{"claude-haiku-5-5": "Anthropic"}``); a model not named gets no such field."""

@@ -310,14 +310,19 @@ def strategy_params(settings: SimSettings, model: str, system: str, messages: li
     The draw multiplies the concession exponent by ``exp(reply_noise * z)``, ``z`` a standard normal seeded
     by the settings' ``seed``, the call's id (``call``: what the client names it, so replicate games whose
     requests read alike still draw apart) and the request's text: the same sweep draws the same replies,
-    whatever order its calls come in, and a retried call draws what its first attempt drew.
+    whatever order its calls come in, and a retried call draws what its first attempt drew. With ``misread`` > 0 a
+    free-text observer's reply is drawn the same way (``games.freetext.strategy.observe``): its chance and a seed.
     """
     kind = settings.strategy(model)
+    params: dict[str, Any] = {"kind": kind}  # free-form: a strategy's own parameters
+    if settings.misread:  # a free-text observer's misreading, drawn apart from the concession's noise
+        draw = hashlib.sha256(json.dumps(["misread", settings.seed, call, model, system, messages]).encode())
+        params |= {"misread": settings.misread, "draw": int.from_bytes(draw.digest()[:8])}
     if not settings.reply_noise:
-        return {"kind": kind}
+        return params
     text = json.dumps([settings.seed, call, model, system, messages])
     z = random.Random(hashlib.sha256(text.encode()).digest()).gauss(0.0, 1.0)
-    return {"kind": kind, "exponent": EXPONENTS[kind] * math.exp(settings.reply_noise * z)}
+    return params | {"exponent": EXPONENTS[kind] * math.exp(settings.reply_noise * z)}
 
 
 def answer(settings: SimSettings, api: str, body: dict[str, Any], rid: str,  # free-form: a request body, as received
