@@ -99,8 +99,8 @@ class WorkerPool:
     replies its games journaled since it was first sent (``refresh``), so only calls in flight are paid twice."""
 
     def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int,  # the ResolvedSweep's JSON dump as sent to each actor, validated there (worker.py)
-                 budget: Any = None, refresh: Callable[[list[Job]], list[Job]] | None = None) -> None:
-        self._args = (spec, journal, keys, budget)
+                 budget: Any = None, refresh: Callable[[list[Job]], list[Job]] | None = None, seats: Any = None) -> None:
+        self._args = (spec, journal, keys, budget, seats)  # seats: the seat server's actor (a sweep with human seats)
         self.budget = budget
         self.refresh = refresh or (lambda jobs: jobs)
         self.workers = [self._start() for _ in range(count)]
