@@ -174,6 +174,7 @@ function render(v) {
     if (v.form) showForm();
   }
   document.body.dataset.version = String(v.version);
+  document.body.dataset.call = v.call || "";
 }
 
 setInterval(() => {
