@@ -22,6 +22,8 @@ from seating import FAMILIES, Sweep, answer, environment, link, moves, next_turn
 from bargain_ray.store import read_call_lines
 from bargain_ray.store.calls import CallEntry
 
+pytestmark = pytest.mark.timeout(900)  # a cap for a loaded machine: each test waits on its pages' events
+
 PROVIDER_ONLY = {"stop_reason", "request_id", "model_version", "served_by", "system_fingerprint", "drift"}
 """Call columns only a provider fills: what it reports about a request it served. A person's call has none."""
 

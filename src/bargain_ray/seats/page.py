@@ -70,7 +70,7 @@ FULL_HTML = """<!doctype html>
 SCRIPT = r"""
 "use strict";
 const base = location.pathname.replace(/\/$/, "");
-let version = -1, call = null, chosen = 0, view = null, deadline = null;
+let version = -1, call = null, chosen = 0, view = null, deadline = null, seen = null;
 const $ = (id) => document.getElementById(id);
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);
@@ -157,9 +157,11 @@ function render(v) {
   $("status").textContent = PHASES[v.phase];
   $("status").className = v.phase;
   $("status").dataset.phase = v.phase;
-  $("brief").textContent = v.brief === null ? "(your brief appears with your first turn)" : v.brief;
+  if (v.brief !== null) seen = v;  // a restarted server knows a seat's request only once it asks again: keep the last
+  const shown = seen || v;
+  $("brief").textContent = shown.brief === null ? "(your brief appears with your first turn)" : shown.brief;
   $("record").replaceChildren();
-  for (const m of v.messages) {
+  for (const m of shown.messages) {
     const d = el("div", "said " + m.by);
     d.appendChild(el("div", "by", m.by === "you" ? "you wrote" : "the game"));
     d.appendChild(el("div", "text", m.text));

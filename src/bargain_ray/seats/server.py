@@ -27,7 +27,8 @@ async def _headers(request: web.Request, handler: Any) -> web.StreamResponse:
     try:
         response = await handler(request)
     except web.HTTPException as exc:
-        response = exc
+        exc.headers.update(HEADERS)
+        raise
     response.headers.update(HEADERS)
     return response
 
