@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -178,3 +182,22 @@ def test_seats_json_is_its_owner_s_alone_and_keeps_tokens_across_runs(tmp_path):
     assert len({s.token for s in first.seats}) == 2 and all(len(s.token) >= 24 for s in first.seats)
     assert "token" not in first.board().model_dump_json()
 
+
+
+def test_a_seat_page_that_cannot_be_served_is_one_line_before_ray_and_any_call(tmp_path):
+    """A port another program holds: the run stops at its plan, before Ray starts and before any call, saying how
+    to go on; a turn limit out of its bounds is refused with the config's errors."""
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "bargain_ray", "+grid=human_pilot", "provider=sim", f"run.seats.port={port}",
+             f"run.dir={tmp_path / 'pilot'}"], capture_output=True, text=True, timeout=300,
+            env={k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    last = (done.stdout + done.stderr).strip().splitlines()[-1]
+    assert last.startswith(f"error: cannot serve the seat page on 127.0.0.1:{port}: ") and "run.seats.port=" in last
+    assert "ray:" not in done.stdout and "Traceback" not in done.stderr
+    assert not (tmp_path / "pilot" / "calls.journal.jsonl").exists()
+    limit = subprocess.run([sys.executable, "-m", "bargain_ray", "+grid=human_pilot", "run.seats.turn_limit_s=0",
+                            f"run.dir={tmp_path / 'pilot'}"], capture_output=True, text=True, timeout=300)
+    assert limit.returncode == 1 and "run.seats.turn_limit_s" in limit.stderr + limit.stdout

@@ -86,9 +86,9 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     journal = start_journal(path) if playing and journaled else None
     batcher = start_batcher(sweep, path) if playing and batching(sweep) else None
     seats = start_seats(path, run.seats.turn_limit_s) if playing and seated else None
-    if seats is not None:
-        tqdm.write(f"seat page: {read_seats(path).url} (the lobby hands each person the next free seat; each seat's "  # type: ignore[union-attr]
-                   "own link is in seats.json)")
+    if seats is not None and (file := read_seats(path)) is not None:
+        tqdm.write(f"seat page: {file.url} (the lobby hands each person the next free seat; each seat's own link is "
+                   "in seats.json)")
     runners = runner_count(run.workers, total, size, llm)
     pool = WorkerPool(sweep.model_dump(mode="json"), journal, key_env_vars(sweep), runners, budget,
                       refresh=lambda jobs: journaled_since(jobs, path, journal), seats=seats)
@@ -124,7 +124,7 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     return RunResult(tally=loop.tally, to_run=total, live=loop.bar.live, finished_units=loop.known,
                      signal=stop.name, signal_code=stop.exit_code if stop.requested else 0, budget=state,
                      replies_journaled=replies, drift=drift,
-                     seats=file.board() if seated and (file := read_seats(path)) is not None else None)
+                     seats=board.board() if seated and (board := read_seats(path)) is not None else None)
 
 
 @dataclass

@@ -109,7 +109,7 @@ def prepare_seats(sweep: ResolvedSweep, path: Path, units: Iterable[Unit]) -> Se
 def start_seats(sweep_dir: Path, limit_s: float | None) -> Any:
     """The seat server's actor on this (the driver's) node, serving once this returns."""
     node = ray.get_runtime_context().get_node_id()
-    actor = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=-1)(SeatServer).options(
+    actor: Any = ray.remote(num_cpus=0, max_restarts=RESTARTS, max_task_retries=-1)(SeatServer).options(
         name=f"bargain_ray_seats_{uuid.uuid4().hex[:8]}", namespace=NAMESPACE, max_concurrency=CONCURRENCY,
         scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
     ).remote(str(sweep_dir.resolve()), limit_s)

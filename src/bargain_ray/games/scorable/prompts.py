@@ -203,8 +203,9 @@ def prompt(config: ScorableConfig, state: State, role: str) -> Prompt:
 def form(config: ScorableConfig, state: State, role: str) -> ReplyForm:
     """The turn's moves for a person: propose (one option per issue), accept or reject a live offer, walk, none;
     each with the message (when the channel is open) and the private scratchpad."""
-    notes = (Field(path=("message",), label="Message", kind="text", optional=True, hint="shown to every party"),
-             ) if config.messages else ()
+    notes: tuple[Field, ...] = (
+        Field(path=("message",), label="Message", kind="text", optional=True, hint="shown to every party"),
+    ) if config.messages else ()
     notes += (Field(path=("scratchpad",), label="Scratchpad", kind="text", optional=True,
                     hint="private: never shown to another party"),)
     deal = tuple(Field(path=("deal", i.name), label=i.name, kind="choice", options=tuple(i.options))
