@@ -13,6 +13,7 @@ import polars as pl
 
 from bargain_ray.agents.human import Answer
 from bargain_ray.analysis.report import build_report
+from bargain_ray.analysis.view import Follower
 from bargain_ray.config import compose_dict
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import utc_now
@@ -20,6 +21,7 @@ from bargain_ray.design import resolve, units
 from bargain_ray.execution.plan import describe
 from bargain_ray.execution.worker import GameRunner
 from bargain_ray.store import GameJournal, open_manifest, write_status, write_tables
+from bargain_ray.store.seats import open_seats, write_seats
 
 PILOT = ("+grid=human_pilot", "model@models.M=linear", "model@models.O=rule-observer", "grid.blocks=3")
 """The pilot with strategy agents in its model seats, three blocks (three seeds: intervals have width)."""
@@ -90,3 +92,19 @@ def test_the_pilot_s_people_are_marked_and_reported_apart_from_the_models(tmp_pa
     card = (folder / "dataset" / "README.md").read_text()
     assert "_human" in card and "human seat" in card
     assert json.loads((folder / "manifest.json").read_text())["config"]["models"]["P"]["provider"] == "human"
+
+
+def test_the_live_view_shows_the_seat_page_and_its_seats_without_a_token(tmp_path):
+    folder = tmp_path / "human_pilot"
+    folder.mkdir()
+    play_pilot(folder)
+    units_played = pl.read_parquet(folder / "games.parquet")
+    wanted = [(f"{u}:buyer", u, "buyer", "tickets") for u in units_played.filter(pl.col("pairing") == "PM")["unit_id"]]
+    seats = open_seats(folder, "127.0.0.1", 8765, wanted)
+    seats.seats[0].state, seats.seats[1].state = "done", "playing"
+    write_seats(folder, seats)
+    shown = Follower(folder).snapshot()
+    assert shown.seats is not None and (shown.seats.waiting, shown.seats.playing, shown.seats.done) == (4, 1, 1)
+    assert shown.seats.url == "http://127.0.0.1:8765/"
+    page = shown.model_dump_json()
+    assert not [s.token for s in seats.seats if s.token in page]

@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import shutil
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import polars as pl
@@ -89,26 +90,24 @@ def test_a_person_plays_the_tickets_as_the_buyer(families, tmp_path):
         shutil.copy(tmp_path / "seat.png", target)
 
 
+async def seated(families: Sweep, profile: Path, game: str, role: str, play: Callable[[Page], Awaitable[None]]) -> str:
+    """A person plays ``role`` of the ``game`` seat by its own link; every response their page received, joined."""
+    seats = await families.seats()
+    async with Browser(profile) as browser:
+        page = await browser.page(link(seats, game, role))
+        await play(page)
+        return "\n".join(body for _, body in await page.bodies())
+
+
 def test_a_person_plays_the_orange_in_free_text(families, tmp_path):
-    async def go() -> None:
-        seats = await families.seats()
-        async with Browser(tmp_path / "profile") as browser:
-            page = await browser.page(link(seats, "orange", "party_a"))
-            await play_orange(page)
-    asyncio.run(go())
+    asyncio.run(seated(families, tmp_path / "profile", "orange", "party_a", play_orange))
 
 
 def test_a_person_plays_bargaining_as_the_buyer(families, tmp_path):
-    async def go() -> None:
-        seats = await families.seats()
-        async with Browser(tmp_path / "profile") as browser:
-            page = await browser.page(link(seats, "bargaining", "buyer"))
-            await play_bargaining(page)
-            bodies = "\n".join(body for _, body in await page.bodies())
-        seller = [json.loads(e.reply.text)["reasoning_private"] for e in read_call_lines(families.folder)
-                  if isinstance(e, CallEntry) and e.unit_id in bodies and e.reply.provider == "sim"]
-        assert seller and not [note for note in seller if note in bodies]  # the model's private notes never reach it
-    asyncio.run(go())
+    bodies = asyncio.run(seated(families, tmp_path / "profile", "bargaining", "buyer", play_bargaining))
+    seller = [json.loads(e.reply.text)["reasoning_private"] for e in read_call_lines(families.folder)
+              if isinstance(e, CallEntry) and e.unit_id in bodies and e.reply.provider == "sim"]
+    assert seller and not [note for note in seller if note in bodies]  # the model's private notes never reach it
 
 
 def person_role(game: str) -> str:
@@ -135,10 +134,13 @@ def test_the_people_s_games_have_the_rows_of_model_games(families):
         marks = {c for c in games.columns if c.endswith("_human")}  # the person's role is marked, a model's empty
         assert filled(person) - marks == filled(model) and person[f"{person_role(game)}_human"].item() is True, game
         unit, other = person["unit_id"].item(), model["unit_id"].item()
-        for role in turns.filter(pl.col("unit_id") == unit)["role"].unique():
-            mine = turns.filter((pl.col("unit_id") == unit) & (pl.col("role") == role) & pl.col("valid"))
-            theirs = turns.filter((pl.col("unit_id") == other) & (pl.col("role") == role) & pl.col("valid"))
-            assert filled(mine) == filled(theirs), (game, role)
+        moves = turns.filter(pl.col("valid")).with_columns(pl.col("action").fill_null("(message)"))
+        mine, theirs = moves.filter(pl.col("unit_id") == unit), moves.filter(pl.col("unit_id") == other)
+        common = set(mine["action"]) & set(theirs["action"])
+        assert common, game
+        for action in common:  # a move fills the same columns whoever made it
+            assert filled(mine.filter(pl.col("action") == action)) == filled(
+                theirs.filter(pl.col("action") == action)), (game, action)
         typed = calls.filter((pl.col("unit_id") == unit) & (pl.col("provider") == "human"))
         modelled = calls.filter((pl.col("unit_id") == other) & (pl.col("role") == typed["role"][0]))
         assert filled(typed) == filled(modelled) - PROVIDER_ONLY, game

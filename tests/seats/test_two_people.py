@@ -71,6 +71,8 @@ def test_two_people_play_one_game_through_a_driver_killed_and_restarted(ray_sess
         loop = asyncio.new_event_loop()
         buyer_browser, seller_browser, buyer, seller = loop.run_until_complete(before_kill())
         first.kill()  # SIGKILL, while the seller's second turn waits
+        for page in (buyer, seller):
+            loop.run_until_complete(page.phase("offline"))  # each page saw its server go
         seats = json.loads((folder / "seats.json").read_text())
         released(seats["port"])
         second = Sweep(tmp_path, "seat_pair", folder, env)
@@ -102,9 +104,9 @@ def test_two_people_play_one_game_through_a_driver_killed_and_restarted(ray_sess
         if second is not None:
             second.kill()
     calls = pl.read_parquet(folder / "calls.parquet").sort("call_id")
-    assert calls["call_id"].str.slice(-3).to_list() == ["k01", "k02", "k03", "k04"]  # every move once, none lost
+    assert calls["call_id"].str.slice(-3).to_list() == ["k01", "k02", "k03"]  # every move once, none lost
     assert calls["provider"].unique().to_list() == ["human"]
-    assert calls["resumed"].to_list() == [True, True, False, False]  # the moves before the kill replayed, not asked
+    assert calls["resumed"].to_list() == [True, True, False]  # the moves before the kill replayed, not asked again
     journaled = [e.call_id for e in read_call_lines(folder)]
     assert sorted(journaled) == sorted(set(journaled))  # no turn answered twice
     tokens = [s["token"] for s in json.loads((folder / "seats.json").read_text())["seats"]]

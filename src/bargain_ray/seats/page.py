@@ -80,7 +80,7 @@ const el = (tag, cls, text) => {
 };
 const words = (s) => s.trim() ? s.trim().split(/\s+/).length : 0;
 const PHASES = {waiting: "waiting for the other side", your_turn: "your turn", over: "the game is over",
-                stopped: "the game is paused"};
+                stopped: "the game is paused"};  // "offline" while the server does not answer
 
 function key(f) { return f.path.join("."); }
 
@@ -210,6 +210,7 @@ async function follow() {
       render(v);
     } catch (e) {
       $("status").textContent = "the seat server does not answer: keep this page open, it continues when the sweep runs again";
+      $("status").dataset.phase = "offline";
       await new Promise((done) => setTimeout(done, 1000));
     }
   }
