@@ -15,49 +15,29 @@ from cdp import WAIT_S, Page
 
 from bargain_ray.store.seats import SeatsFile, read_seats
 
-TICKETS = """# @package _global_
-defaults:
-  - /game@games.tickets: tickets
-  - /condition@conditions.C3: c3
-  - /model@models.P: human
-  - /model@models.Q: human
-  - /model@models.M: claude-haiku-5-5
-grid:
-  name: {name}
-  experiment: {name}
-  seed: 7
-  blocks: 1
-  designs:
-    - game: tickets
-      conditions: [C3]
-      pairings: [{pairings}]
-      assignments:
-        - {{id: 1, roles: {{buyer: A, seller: B}}, first_speaker: seller}}
-"""
 
-FAMILIES = """# @package _global_
-defaults:
-  - /game@games.tickets: tickets
-  - /game@games.bargaining: bargaining
-  - /game@games.orange: orange
-  - /condition@conditions.C3: c3
-  - /condition@conditions.default: bargaining_default
-  - /condition@conditions.FT: ft
-  - /model@models.P: human
-  - /model@models.M: claude-haiku-5-5
-  - /model@models.O: claude-opus-5-5
-grid:
-  name: seat_families
-  experiment: seatfamilies
-  seed: 3
-  blocks: 1
-  designs:
-    - game: tickets
-      conditions: [C3]
-      pairings: [PM, MM]
-      assignments:
-        - {id: 1, roles: {buyer: A, seller: B}, first_speaker: seller}
-    - game: bargaining
+def grid(name: str, seed: int, defaults: list[str], designs: str) -> str:
+    """A one-block grid ``name`` (its experiment the name without underscores) of ``designs`` (YAML list items)."""
+    uses = "".join(f"  - {d}\n" for d in defaults)
+    return (f"# @package _global_\ndefaults:\n{uses}grid:\n  name: {name}\n  experiment: {name.replace('_', '')}\n"
+            f"  seed: {seed}\n  blocks: 1\n  designs:\n{designs}")
+
+
+def tickets(pairings: str) -> str:
+    """The tickets design of ``pairings``: A buys, B sells and speaks first."""
+    return (f"    - game: tickets\n      conditions: [C3]\n      pairings: [{pairings}]\n      assignments:\n"
+            "        - {id: 1, roles: {buyer: A, seller: B}, first_speaker: seller}\n")
+
+
+PAIR = grid("seat_pair", 7, ["/game@games.tickets: tickets", "/condition@conditions.C3: c3", "/model@models.P: human",
+                             "/model@models.Q: human", "/model@models.M: claude-haiku-5-5"], tickets("PQ"))
+"""Two people, one tickets game."""
+
+FAMILIES = grid("seat_families", 3, [
+    "/game@games.tickets: tickets", "/game@games.bargaining: bargaining", "/game@games.orange: orange",
+    "/condition@conditions.C3: c3", "/condition@conditions.default: bargaining_default", "/condition@conditions.FT: ft",
+    "/model@models.P: human", "/model@models.M: claude-haiku-5-5", "/model@models.O: claude-opus-5-5",
+], tickets("PM, MM") + """    - game: bargaining
       conditions: [default]
       pairings: [PM, MM]
       assignments:
@@ -67,7 +47,9 @@ grid:
       pairings: [PMO, MMO]
       assignments:
         - {id: 1, roles: {party_a: A, party_b: B, observer: C}, first_speaker: party_a}
-"""
+""")
+"""A person against the simulated provider in each of the tickets, bargaining and the orange, beside the model
+against itself."""
 
 
 class Sweep:

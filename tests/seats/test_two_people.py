@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 import ray
 from cdp import Browser, Page
-from seating import TICKETS, Sweep, answer, call_of, environment, link, next_turn, write_grid
+from seating import PAIR, Sweep, answer, call_of, environment, link, next_turn, write_grid
 
 from bargain_ray.store import read_call_lines
 
@@ -42,7 +42,7 @@ async def turn_of(page: Page) -> str:
 
 
 def test_two_people_play_one_game_through_a_driver_killed_and_restarted(ray_session, tmp_path):
-    write_grid(tmp_path, "seat_pair", TICKETS.format(name="seat_pair", pairings="PQ"))
+    write_grid(tmp_path, "seat_pair", PAIR)
     env = environment({k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")} | {"RAY_ADDRESS": ray_session})
     folder = tmp_path / "out"
     first = Sweep(tmp_path, "seat_pair", folder, env)
