@@ -1,6 +1,6 @@
 """The seat desk and server without a browser or Ray: each family's form makes a reply its engine reads, a form is
 never part of a request or its journal key, a turn is answered once, a turn limit ends a game only for a person who
-came, and the server's answers say nothing about other seats."""
+came, the server's answers say nothing about other seats, and a person plays a strategy agent through the loop."""
 
 from __future__ import annotations
 
@@ -17,11 +17,14 @@ from aiohttp.test_utils import TestClient, TestServer
 from helpers import game_config
 
 from bargain_ray.agents.human import Answer, HumanAgent, seat_id
+from bargain_ray.agents.strategy import StrategyAgent
 from bargain_ray.core.errors import FailureKind, TechnicalFailure
 from bargain_ray.core.records import utc_now
 from bargain_ray.core.status import Status
+from bargain_ray.core.unit import Unit
 from bargain_ray.execution.calljournal import prompt_key
 from bargain_ray.games import load_game
+from bargain_ray.play.loop import play
 from bargain_ray.seats.desk import SeatDesk
 from bargain_ray.seats.server import make_app
 from bargain_ray.store.seats import SEATS, open_seats, read_seats, write_seats
@@ -131,6 +134,44 @@ def test_a_turn_limit_ends_a_game_only_for_a_person_who_came(tmp_path):
         with pytest.raises(TechnicalFailure) as failed:
             await agent.act(prompt, "u0-k01")
         assert failed.value.failure.kind == FailureKind.ABSENT
+    asyncio.run(go())
+
+
+async def accept_on_the_second_turn(desk: SeatDesk, token: str) -> None:
+    """A person at ``token``'s page: an offer of every term's least on their first turn, then the other side's
+    standing offer accepted."""
+    version, answered = -1, 0
+    while answered < 2:
+        await desk.changed(token, version)
+        view = desk.view(token)
+        version = view.version
+        if view.phase != "your_turn":
+            continue
+        labels = [m.label for m in view.form.moves]
+        if answered:
+            move, values = next(i for i, label in enumerate(labels) if label.startswith("ACCEPT")), {}
+        else:
+            move = labels.index("OFFER")
+            values = {".".join(f.path): typed(f) for f in view.form.moves[move].fields}
+        assert desk.answer(token, view.call, move, values) is None
+        answered += 1
+
+
+def test_a_person_plays_a_strategy_agent_through_the_game_loop(tmp_path):
+    """The loop plays a person's seat beside a strategy agent's as it plays two models: the person's turns are
+    calls of provider human, the agent's its own, and the game ends with the agreement the person accepted."""
+    async def go() -> None:
+        desk = desk_of(tmp_path, seats=1)
+        game = load_game(game_config("tickets"))
+        family = game.config.family
+        agents = {"buyer": HumanAgent(desk, seat_id("u0", "buyer"), "human"),
+                  "seller": StrategyAgent("boulware", {"kind": "boulware"}, family)}
+        person = asyncio.ensure_future(accept_on_the_second_turn(desk, desk.file.seats[0].token))
+        record = await play(game, agents, Unit.for_replay("tickets", family, 5, first_speaker="seller", unit_id="u0"))
+        await person
+        assert record.outcome.status == Status.AGREEMENT
+        assert [c.provider for c in record.calls] == ["strategy", "human", "strategy", "human"]
+        assert [t.role for t in record.turns] == ["seller", "buyer", "seller", "buyer"]
     asyncio.run(go())
 
 
