@@ -36,7 +36,9 @@ WALLS: dict[str, set[str]] = {
     "clients": {"core", "config", "anthropic", "openai"},
     "clients.limiter": {"ray"},  # the limiter is a Ray actor: the one client module that imports Ray
     "providers": {"core", "config", "clients", "games"},
-    "execution": {"core", "config", "design", "games", "agents", "play", "clients", "providers", "store", "ray"},
+    "execution": {"core", "config", "design", "games", "agents", "play", "clients", "providers", "store", "seats",
+                  "ray"},
+    "seats": {"core", "agents", "store"},  # the seat server: a human agent's desk (agents.human), seats.json (store)
     "store": {"core", "config"},
     "store.status": {"clients.snapshot"},  # limiter.json holds the limiter's own model of its state (no SDK, no Ray)
     "analysis": {"core", "config", "games", "play", "store", "design.fingerprint"},  # play: re-scoring a folder replays its records through the loop; config: the packaged games for the provenance table; design.fingerprint: readers find a game's part by the design's name for it

@@ -10,7 +10,7 @@ from functools import cached_property
 
 import polars as pl
 
-from bargain_ray.analysis import svg
+from bargain_ray.analysis import humans, svg
 from bargain_ray.analysis.bootstrap import by_cell
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.families import families, results_of
@@ -196,11 +196,38 @@ class Section:
                 "that differ in one factor, of each figure of the by-cell table: mean [percentile bootstrap CI, seeds "
                 "resampled]; seeds: the most any figure had.</p>" + "".join(parts))
 
+    # --- people in human seats
+
+    def people(self) -> str:
+        """Each role's figures where a person played it, beside the models in that role against the same
+        opponents, and the person − model contrasts (``analysis.humans``)."""
+        turns = self.a.scan_per_turn
+        if turns.collect_schema().names():
+            turns = turns.join(self.known.select("unit_id"), on="unit_id", how="semi")
+        parts = []
+        for figure in self.results.by_role:
+            frame = humans.sides(self.known, turns, figure, self.roles)
+            rows, diffs = humans.arms(frame, self.a.bootstrap()), humans.contrasts(frame, self.a.bootstrap())
+            if rows.is_empty():
+                continue
+            shown = rows.select(*humans.KEY, "arm", pl.col("n_games").alias("games"), pl.col("n_seeds").alias("seeds"),
+                                interval(rows).alias(f"mean {figure.label} [CI]"))
+            contrast = diffs.select(*humans.KEY, "arms", pl.col("n_seeds").alias("seeds"),
+                                    interval(diffs, "mean_diff").alias("difference [CI]"))
+            parts.append(f"<h4>{escape(figure.label.capitalize())} (<code>{escape(figure.column)}</code>)</h4>"
+                         + table(shown, left=4) + table(contrast, left=4, empty="no model arm beside the person arm"))
+        return ('<p class="meta">Roles a person played in a human seat (arm <i>person</i>), apart from the models that '
+                "played the same role against the same opponents, over known games: mean of per-seed means [percentile "
+                "bootstrap CI, seeds resampled]; then person − model on the seeds both arms played.</p>"
+                + ("".join(parts) or '<p class="meta">(this family declares no figure per role)</p>'))
+
     @cached_property
     def parts(self) -> list[tuple[str, str, str]]:
         """(anchor, heading, body) of each part of the section, built once (the contents list names them too)."""
         out = [(self.anchor("by-model"), "Results by model and role", self.by_model()),
                (self.anchor("by-cell"), "By cell", self.by_cell())]
+        if humans.has_people(self.known, self.roles):
+            out.append((self.anchor("people"), "People in human seats", self.people()))
         if self.results.breakdowns:
             out.append((self.anchor("breakdowns"), "Breakdowns", self.breakdowns()))
         if (agreement := agreement_part(self.a.sweep.path, self.names, self.a.bootstrap())) is not None:

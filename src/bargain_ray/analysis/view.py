@@ -49,6 +49,7 @@ from bargain_ray.store.jsonl import CorruptJournal, read_tail
 from bargain_ray.store.manifest import Manifest
 from bargain_ray.store.paid import Drift, ModelSpend, SpendTail
 from bargain_ray.store.rows import game_row
+from bargain_ray.store.seats import SeatBoard, read_seats
 from bargain_ray.store.status import State, read_limiter, read_status
 
 LATEST = 8
@@ -190,6 +191,8 @@ class Snapshot(BaseModel):
     """The latest reply of each game still being played (from the call journal), most recent first."""
     report: str | None
     """The report's address on this server, once one exists."""
+    seats: SeatBoard | None = None
+    """The human seats' page and how many wait, play and are done (no token: ``store.seats``)."""
 
 
 def shown_game(rec: GameRecord) -> ShownGame:
@@ -345,6 +348,7 @@ class Follower:
             in_flight=[shown_reply(e, self.families) for e in reversed(list(self.in_flight.values())[-RUNNING:])]
             if running else [],
             report=f"files/{self.path.name}/{REPORT}" if (self.path / REPORT).is_file() else None,
+            seats=seats.board() if (seats := read_seats(self.path)) is not None else None,
         )
 
 
@@ -408,6 +412,9 @@ function showSweep(s){
   p.textContent=(s.phase==="planned" ? "planned, not started: " + s.units + " units, none played yet" :
     "finished games: " + s.finished + " of " + (s.units===null?"?":s.units) + " units (" + s.known + " known)");
   root.appendChild(p); if(s.note) root.appendChild(el("div", s.note, "technical"));
+  if(s.seats){var q=el("p", "human seats: " + s.seats.waiting + " waiting, " + s.seats.playing + " playing, " +
+    s.seats.done + " done; seat page (lobby) "), a=el("a", s.seats.url); a.href=s.seats.url; q.id="seats";
+    q.appendChild(a); root.appendChild(q);}
   s.drift.forEach(function(d){var w=el("div", "drift: " + d.model + " was served as " + d.served + " in " + d.calls +
     " calls from " + d.first_call + ", not as the sweep's reference " + d.reference, "technical"); w.className+=" drift";
     root.appendChild(w);});

@@ -27,8 +27,8 @@ MESSAGE_TOKENS = 16
 MAX_PRICE = 10_000.0
 """The most a price may be, in US dollars per million tokens (ours: far above any list price, far below what would
 make a cost or an estimate infinite)."""
-FREE = ("local", "strategy")
-"""Providers nothing is paid to: the bundled local model and the strategy agents."""
+FREE = ("local", "strategy", "human")
+"""Providers nothing is paid to: the bundled local model, the strategy agents and the people in human seats."""
 
 
 class Price(Strict):

@@ -55,6 +55,10 @@ class Retry(Strict):
 
 STRATEGY = "strategy"
 """The ``provider`` of a strategy agent: computed replies, no API."""
+HUMAN = "human"
+"""The ``provider`` of a human seat: a person's replies, typed in the seat page (``seats``), no API."""
+NO_API = (STRATEGY, HUMAN)
+"""Providers whose replies no model API answers."""
 
 
 class ModelConfig(Strict):
@@ -79,7 +83,11 @@ class ModelConfig(Strict):
 
     @property
     def is_llm(self) -> bool:
-        return self.provider != STRATEGY
+        return self.provider not in NO_API
+
+    @property
+    def is_human(self) -> bool:
+        return self.provider == HUMAN
 
 
 RUNTIME_KEYS = ("limits", "retry", "batch_api", "price")
@@ -203,6 +211,21 @@ class BatchRun(Strict):
     poll_s: float = Field(5.0, gt=0.0, le=MAX_WAIT_S)
 
 
+MAX_TURN_S = 86_400.0
+"""The longest turn limit a human seat may have (ours: a day)."""
+
+
+class Seats(Strict):
+    """The seat server a sweep with human seats serves (``run.seats``); runtime knobs, none in a unit hash."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(0, ge=0, le=65535)
+    """0: a free port at the folder's first run, kept for its later runs (so a page left open finds it again)."""
+    turn_limit_s: float | None = Field(None, ge=1.0, le=MAX_TURN_S)
+    """Seconds a person has for a turn once the page showed it; None: no limit. A turn left unanswered past it
+    ends the game unknown (ours), played again from that turn on resume."""
+
+
 class RunConfig(Strict):
     """Runtime knobs: where, how fast, how much; none of them changes a game."""
 
@@ -221,6 +244,7 @@ class RunConfig(Strict):
     report: bool = True
     ray_timeout_s: float = Field(5.0, gt=0, le=600)
     """How long the Ray cluster to join may take to answer, at start and while the run goes on."""
+    seats: Seats = Seats()
     on_drift: Literal["warn", "stop"] = "warn"
     """What a model served as another version than its first answer of the sweep does (``execution.drift``):
     ``warn`` flags it and goes on; ``stop`` stops the run as a budget stop does (no call starts), exit 1."""

@@ -51,6 +51,8 @@ class FailureKind(StrEnum):
     """A game runner died every time it played the same games: the run stops rather than replace it forever."""
     DRIFT = "drift"
     """A model answered as another version than its first answer of the sweep, under ``run.on_drift=stop``."""
+    ABSENT = "absent"
+    """A person in a human seat left a turn unanswered past ``run.seats.turn_limit_s``."""
     OTHER = "other"
 
 
@@ -72,6 +74,7 @@ FAILURE_LABELS: dict[FailureKind, str] = {
     FailureKind.LOST_BATCHER: "stopped: the batcher's actor was lost",
     FailureKind.LOST_WORKER: "stopped: a game runner was lost again and again with the same games",
     FailureKind.DRIFT: "stopped: a model was served as another version (run.on_drift=stop)",
+    FailureKind.ABSENT: "turns a person left unanswered past run.seats.turn_limit_s",
     FailureKind.OTHER: "other technical errors",
 }
 """How the summary, the report and the view name each kind, in the plural (ours)."""

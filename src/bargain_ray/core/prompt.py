@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from bargain_ray.core.form import ReplyForm
 
 
 class Message(BaseModel):
@@ -27,6 +29,9 @@ class Prompt(BaseModel):
     system: str
     messages: tuple[Message, ...]
     json_schema: dict[str, Any] | None = None  # free-form: a JSON Schema, sent to the provider as is
+    form: ReplyForm | None = Field(None, exclude=True)
+    """The turn's moves as a person fills them in a human seat (``core.form``). Never sent and never dumped: a
+    request, its journal key and its cost estimate are the same with or without it."""
 
     def repaired(self, reply: str, error: str) -> Prompt:
         """The same turn asked again: the invalid reply and the error appended."""

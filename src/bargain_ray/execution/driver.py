@@ -31,6 +31,7 @@ from bargain_ray.execution.journal_actor import start_journal
 from bargain_ray.execution.live import LiveCalls
 from bargain_ray.execution.pool import ASK_S, WorkerPool, runner_count, tasks
 from bargain_ray.execution.progress import RunResult, SweepBar
+from bargain_ray.execution.seat_actor import start_seats
 from bargain_ray.execution.signals import Stop
 from bargain_ray.execution.startup import StartupClock
 from bargain_ray.execution.tally import Tally
@@ -39,6 +40,7 @@ from bargain_ray.providers import key_env_vars
 from bargain_ray.store import GameJournal, read_call_lines
 from bargain_ray.store.calls import CallJournal, calls_journal_path, read_calls, replayable
 from bargain_ray.store.paid import spend_of
+from bargain_ray.store.seats import read_seats
 
 DRAIN_S = 60.0
 """After the run lost one of its actors, how long it waits for the calls already sent to come back (and be
@@ -56,25 +58,28 @@ def answer(ref: ray.ObjectRef, default: Any = None) -> Any:
 
 def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_file: GameJournal, path: Path,
               finished: set[str], stop: Stop, clock: StartupClock | None = None, runner: Any = RemoteGameRunner,
-              spec: dict[str, Any] | None = None) -> RunResult:  # free-form: the runners' spec as JSON, validated by each
+              spec: dict[str, Any] | None = None,  # free-form: the runners' spec as JSON, validated by each
+              seated: bool = False) -> RunResult:
     """Play ``units``, journaling each result as it arrives, until they are done, the budget stops them, an actor
     of the sweep is lost for good, or SIGINT/SIGTERM asks to stop (then games in flight are stopped; their paid
     replies replay on resume).
 
     ``finished`` are the units already done, whose journaled calls are not read back. ``runner`` is the actor class
     that plays them, handed ``spec`` (default: ``GameRunner`` and the sweep as JSON; a judging run's reads:
-    ``execution.reader``).
+    ``execution.reader``). ``seated``: units to play have human seats (``seats.json`` is written,
+    ``execution.seat_actor.prepare_seats``): the seat page is served.
     """
     stop.install()  # again, in case a caller's ray.init replaced its SIGTERM handler
     run = sweep.run
     llm = any(m.is_llm for m in sweep.models.values())
-    size = run.games_per_task or (1 if llm else 32)
+    humans = any(m.is_human for m in sweep.models.values())
+    size = run.games_per_task or (1 if llm or humans else 32)
     replies = run.journal_calls is not False  # run.journal_calls=false journals each paid call's cost only
     calls = list(read_call_lines(path))  # before Ray: the plan has read it whole already
-    recorded = replayable(calls, skip=finished) if replies else {}
+    recorded = replayable(calls, skip=finished) if replies or humans else {}  # a person's replies are always kept
     drift = DriftWatch(path, run.on_drift)
     drift.seed(calls)
-    journaled = llm or bool(run.journal_calls)  # a call journal exists: every paid call, and any reply to replay
+    journaled = llm or humans or bool(run.journal_calls)  # a call journal exists: every paid call, any reply to replay
     tailed = journaled and replies  # each answer is seen once: in the call journal, else in its game
     # what was paid before, and the tail of what is paid from here on: both before any actor can journal a call
     live = LiveCalls(path, {m.name for m in sweep.models.values()}, spend_of(calls), clock, drift if tailed else None)
@@ -84,9 +89,13 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
     budget = start_budget(sweep, path, spent_before) if playing else None
     journal = start_journal(path) if playing and journaled else None
     batcher = start_batcher(sweep, path) if playing and batching(sweep) else None
+    seats = start_seats(path, run.seats.turn_limit_s) if playing and seated else None
+    if seats is not None and (file := read_seats(path)) is not None:
+        tqdm.write(f"seat page: {file.url} (the lobby hands each person the next free seat; each seat's own link is "
+                   "in seats.json)")
     runners = runner_count(run.workers, total, size, llm)
     pool = WorkerPool(sweep.model_dump(mode="json") if spec is None else spec, journal, key_env_vars(sweep), runners,
-                      budget, refresh=lambda jobs: journaled_since(jobs, path, journal), runner=runner)
+                      budget, refresh=lambda jobs: journaled_since(jobs, path, journal), runner=runner, seats=seats)
     if llm and playing:  # after the runners, so an idle worker process Ray has ready goes to a runner; beside them
         start_limiters()
     loop = Loop(pool, tasks(units, size, recorded), size, max(run.max_in_flight, size), journal_file,
@@ -105,6 +114,9 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
         journal_file.close()
         orphans = pool.unjournaled() if pool.halted is not None else []  # the journal may be the actor lost
         pool.close(clean=not stop.requested)
+        if seats is not None:
+            answer(seats.close.remote())
+            ray.kill(seats)
         close_journal(journal, path, orphans)
         if batcher is not None:
             loop.tally.batches = answer(batcher.batches_sent.remote(), 0)
@@ -115,7 +127,8 @@ def run_units(sweep: ResolvedSweep, units: Iterator[Unit], total: int, journal_f
             ray.kill(budget)
     return RunResult(tally=loop.tally, to_run=total, live=loop.bar.live, finished_units=loop.known,
                      signal=stop.name, signal_code=stop.exit_code if stop.requested else 0, budget=state,
-                     replies_journaled=replies, drift=drift)
+                     replies_journaled=replies, drift=drift,
+                     seats=board.board() if seated and (board := read_seats(path)) is not None else None)
 
 
 @dataclass

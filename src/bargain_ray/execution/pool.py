@@ -100,8 +100,8 @@ class WorkerPool:
 
     def __init__(self, spec: dict[str, Any], journal: Any, keys: dict[str, str], count: int,  # the ResolvedSweep's JSON dump as sent to each actor, validated there (worker.py)
                  budget: Any = None, refresh: Callable[[list[Job]], list[Job]] | None = None,
-                 runner: Any = RemoteGameRunner) -> None:
-        self._args = (spec, journal, keys, budget)
+                 runner: Any = RemoteGameRunner, seats: Any = None) -> None:
+        self._args = (spec, journal, keys, budget, seats)  # seats: the seat server's actor (a sweep with human seats)
         self.runner = runner
         """The actor class: ``RemoteGameRunner``, or a subclass's (a judging run's ``RemoteReadRunner``)."""
         self.budget = budget

@@ -17,6 +17,7 @@ from bargain_ray.execution.budget import BudgetState
 from bargain_ray.execution.drift import DriftWatch
 from bargain_ray.execution.live import LiveCalls, ModelCalls
 from bargain_ray.execution.tally import Tally
+from bargain_ray.store.seats import SeatBoard
 
 
 def bar_postfix(tally: Tally, models: dict[str, ModelCalls]) -> str:
@@ -76,6 +77,8 @@ class RunResult:
     replies_journaled: bool = True
     """False under ``run.journal_calls=false``: a paid call's cost is journaled, its reply is not (never replayed)."""
     drift: DriftWatch | None = None
+    seats: SeatBoard | None = None
+    """The human seats as the run left them (a sweep with human seats)."""
 
     @property
     def drift_stopped(self) -> Failure | None:

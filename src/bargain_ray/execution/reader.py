@@ -23,9 +23,9 @@ class ReadRunner(GameRunner):
     """Holds a judging run's reads and the games they read; a read's unit id names its read."""
 
     def bind(self, spec: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,  # the JudgingSpec's JSON dump as sent, validated on the next line
-             budget: Any = None) -> None:
+             budget: Any = None, seats: Any = None) -> None:
         self.spec = JudgingSpec.model_validate(spec)
-        self.take(self.spec.sweep, journal, keys, budget)
+        self.take(self.spec.sweep, journal, keys, budget, seats)
 
     def start(self, unit: Unit) -> tuple[Game, GameState | None]:
         """The read's game (its config as the read shows it) and the judged game after its last message."""

@@ -80,6 +80,10 @@ def summary(result: RunResult, path: Path, finished_before: int, counts: dict[st
     if tally.batches:
         lines.append(f"batches sent through batch APIs: {tally.batches}")
     lines += result.drift.lines() if result.drift is not None else []
+    if result.seats is not None:
+        lines.append(result.seats.line() + (" (a seat still waiting has had no person: its game is unknown, never a "
+                                             "disagreement, and waits for one when the sweep runs again)"
+                                             if result.seats.waiting else ""))
     lines.append(f"tables: {', '.join(f'{k}.parquet {v} rows' for k, v in counts.items())}" + (
         f"; {dropped} games of earlier designs of this folder are not in this design: kept in the journal, "
         "left out of the tables" if dropped else ""))

@@ -15,6 +15,7 @@ from bargain_ray.design import ResolvedSweep, estimate, resolve
 from bargain_ray.execution.cluster import ClusterUnavailable, RayChoice, choose_ray, start_ray, watch_cluster
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
+from bargain_ray.execution.seat_actor import SeatsUnavailable, prepare_seats
 from bargain_ray.execution.signals import stop_on_signals
 from bargain_ray.execution.startup import StartupClock
 from bargain_ray.execution.summary import summary
@@ -82,7 +83,7 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
         try:
             with hold_lock(path):
                 return _run_locked(sweep, path, StartupClock(started), report)
-        except (FolderLocked, CorruptJournal, LocalModelUnavailable) as exc:  # the last: the server did not come up
+        except (FolderLocked, CorruptJournal, LocalModelUnavailable, SeatsUnavailable) as exc:  # servers that did not come up
             raise SystemExit(f"error: {exc}") from None
 
     return guarded(path, locked)
@@ -123,13 +124,14 @@ def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: R
             print(line)
             print(estimate(sweep, list(todo()), typical_calls))
             return 0
+        seated = prepare_seats(sweep, path, todo()) is not None
         with ExitStack() as service:  # the simulated provider (or local model) starts while Ray does
             served: list[ResolvedSweep] = []
             choice = ray_for(sweep, line, clock, lambda: served.append(service.enter_context(provider_service(sweep))))
             with watch_cluster(choice, sweep.run.ray_timeout_s):
                 write_status(path, "running", count + finished)
                 stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
-                result = run_units(served[0], todo(), count, GameJournal(path), path, done, stop, clock)
+                result = run_units(served[0], todo(), count, GameJournal(path), path, done, stop, clock, seated=seated)
                 service.close()
                 from bargain_ray.store import write_tables  # polars: loaded after the games, off the start-up's path
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bargain_ray.config.schema import STRATEGY
+from bargain_ray.config.schema import NO_API
 from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.records import GameRecord
 
@@ -51,8 +51,8 @@ class Tally:
         else:
             self.unknown_reasons[failure_label(outcome.failure)] += 1
         for call in record.calls:
-            if call.provider == STRATEGY or (call.status == "ok" and not call.resumed):
-                continue  # a strategy's reply costs nothing; a paid one is the call journal's
+            if call.provider in NO_API or (call.status == "ok" and not call.resumed):
+                continue  # a strategy's or a person's reply costs nothing; a paid one is the call journal's
             m = self.unpaid.setdefault(call.key, Unpaid())
             if call.resumed:
                 m.replayed += 1

@@ -9,6 +9,7 @@ import ray
 
 from bargain_ray.agents import make_agent
 from bargain_ray.agents.base import Agent
+from bargain_ray.agents.human import seat_id
 from bargain_ray.clients.limiter import holder_id
 from bargain_ray.core.errors import Failure
 from bargain_ray.core.records import GameRecord, utc_now
@@ -16,6 +17,7 @@ from bargain_ray.core.unit import Unit
 from bargain_ray.design import ResolvedSweep
 from bargain_ray.execution.batcher import batched_clients
 from bargain_ray.execution.calljournal import JournaledAgent, Ledger, void_failed_calls
+from bargain_ray.execution.seat_actor import RemoteDesk
 from bargain_ray.games import Game
 from bargain_ray.games.base import GameState
 from bargain_ray.play.loop import play
@@ -37,20 +39,22 @@ class GameRunner:
     ``close`` drops the sweep's connections and keys, ``bind`` gives it the next sweep."""
 
     def __init__(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,  # the ResolvedSweep's JSON dump as sent, validated in bind
-                 budget: Any = None) -> None:
-        self.bind(sweep, journal, keys, budget)
+                 budget: Any = None, seats: Any = None) -> None:
+        self.bind(sweep, journal, keys, budget, seats)
 
     def bind(self, sweep: dict[str, Any], journal: Any = None, keys: dict[str, str] | None = None,  # the ResolvedSweep's JSON dump as sent, validated on the next line
-             budget: Any = None) -> None:
-        """Take ``sweep``: its games, its models' clients under ``keys``, its call journal and budget."""
-        self.take(ResolvedSweep.model_validate(sweep), journal, keys, budget)
+             budget: Any = None, seats: Any = None) -> None:
+        """Take ``sweep``: its games, its models' clients under ``keys``, its call journal and budget, and its seat
+        server (the actor of ``execution.seat_actor``, when it has human seats)."""
+        self.take(ResolvedSweep.model_validate(sweep), journal, keys, budget, seats)
 
     def take(self, sweep: ResolvedSweep, journal: Any = None, keys: dict[str, str] | None = None,
-             budget: Any = None) -> None:
+             budget: Any = None, seats: Any = None) -> None:
         """``bind`` of a sweep already validated."""
         self.sweep = sweep
         self.clients = ClientPool(self.sweep.provider, keys, batched_clients(self.sweep))
         self.ledger = Ledger(journal, budget, holder_id())  # what its reservations are held under, as its slots are
+        self.desk = RemoteDesk(seats) if seats is not None else None
         self._games: dict[tuple[str, str], Game] = {}
 
     def _game(self, name: str, condition: str) -> Game:
@@ -64,9 +68,10 @@ class GameRunner:
         return self._game(unit.game, unit.condition), None
 
     def _replies_journaled(self, letter: str) -> bool:
-        """Whether a model's replies are journaled (and replay on resume): ``run.journal_calls``, else model calls."""
-        wanted = self.sweep.run.journal_calls
-        return bool(wanted or (wanted is None and self.sweep.models[letter].is_llm))
+        """Whether a model's replies are journaled (and replay on resume): a person's always (never asked the same
+        turn twice), else ``run.journal_calls``, else model calls."""
+        wanted, model = self.sweep.run.journal_calls, self.sweep.models[letter]
+        return bool(model.is_human or wanted or (wanted is None and model.is_llm))
 
     def _wrapped(self, letter: str) -> bool:
         """Calls whose replies are journaled, and every paid one (journaled as its cost, and budgeted)."""
@@ -80,7 +85,7 @@ class GameRunner:
         agents: dict[str, Agent] = {}
         for role, letter in unit.letter_of_role.items():
             model = self.sweep.models[letter]
-            agent = make_agent(model, self.clients, unit.family)
+            agent = make_agent(model, self.clients, unit.family, self.desk, seat_id(unit.unit_id, role))
             if self._wrapped(letter):
                 replies = self._replies_journaled(letter)
                 agent = JournaledAgent(agent, model, unit.unit_id, recorded if replies else {}, replies, self.ledger,
@@ -89,6 +94,10 @@ class GameRunner:
         started = utc_now()
         record = await play(game, agents, unit, state)
         await void_failed_calls(self.ledger, record)
+        if self.desk is not None:
+            for role, letter in unit.letter_of_role.items():
+                if self.sweep.models[letter].is_human:
+                    await self.desk.end(seat_id(unit.unit_id, role), record.outcome.status)
         for call in record.calls:
             call.resumed = call.call_id in resumed
         return record.model_copy(update={"started_at": started, "ended_at": utc_now()})
@@ -112,6 +121,7 @@ class GameRunner:
         await self.clients.close()
         self.clients = ClientPool(self.sweep.provider, {})
         self.ledger = Ledger()
+        self.desk = None
 
 
 # Stateless between games: the driver's WorkerPool replaces a lost actor and re-sends its tasks (with the

@@ -18,7 +18,7 @@ from pydantic import Field
 from bargain_ray.clients import registry
 from bargain_ray.config import ModelConfig, Price, ProviderConfig, Strict
 from bargain_ray.config.errors import nearest
-from bargain_ray.config.schema import STRATEGY
+from bargain_ray.config.schema import HUMAN, NO_API, STRATEGY
 from bargain_ray.providers.local import LocalSettings
 from bargain_ray.providers.sim.config import SimSettings
 
@@ -97,9 +97,9 @@ def model_problems(models: Mapping[str, ModelConfig], provider: Provider) -> lis
     have, or (under ``provider=sim``) whose API the simulated provider does not serve."""
     apis, problems = registry.names(), []
     for letter, model in models.items():
-        if model.provider != STRATEGY and model.provider not in apis:
-            match = nearest(model.provider, [*apis, STRATEGY])
-            hint = f"did you mean provider={match}?" if match else f"the providers are {', '.join([*apis, STRATEGY])}"
+        if model.provider not in NO_API and model.provider not in apis:
+            match = nearest(model.provider, [*apis, *NO_API])
+            hint = f"did you mean provider={match}?" if match else f"the providers are {', '.join([*apis, *NO_API])}"
             problems.append(f"models.{letter}.provider={model.provider}: no such model API; {hint}")
         elif model.batch_api and model.is_llm and registry.get(model.provider).batches is None:
             having = [a for a in apis if registry.get(a).batches is not None]
@@ -144,7 +144,7 @@ def key_env(model: ModelConfig, api: str) -> str | None:
     return model.api_key_env or (registry.get(api).key_env if api in registry.names() else None)
 
 
-KEYLESS = ("sim", "local", STRATEGY)
+KEYLESS = ("sim", "local", STRATEGY, HUMAN)
 """Providers that never receive a real key (the sim and the local model get a placeholder)."""
 
 

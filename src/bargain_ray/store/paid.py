@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from bargain_ray.config.schema import STRATEGY
+from bargain_ray.config.schema import NO_API
 from bargain_ray.core.records import Served
 from bargain_ray.store.calls import CallEntry, Entry, SpendEntry, parse_call_line, read_call_lines
 from bargain_ray.store.jsonl import CorruptJournal, complete_size, read_tail
@@ -48,12 +48,12 @@ class PaidCall(BaseModel):
 
 
 def paid_call(entry: Entry) -> PaidCall | None:
-    """A journal line as the call it paid for; None for a void line and for a strategy agent's reply."""
+    """A journal line as the call it paid for; None for a void line, a strategy agent's reply and a person's."""
     if isinstance(entry, SpendEntry):
         return PaidCall(unit_id=entry.unit_id, call_id=entry.call_id, model=entry.model,
                         input_tokens=entry.input_tokens, output_tokens=entry.output_tokens, cost_usd=entry.cost_usd,
                         rate_limited=entry.rate_limited, served=entry.served)
-    if not isinstance(entry, CallEntry) or entry.reply.provider == STRATEGY:
+    if not isinstance(entry, CallEntry) or entry.reply.provider in NO_API:
         return None
     reply = entry.reply
     return PaidCall(unit_id=entry.unit_id, call_id=entry.call_id, model=reply.key,

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, get_args
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
+from bargain_ray.config.schema import HUMAN
 from bargain_ray.core.figures import is_figure, value_of
 from bargain_ray.core.records import CallMeta, CallRecord, FamilyFields, GameRecord, Served
 from bargain_ray.core.status import Status
@@ -145,6 +146,11 @@ class GameColumns(SharedColumns):
         "*_completion_tokens": "output tokens of the side's calls",
     }
     """The columns named after each role (``*``), and what they mean."""
+    PEOPLE: ClassVar[dict[str, str]] = {
+        "*_human": "true where a person played the role in a human seat (its calls are the person's replies, provider "
+                   "human); empty where a model or an agent did; only in sweeps with human seats",
+    }
+    """The columns a sweep with human seats adds per role."""
 
 
 SHARED_SCHEMA = schema_of(SharedColumns)
@@ -213,6 +219,7 @@ def game_row(rec: GameRecord) -> dict[str, Any]:  # free-form: table rows as pol
     row = shared_columns(rec)
     row |= {f"{role}_model": name for role, name in unit.models_by_role.items()}
     row |= {f"{role}_agent": agent for role, agent in unit.agent_of_role.items()}
+    row |= {f"{c.role}_human": True for c in rec.calls if c.provider == HUMAN}
     row |= side_tokens(rec)
     row["unit_hash"] = unit.hash
     row |= {"started_at": rec.started_at, "ended_at": rec.ended_at}
@@ -411,7 +418,7 @@ def meanings(table: str) -> dict[str, str]:
     models: dict[str, type[BaseModel]] = {"games": GameColumns, "turns": TurnColumns, "calls": CallRow}
     row = models[table]
     named = {name: " ".join((f.description or "").split()) for name, f in row.model_fields.items()}
-    return named | (GameColumns.PER_ROLE if row is GameColumns else {})
+    return named | (GameColumns.PER_ROLE | GameColumns.PEOPLE if row is GameColumns else {})
 
 
 SCHEMAS: dict[str, dict[str, pl.DataType | type[pl.DataType]]] = {

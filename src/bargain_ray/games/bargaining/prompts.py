@@ -12,6 +12,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
+from bargain_ray.core.form import Field, Move, ReplyForm
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.bargaining import engine
 from bargain_ray.games.bargaining.config import BargainingConfig
@@ -143,7 +144,27 @@ def prompt(config: BargainingConfig, state: State, role: str) -> Prompt:
         "Reply with the JSON object only."
     )
     return Prompt(system=brief(config, state, role), messages=(Message(role="user", content=user),),
-                  json_schema=reply_schema(config))
+                  json_schema=reply_schema(config), form=form(config, state, role))
+
+
+def form(config: BargainingConfig, state: State, role: str) -> ReplyForm:
+    """The round's moves for a person: an offer (the price, the stated valuation, the message), and accept or
+    reject of the other side's standing offer; the private notes with every move."""
+    talk = (Field(path=("stated_valuation",), label="Stated valuation", kind="number", optional=True,
+                  hint=f"what you tell the {engine.other(role)} your valuation is (leave empty to state none)"),
+            Field(path=("message",), label="Message", kind="text", optional=True, max_chars=config.max_message_chars,
+                  hint=f"shown to the {engine.other(role)}")) if config.messages else ()
+    notes = Field(path=("reasoning_private",), label="Private notes", kind="text", optional=True,
+                  hint="never shown to anyone in the game")
+    price = Field(path=("offer",), label="Price", kind="number", minimum=config.price_min, maximum=config.price_max,
+                  decimals=config.decimals)
+    blank: dict = {"stated_valuation": None, "offer": None, "action": "offer", "message": "", "reasoning_private": ""}
+    moves = [Move(label="offer", reply=blank, fields=(price, *talk, notes))]
+    first = config.first_round_offer and engine.round_number(state) == 1
+    if state.standing is not None and not first:
+        moves += [Move(label=f"{kind} the {state.standing.proposer}'s {num(state.standing.price)}",
+                       reply=blank | {"action": kind}, fields=(*talk, notes)) for kind in ("accept", "reject")]
+    return ReplyForm(moves=tuple(moves))
 
 
 def reply_schema(config: BargainingConfig) -> dict[str, Any]:  # free-form: a JSON Schema, sent to the provider as is

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bargain_ray.core.form import Field, Move, ReplyForm
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.freetext import engine
@@ -118,12 +119,30 @@ def prompt(config: FreeTextConfig, state: State, role: str) -> Prompt:
             system=observer_instructions(config),
             messages=(Message(role="user", content=user),),
             json_schema=VERDICT_SCHEMA,
+            form=VERDICT_FORM,
         )
     opening = (Message(role="user", content=OPENING),) if state.first_speaker == role else ()
     said = tuple(
         Message(role="assistant" if s.role == role else "user", content=s.text) for s in state.transcript
     )
-    return Prompt(system=brief(config, role), messages=(*opening, *said))
+    return Prompt(system=brief(config, role), messages=(*opening, *said), form=message_form(config))
+
+
+def message_form(config: FreeTextConfig) -> ReplyForm:
+    """A party's move for a person: the message box, whose text is the reply."""
+    hint = f"{config.min_sentences} to {config.max_sentences} sentences, to the other party"
+    box = Field(path=("message",), label="Your message", kind="text", hint=hint, max_words=config.max_words)
+    return ReplyForm(moves=(Move(label="Send", reply=None, fields=(box,)),))
+
+
+VERDICT_FORM = ReplyForm(moves=(Move(label="Report", reply={}, fields=(
+    Field(path=("agreement_reached",), label="agreement_reached", kind="flag"),
+    Field(path=("allocation_type",), label="allocation_type", kind="choice", options=ALLOCATION_TYPES),
+    Field(path=("allocation",), label="allocation", kind="text", hint="one sentence: who ends up with what"),
+    Field(path=("rationale",), label="rationale", kind="text", hint="one or two sentences"),
+    Field(path=("confidence",), label="confidence", kind="number", minimum=0, maximum=1),
+)),))
+"""The observer's move for a person: the verdict's fields (a person may take the observer's seat too)."""
 
 
 RULES: dict[str, str] = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
+from bargain_ray.core.form import Field, Move, ReplyForm
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
@@ -193,7 +194,28 @@ def prompt(config: MultiIssueConfig, state: State, role: str) -> Prompt:
         system=brief(config, role),
         messages=(Message(role="user", content=user),),
         json_schema=reply_schema(config, engine.in_final_reply(config, state)),
+        form=form(config, state, role),
     )
+
+
+def form(config: MultiIssueConfig, state: State, role: str) -> ReplyForm:
+    """The turn's moves for a person: OFFER with one field per term in its range, ACCEPT of the other side's
+    standing offer, NONE (or, in the final reply, ACCEPT and END), each with its message."""
+    shown = "shown to the other side" if config.messages else "never shown: this game has no message channel"
+    message = Field(path=("message",), label="Message", kind="text", hint=shown,
+                    max_words=config.max_message_words, optional=True)
+    blank: dict = {"action": None, "offer_id": None, "terms": None, "message": ""}
+    s = state.standing
+    moves = []
+    if s is not None and s.proposer != role:
+        moves.append(Move(label=f"ACCEPT {s.offer_id}", reply=blank | {"action": "ACCEPT", "offer_id": s.offer_id},
+                          fields=(message,)))
+    if engine.in_final_reply(config, state):
+        return ReplyForm(moves=(*moves, Move(label="END", reply=blank | {"action": "END"}, fields=(message,))))
+    terms = tuple(Field(path=("terms", t.name), label=t.name, kind="number", hint=t.description, minimum=t.min,
+                        maximum=t.max, decimals=config.decimals) for t in config.terms)
+    offer = Move(label="OFFER", reply=blank | {"action": "OFFER"}, fields=(*terms, message))
+    return ReplyForm(moves=(offer, *moves, Move(label="NONE", reply=blank | {"action": "NONE"}, fields=(message,))))
 
 
 RULES: dict[str, str] = {

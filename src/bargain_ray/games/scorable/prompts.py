@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bargain_ray.core.form import Field, Move, ReplyForm
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
@@ -195,7 +196,27 @@ def prompt(config: ScorableConfig, state: State, role: str) -> Prompt:
         system=system(config, role),
         messages=(Message(role="user", content=user(config, state, role)),),
         json_schema=reply_schema(config),
+        form=form(config, state, role),
     )
+
+
+def form(config: ScorableConfig, state: State, role: str) -> ReplyForm:
+    """The turn's moves for a person: propose (one option per issue), accept or reject a live offer, walk, none;
+    each with the message (when the channel is open) and the private scratchpad."""
+    notes: tuple[Field, ...] = (
+        Field(path=("message",), label="Message", kind="text", optional=True, hint="shown to every party"),
+    ) if config.messages else ()
+    notes += (Field(path=("scratchpad",), label="Scratchpad", kind="text", optional=True,
+                    hint="private: never shown to another party"),)
+    deal = tuple(Field(path=("deal", i.name), label=i.name, kind="choice", options=tuple(i.options))
+                 for i in config.issues)
+    moves = [Move(label="propose", reply={"action": "propose"}, fields=(*deal, *notes))]
+    live = tuple(o.offer_id for o in state.offers)
+    if live:
+        offer = Field(path=("offer_id",), label="Offer", kind="choice", options=live)
+        moves += [Move(label=kind, reply={"action": kind}, fields=(offer, *notes)) for kind in ("accept", "reject")]
+    moves += [Move(label=kind, reply={"action": kind}, fields=notes) for kind in ("walk", "none")]
+    return ReplyForm(moves=tuple(moves))
 
 
 def reply_schema(config: ScorableConfig) -> dict[str, Any]:  # free-form: a JSON Schema, sent to the provider as is
