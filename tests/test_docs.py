@@ -58,9 +58,12 @@ RUNNABLE_BLOCKS = [b for page in PAGES for b in blocks(page) if b.info.startswit
 
 @pytest.fixture(scope="module")
 def python_on_path(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A folder whose ``python`` is this interpreter, so a block's ``python -m bargain_ray`` runs this install."""
+    """A folder whose ``python`` runs this interpreter, so a block's ``python -m bargain_ray`` runs this install (a
+    script that execs it by its own path: a symlink elsewhere would leave a virtual environment's interpreter its base
+    one, which finds no ``pyvenv.cfg`` beside the link)."""
     folder = tmp_path_factory.mktemp("bin")
-    (folder / "python").symlink_to(sys.executable)
+    (folder / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (folder / "python").chmod(0o755)
     return str(folder)
 
 
