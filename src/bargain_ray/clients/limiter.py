@@ -55,6 +55,7 @@ from typing import Any, ClassVar, NamedTuple
 import ray
 from pydantic import BaseModel
 
+from bargain_ray.clients._ray_private import dead_jobs
 from bargain_ray.clients.bucket import Pace, Report
 from bargain_ray.clients.headers import Announced, read_headers
 from bargain_ray.clients.snapshot import BucketLevel, KeySnapshot
@@ -598,21 +599,6 @@ def retire_holder(holder: str) -> None:
     except ValueError:  # no limiter: nothing is held
         return
     actor.retire.remote(holder)
-
-
-def dead_jobs() -> set[str]:
-    """The ids of the cluster's Ray jobs that have ended.
-
-    Ray's public job listing (``ray.util.state``) goes through the dashboard, which our drivers do not start;
-    the GCS job table behind it is read here through ``ray._private.state`` (Ray 2.x). Should that move, no
-    job reads as ended and a dead driver's slots fall back to ``LEASE_S``.
-    """
-    try:
-        from ray._private import state
-
-        return {job["JobID"] for job in state.jobs() if job.get("IsDead")}
-    except Exception:  # an internal API: any change in it must cost the fallback, never a sweep
-        return set()
 
 
 RemoteLimiters = ray.remote(num_cpus=0, max_concurrency=100_000)(Limiters)  # type: ignore[call-overload]  # Ray's overloads name no actor option
