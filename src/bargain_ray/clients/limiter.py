@@ -123,10 +123,13 @@ class Handed:
 
 
 class KeyState:
-    """The limiter of one (provider, key, model)."""
+    """The limiter of one (provider, key, model). ``clock`` is the monotonic clock its paces, waits and leases are
+    read on; its waits run on the event loop's timers, so a clock other than the loop's own (``loop.time``, which is
+    ``time.monotonic`` on asyncio's) makes sense only as that loop's."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits
+        self.clock = clock
         self.learned: dict[str, float] = {}
         self.paces: dict[str, Pace] = {}
         self.slow_start = True
@@ -154,7 +157,7 @@ class KeyState:
             if old is not None and old.per_minute == min(candidates):
                 self.paces[name] = old
                 continue
-            self.paces[name] = Pace(min(candidates), BURST_S)
+            self.paces[name] = Pace(min(candidates), BURST_S, self.clock())
             if old is not None:  # reports of calls handed out before are still set against what came after
                 self.paces[name].taken = old.taken
         if self.paces and self.slow_start:  # limits known: pacing takes over from slow start
@@ -236,7 +239,7 @@ class KeyState:
             if fut.done():  # its caller gave up
                 self.waiters.popleft()
                 continue
-            now = time.monotonic()
+            now = self.clock()
             self._reap(now)
             if len(self.in_flight) >= self._slots():
                 await self._until_changed(min(h.lease_end for h in self.in_flight.values()) - now)
@@ -262,7 +265,7 @@ class KeyState:
         return self.recent[0][1]
 
     def release(self, ticket: int, fb: Feedback) -> None:
-        now = time.monotonic()
+        now = self.clock()
         handed = self.in_flight.pop(ticket, None)
         self.owners.pop(ticket, None)
         told = read_headers(fb.headers)
