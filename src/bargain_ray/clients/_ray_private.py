@@ -2,8 +2,8 @@
 API everywhere else. It sits in ``clients``, the lowest layer that imports Ray (the limiter reads the job table),
 so that ``execution`` imports it from here too.
 
-Only Ray itself is imported at module level: a private module or name that a newer Ray moved fails the one use
-that needs it, never the import of the package, and each use says what that failure costs:
+Nothing of Ray is imported at module level: a private module or name that a newer Ray moved fails the one use that
+needs it, never the import of the package, and each use says what that failure costs:
 
 - ``lean_head`` (a new local instance without the processes a run does not use): ``RayInternalsChanged`` before
   anything starts, or, from inside ``ray.init``, an error ``internals_changed`` recognises; the caller then starts
@@ -26,7 +26,6 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 CHECKED = "2.60.0"
@@ -70,7 +69,7 @@ def _resolve(module: str, path: str) -> Any:  # free-form: any of Ray's private 
 
 
 @functools.cache
-def _lean_node() -> tuple[ModuleType, type]:
+def _lean_node() -> tuple[Any, type]:  # free-form: Ray's node module
     """Ray's node module and the lean head's class, once every name it uses is found as Ray 2.60.0 has it."""
     for module, paths in LEAN_USES.items():
         for path in paths:
@@ -78,11 +77,11 @@ def _lean_node() -> tuple[ModuleType, type]:
     params = inspect.signature(_resolve("ray._private.parameter", "RayParams")).parameters
     if missing := [name for name in LEAN_PARAMS if name not in params]:
         raise RayInternalsChanged(f"ray._private.parameter.RayParams takes no {', '.join(missing)}")
-    node = importlib.import_module("ray._private.node")
-    services = importlib.import_module("ray._private.services")
-    state = importlib.import_module("ray._private.state")
+    node: Any = importlib.import_module("ray._private.node")  # free-form: Ray's private modules, checked above
+    services: Any = importlib.import_module("ray._private.services")
+    state: Any = importlib.import_module("ray._private.state")
 
-    class LeanHead(node.Node):  # type: ignore[misc,name-defined]  # Ray's private Node, found above
+    class LeanHead(node.Node):  # type: ignore[misc]  # Ray's private Node (typed Any), found above
         """The head node of a local instance started for one run, with only the processes a run uses (ours). Ray
         2.60's ``ray.init`` takes no option for these, and each is on its start-up's path:
 
@@ -154,7 +153,8 @@ def raylet_socket() -> str | None:
     try:
         from ray._private import worker
 
-        return str(worker.global_worker.node.raylet_socket_name)
+        node = worker.global_worker.node
+        return None if node is None else str(node.raylet_socket_name)
     except (ImportError, AttributeError):
         return None
 
