@@ -68,7 +68,6 @@ def _resolve(module: str, path: str) -> Any:  # free-form: any of Ray's private 
         raise RayInternalsChanged(f"no {module}.{path} ({type(exc).__name__}: {exc})") from exc
 
 
-@functools.cache
 def _lean_node() -> tuple[Any, type]:  # free-form: Ray's node module
     """Ray's node module and the lean head's class, once every name it uses is found as Ray 2.60.0 has it."""
     for module, paths in LEAN_USES.items():
