@@ -80,7 +80,7 @@ def _lean_node() -> tuple[Any, type]:  # free-form: Ray's node module
     services: Any = importlib.import_module("ray._private.services")
     state: Any = importlib.import_module("ray._private.state")
 
-    class LeanHead(node.Node):  # type: ignore[misc]  # Ray's private Node (typed Any), found above
+    class LeanHead(node.Node):  # Ray's private Node (typed Any), found above
         """The head node of a local instance started for one run, with only the processes a run uses (ours). Ray
         2.60's ``ray.init`` takes no option for these, and each is on its start-up's path:
 
