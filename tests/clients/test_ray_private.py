@@ -1,18 +1,27 @@
 """Ray's private internals behind one seam (``clients._ray_private``): with the modules it uses gone, the package
 still imports and each use degrades as it says; a lean start whose names or fields are not there is refused before
-anything starts, and only such errors count as Ray's internals having changed. (A sweep that falls back to the
-standard start: ``tests/execution/test_cluster.py``.)"""
+anything starts, and only such errors count as Ray's internals having changed; a runner's id is read off its handle,
+and with a handle that does not give it the pool still retires a runner under its id. (A sweep that falls back to
+the standard start: ``tests/execution/test_cluster.py``.)"""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
+import uuid
 
 import pytest
+import ray
 import ray._private.parameter
 
-from bargain_ray.clients._ray_private import LEAN_USES, RayInternalsChanged, internals_changed, lean_head
+from bargain_ray.clients._ray_private import LEAN_USES, RayInternalsChanged, actor_id, internals_changed, lean_head
+from bargain_ray.clients.limiter import Limiter, _actor
+from bargain_ray.config import Limits
+from bargain_ray.design import load_config
+from bargain_ray.execution import pool as pools
+from bargain_ray.execution.worker import GameRunner
 
 GONE = [*LEAN_USES, "ray._private.parameter", "ray._private.worker", "ray._common.utils"]
 """Every private module the seam imports."""
@@ -65,3 +74,32 @@ def test_a_lean_start_whose_fields_ray_no_longer_takes_is_refused_before_anythin
 def test_only_errors_of_names_and_signatures_count_as_rays_internals_having_changed(error: Exception,
                                                                                     changed: bool) -> None:
     assert internals_changed(error) is changed
+
+
+LIMITS = Limits(max_in_flight=2, requests_per_minute=60_000)
+"""Known limits: the window is the whole ``max_in_flight`` at once (no slow start)."""
+
+
+@pytest.mark.parametrize("handle_gives_id", [True, False])
+def test_a_retired_runners_slots_are_freed_whether_or_not_its_handle_gives_its_id(ray_session: str, monkeypatch,
+                                                                                 handle_gives_id: bool) -> None:
+    class HoldingRunner(GameRunner):  # defined here: Ray's workers take it by value (they cannot import this file)
+        """A game runner that takes the whole window of a key at the cluster's limiter, as its games' calls would."""
+
+        async def hold(self, key: str) -> str:
+            limiter = Limiter(key, LIMITS)
+            await limiter.acquire(10, 0)
+            await limiter.acquire(10, 0)
+            return ray.get_runtime_context().get_actor_id()
+
+    if not handle_gives_id:  # as a Ray whose handles no longer have the private ``_actor_id``
+        monkeypatch.delattr(ray.actor.ActorHandle, "_actor_id")
+    monkeypatch.setattr(pools, "RemoteGameRunner", ray.remote(num_cpus=0)(HoldingRunner))
+    key = f"test-holder-{uuid.uuid4().hex}"
+    pool = pools.WorkerPool(load_config("demo", ["grid.blocks=1"]).model_dump(mode="json"), None, {}, 1)
+    runner = pool.workers[0]
+    own_id = ray.get(runner.hold.remote(key), timeout=60)
+    assert actor_id(runner) == (own_id if handle_gives_id else None)
+    assert ray.get(_actor().snapshot.remote())[key].in_flight == 2  # the runner holds the whole window
+    pool.close(clean=False)  # the runner ended and retired under its id
+    asyncio.run(asyncio.wait_for(Limiter(key, LIMITS).acquire(10, 0), 60))  # a slot is free long before its lease

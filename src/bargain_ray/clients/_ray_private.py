@@ -13,6 +13,8 @@ needs it, never the import of the package, and each use says what that failure c
 - ``drop_published_errors`` (Ray's printer of the job's errors): Ray prints every notice as it does;
 - ``address_file`` (the file ``ray start`` writes): None, and a run starts its own local instance unless
   ``RAY_ADDRESS`` names a cluster;
+- ``actor_id`` (an actor's id, read off its handle): None, and the pool asks each runner its id as it starts
+  (``execution.pool``);
 - ``GCS_METHOD`` and ``WORKER_LOGGER``: names, read by gRPC and logging (see each).
 """
 
@@ -166,6 +168,15 @@ def address_file() -> Path | None:
 
         return Path(get_ray_address_file(None))
     except (ImportError, AttributeError):
+        return None
+
+
+def actor_id(handle: Any) -> str | None:  # free-form: a Ray actor handle
+    """The id of the actor behind ``handle``, as the actor's own ``ray.get_runtime_context().get_actor_id()`` gives
+    it (``ActorHandle._actor_id``, Ray 2.60.0: a handle gives its id nowhere public); None should that move."""
+    try:
+        return str(handle._actor_id.hex())
+    except AttributeError:
         return None
 
 
