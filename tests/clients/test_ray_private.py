@@ -94,9 +94,9 @@ def test_a_retired_runners_slots_are_freed_whether_or_not_its_handle_gives_its_i
 
     if not handle_gives_id:  # as a Ray whose handles no longer have the private ``_actor_id``
         monkeypatch.delattr(ray.actor.ActorHandle, "_actor_id")
-    monkeypatch.setattr(pools, "RemoteGameRunner", ray.remote(num_cpus=0)(HoldingRunner))
     key = f"test-holder-{uuid.uuid4().hex}"
-    pool = pools.WorkerPool(load_config("demo", ["grid.blocks=1"]).model_dump(mode="json"), None, {}, 1)
+    pool = pools.WorkerPool(load_config("demo", ["grid.blocks=1"]).model_dump(mode="json"), None, {}, 1,
+                            runner=ray.remote(num_cpus=0)(HoldingRunner))
     runner = pool.workers[0]
     own_id = ray.get(runner.hold.remote(key), timeout=60)
     assert actor_id(runner) == (own_id if handle_gives_id else None)
