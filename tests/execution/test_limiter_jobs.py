@@ -26,7 +26,7 @@ LIMITS = Limits(max_in_flight=2, requests_per_minute=60_000)
 HOLDER = """
 import asyncio, sys
 import ray
-from bargain_ray.clients.limiter import Limiter
+from bargain_ray.clients.limiter import Limiter, _actor
 from bargain_ray.config import Limits
 
 async def main():
@@ -34,7 +34,8 @@ async def main():
     await limiter.acquire(10, 0)
     await limiter.acquire(10, 0)
     waiting = asyncio.ensure_future(limiter.acquire(10, 0))  # queued behind the full window
-    await asyncio.sleep(0.5)
+    while (await _actor().snapshot.remote())[sys.argv[1]].waiting < 1:  # until it waits at the limiter
+        await asyncio.sleep(0.05)
     print("held", flush=True)
     await waiting
 
