@@ -13,7 +13,7 @@ import pytest
 import ray
 
 from bargain_ray.core.secrets import environ_without_keys
-from bargain_ray.execution.cluster import lean_head, without_keys
+from bargain_ray.execution.cluster import RayChoice, start_ray
 
 LONGEST_FIRST = ("execution/test_actor_death.py", "execution/test_cluster.py", "execution/test_multinode.py",
                  "execution/test_signals.py", "execution/test_chaos.py", "execution/test_sweep.py",
@@ -36,12 +36,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def ray_session():
-    """Start Ray once per session; subprocess sweeps join it through RAY_ADDRESS. It is started as a run starts its
-    own (``lean_head``: no autoscaler monitor, log monitor or API server, three Python processes that nothing here
-    reads and that poll all session long)."""
+    """Start Ray once per session; subprocess sweeps join it through RAY_ADDRESS. It is started as a run starts a
+    new local instance (``start_ray``: lean, with no autoscaler monitor, log monitor or API server, three Python
+    processes that nothing here reads and that poll all session long; the standard way should Ray's internals
+    differ; no key in its processes' environment, so a developer's real keys never reach them)."""
     if not ray.is_initialized():
-        with without_keys(), lean_head():  # a developer's real keys never reach the test cluster's processes
-            ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+        start_ray(RayChoice(how="new"))
     address = ray.get_runtime_context().gcs_address
     yield address
     ray.shutdown()

@@ -1,21 +1,71 @@
 """The limiter's state in-process (no Ray): announced pauses hold every call, slow start, OpenAI's token total,
-the provider's bucket read from its reports, overloads that back off the request and not the key."""
+the provider's bucket read from its reports, overloads that back off the request and not the key.
+
+Each runs in virtual time (``in_virtual_time``): the limiter's clock is its event loop's, and that loop's clock moves
+only when every task waits, straight to the next timer. A pace, a wait or a window is then exact, whatever the
+machine's load, and takes no real time."""
 
 from __future__ import annotations
 
 import asyncio
+import selectors
 import time
+from collections.abc import Coroutine
 from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 import pytest
 
+from bargain_ray.clients.bucket import HOLD_S
 from bargain_ray.clients.limiter import OVERLOAD_STREAK, Feedback, KeyState, Release
 from bargain_ray.config import Limits
+
+T = TypeVar("T")
+
+
+class _Jumps(selectors.DefaultSelector):
+    """The loop's selector, whose waits take no time: with nothing ready, the clock jumps by the wait the loop asked
+    for (to its next timer). Each turn of the loop also moves it by a nanosecond, as a real clock never stands still
+    (a wait too small to move a float clock would otherwise come round for ever)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 1000.0  # as if the machine had been up a while: a limiter's zero times lie in the past
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if timeout is None:
+            raise RuntimeError("every task waits on something no timer will bring: the test can never end")
+        ready = super().select(0)
+        self.now += 1e-9 if ready else max(timeout, 1e-9)
+        return ready
+
+
+class VirtualTimeLoop(asyncio.SelectorEventLoop):
+    def __init__(self) -> None:
+        self.jumps = _Jumps()
+        super().__init__(self.jumps)
+
+    def time(self) -> float:
+        return self.jumps.now
+
+
+def in_virtual_time(main: Coroutine[Any, Any, T]) -> T:
+    with asyncio.Runner(loop_factory=VirtualTimeLoop) as runner:
+        return runner.run(main)
+
+
+def now() -> float:
+    return asyncio.get_running_loop().time()
+
+
+def key_state(limits: Limits) -> KeyState:
+    """A key's limiter on the running loop's clock."""
+    return KeyState(limits, clock=now)
 
 
 async def handed_out(state: KeyState, ticket: int, tokens: int = 10, max_tokens: int = 0) -> float:
     await state.acquire(ticket, tokens, max_tokens)
-    return time.monotonic()
+    return now()
 
 
 @pytest.mark.parametrize("feedback", [
@@ -28,7 +78,7 @@ def test_no_call_is_handed_out_inside_an_announced_wait(feedback: Feedback) -> N
     """Calls queued for a slot, sleeping on the pace, or arriving later: none goes before the wait ends."""
 
     async def run() -> tuple[float, list[float]]:
-        state = KeyState(Limits(requests_per_minute=120, max_in_flight=1))
+        state = key_state(Limits(requests_per_minute=120, max_in_flight=1))
         await state.acquire(1, 10)
         queued = [asyncio.create_task(handed_out(state, t)) for t in (2, 3, 4)]
         await asyncio.sleep(0.05)
@@ -42,27 +92,27 @@ def test_no_call_is_handed_out_inside_an_announced_wait(feedback: Feedback) -> N
         times.append(await late)
         return end, times
 
-    end, times = asyncio.run(run())
+    end, times = in_virtual_time(run())
     assert end > 0 and all(t >= end for t in times)
     assert times == sorted(times)  # in arrival order
 
 
 def test_a_wait_announced_while_a_call_sleeps_on_the_pace_holds_it() -> None:
     async def run() -> tuple[float, float]:
-        state = KeyState(Limits(requests_per_minute=60, max_in_flight=4))  # one a second
+        state = key_state(Limits(requests_per_minute=60, max_in_flight=4))  # one a second
         await state.acquire(1, 10)
         sleeping = asyncio.create_task(handed_out(state, 2))
         await asyncio.sleep(0.05)
         state.release(1, Feedback(status=429, headers={"retry-after": "1.5"}))
         return state.paused_until, await sleeping
 
-    end, went = asyncio.run(run())
+    end, went = in_virtual_time(run())
     assert went >= end
 
 
 def test_slow_start_until_a_limit_is_known() -> None:
     async def run() -> tuple[list[float], list[int], KeyState]:
-        state = KeyState(Limits(max_in_flight=64))  # no limits: unknown until a response says
+        state = key_state(Limits(max_in_flight=64))  # no limits: unknown until a response says
         windows, handed = [state.window], []
         for ticket in range(1, 5):
             await state.acquire(ticket, 10)
@@ -79,7 +129,7 @@ def test_slow_start_until_a_limit_is_known() -> None:
         await asyncio.gather(*tasks)
         return windows, handed, state
 
-    windows, handed, state = asyncio.run(run())
+    windows, handed, state = in_virtual_time(run())
     assert windows == [1, 2, 4, 8, 16, 8]
     assert handed == [16]
     assert not state.slow_start and 8 < state.window < 16
@@ -87,25 +137,25 @@ def test_slow_start_until_a_limit_is_known() -> None:
 
 def test_limits_learned_from_the_first_reply_end_slow_start() -> None:
     async def run() -> KeyState:
-        state = KeyState(Limits(max_in_flight=32))
+        state = key_state(Limits(max_in_flight=32))
         assert state.slow_start and state.window == 1
         await state.acquire(1, 10)
         state.release(1, Feedback(status=200, headers={"anthropic-ratelimit-requests-limit": "300"}))
         return state
 
-    state = asyncio.run(run())
+    state = in_virtual_time(run())
     assert not state.slow_start and state.window == 32
     assert state.paces["requests_per_minute"].per_minute == 300
 
 
 def test_configured_looser_than_announced_paces_by_the_announced() -> None:
     async def run() -> KeyState:
-        state = KeyState(Limits(requests_per_minute=6000))
+        state = key_state(Limits(requests_per_minute=6000))
         await state.acquire(1, 10)
         state.release(1, Feedback(status=200, headers={"x-ratelimit-limit-requests": "600"}))
         return state
 
-    assert asyncio.run(run()).paces["requests_per_minute"].per_minute == 600
+    assert in_virtual_time(run()).paces["requests_per_minute"].per_minute == 600
 
 
 def test_openai_token_limit_is_paced_as_input_plus_max_tokens() -> None:
@@ -114,23 +164,24 @@ def test_openai_token_limit_is_paced_as_input_plus_max_tokens() -> None:
     openai = {"x-ratelimit-limit-requests": "6000", "x-ratelimit-limit-tokens": "6000"}
 
     async def run() -> tuple[KeyState, float, float, float]:
-        state = KeyState(Limits(max_in_flight=8))
+        state = key_state(Limits(max_in_flight=8))
         await state.acquire(1, 10)
         state.release(1, Feedback(status=200, headers=openai, input_tokens=10, output_tokens=5))
         pace = state.paces["tokens_per_minute"]
-        await asyncio.sleep(0.3)  # the bucket refills to its 0.25 s of rate (25 tokens)
-        full = pace.wait_s(0, time.monotonic()) or pace.level
+        await asyncio.sleep(0.3)  # longer than the bucket's 0.25 s of rate: full (25 tokens)
+        pace.wait_s(0, now())  # its level brought up to now
+        full = pace.level
         await state.acquire(2, 50, 150)
         debited = full - pace.level
         state.release(2, Feedback(status=200, headers=openai, input_tokens=60, output_tokens=400))
         corrected = full - pace.level - debited
         return state, debited, corrected, pace.wait_s(200, pace.stamp)
 
-    state, debited, corrected, wait = asyncio.run(run())
+    state, debited, corrected, wait = in_virtual_time(run())
     assert "input_tokens_per_minute" not in state.paces and "output_tokens_per_minute" not in state.paces
-    assert debited == pytest.approx(200, abs=1)  # 50 in + 150 max_tokens, refill during the call aside
-    assert corrected == pytest.approx(10, abs=1)  # 60 - 50 input; the 400 output tokens are not counted
-    assert wait == pytest.approx((25 + 210 - 25) / 100, abs=0.05)  # the debt at 100 tokens/s
+    assert debited == pytest.approx(200)  # 50 in + 150 max_tokens
+    assert corrected == pytest.approx(10)  # 60 - 50 input; the 400 output tokens are not counted
+    assert wait == pytest.approx((25 + 210 - 25) / 100)  # the debt at 100 tokens/s
 
 
 def anthropic_report(limit: int, remaining: int, reset_in_s: float) -> dict[str, str]:
@@ -149,18 +200,18 @@ async def went_within(state: KeyState, ticket: int, seconds: float) -> bool:
 
 def test_a_reply_reporting_none_left_frees_the_next_call_after_one_calls_refill() -> None:
     """The reset is the time of full replenishment (30 s away here), not when the next call may go: at
-    600 requests a minute that is 0.1 s later (the call waits for it, and not for the reset)."""
+    600 requests a minute that is one call's refill, 0.1 s, and the ``HOLD_S`` of refill each call waits for
+    beyond its own need (not the reset)."""
 
     async def run() -> float:
-        state = KeyState(Limits(max_in_flight=4))
+        state = key_state(Limits(max_in_flight=4))
         await state.acquire(1, 10)
         state.release(1, Feedback(status=200, headers=anthropic_report(600, 0, 30.0)))
-        released = time.monotonic()
+        released = now()
         assert await went_within(state, 2, 5.0), "held until the reset"
-        return time.monotonic() - released
+        return now() - released
 
-    waited = asyncio.run(run())
-    assert waited >= 0.05  # the bucket was reported empty: one call's refill (0.1 s) came first
+    assert in_virtual_time(run()) == pytest.approx(0.1 + HOLD_S)
 
 
 def test_the_reported_level_is_spent_at_once_then_paced() -> None:
@@ -168,37 +219,38 @@ def test_the_reported_level_is_spent_at_once_then_paced() -> None:
     the 51st waits for the refill (one a second)."""
 
     async def run() -> tuple[int, bool]:
-        state = KeyState(Limits(max_in_flight=100))
+        state = key_state(Limits(max_in_flight=100))
         await state.acquire(1, 10)
         state.release(1, Feedback(status=200, headers=anthropic_report(60, 50, 10.0)))
         burst = [asyncio.create_task(state.acquire(t, 10)) for t in range(2, 52)]
         done, _ = await asyncio.wait(burst, timeout=2.0)
         return len(done), await went_within(state, 99, 0.3)
 
-    went, next_went = asyncio.run(run())
+    went, next_went = in_virtual_time(run())
     assert went == 50 and not next_went
 
 
 def test_a_bucket_smaller_than_the_limit_is_learned_from_its_reset() -> None:
-    """OpenAI-style report: 300 a minute, 2 left, full again in 600 ms: the bucket holds about 5, not 300. After
-    a pause that refills it, a handful of calls go at once, never the whole minute's limit."""
+    """OpenAI-style report: 300 a minute, 2 left, full again in 600 ms: the bucket holds 2 + 1 + 5 a second x 0.6 s,
+    not 300. After a pause that refills it, a handful of calls go at once (those its 6 holds with ``HOLD_S`` of
+    refill to spare, 1.5 each), never the whole minute's limit; the next goes a refill later."""
     report = {"x-ratelimit-limit-requests": "300", "x-ratelimit-remaining-requests": "2",
               "x-ratelimit-reset-requests": "600ms"}
 
     async def run() -> tuple[float, int]:
-        state = KeyState(Limits(max_in_flight=100))
+        state = key_state(Limits(max_in_flight=100))
         await state.acquire(1, 10)
         state.release(1, Feedback(status=200, headers=report))
         await asyncio.sleep(1.5)  # far longer than the 600 ms to full
         burst = [asyncio.create_task(state.acquire(t, 10)) for t in range(2, 40)]
-        done, pending = await asyncio.wait(burst, timeout=0.1)
+        done, pending = await asyncio.wait(burst, timeout=HOLD_S / 2)  # less than the next call's refill (0.1 s)
         for task in pending:
             task.cancel()
         return state.paces["requests_per_minute"].capacity, len(done)
 
-    capacity, went = asyncio.run(run())
-    assert 5 <= capacity < 7  # 2 + 1 + 5 a second x 0.6 s (and the call's few ms)
-    assert 5 <= went <= 7
+    capacity, went = in_virtual_time(run())
+    assert capacity == pytest.approx(6)
+    assert went == 5
 
 
 def test_overloads_back_off_the_request_not_the_key_unless_they_persist() -> None:
@@ -206,7 +258,7 @@ def test_overloads_back_off_the_request_not_the_key_unless_they_persist() -> Non
     success between resets the count. A 429 halves it at once."""
 
     async def run() -> list[float]:
-        state = KeyState(Limits(requests_per_minute=60_000, max_in_flight=16))
+        state = key_state(Limits(requests_per_minute=60_000, max_in_flight=16))
         windows = [state.window]
         for ticket, status in enumerate((529, 500, 200, 529, 503), start=1):
             await state.acquire(ticket, 10)
@@ -222,7 +274,7 @@ def test_overloads_back_off_the_request_not_the_key_unless_they_persist() -> Non
         windows.append(state.window)
         return windows
 
-    assert asyncio.run(run()) == [16, 16, 8, 4]
+    assert in_virtual_time(run()) == [16, 16, 8, 4]
 
 
 def test_a_report_never_leaves_more_than_the_provider_can_have() -> None:
@@ -232,7 +284,7 @@ def test_a_report_never_leaves_more_than_the_provider_can_have() -> None:
     report = {"x-ratelimit-limit-requests": "600", "x-ratelimit-reset-requests": "100ms"}
 
     async def run() -> float:
-        state = KeyState(Limits(max_in_flight=16))
+        state = key_state(Limits(max_in_flight=16))
         await state.acquire(1, 10)
         state.release(1, Feedback(status=200, headers={**report, "x-ratelimit-remaining-requests": "59"}))
         for ticket in range(2, 13):  # the call the report answers, then ten more
@@ -242,7 +294,7 @@ def test_a_report_never_leaves_more_than_the_provider_can_have() -> None:
         pace = state.paces["requests_per_minute"]
         return pace.level
 
-    assert asyncio.run(run()) <= 20
+    assert in_virtual_time(run()) <= 20
 
 
 def test_the_snapshot_is_the_limiters_own_model_and_limiter_json_holds_its_rows(tmp_path) -> None:
@@ -254,21 +306,24 @@ def test_the_snapshot_is_the_limiters_own_model_and_limiter_json_holds_its_rows(
 
     key = "anthropic:0123456789ab:claude-x"
 
-    async def run() -> dict[str, KeySnapshot]:
+    async def run() -> tuple[dict[str, KeySnapshot], float, float]:
         limiters = Limiters()
         ticket = await limiters.acquire(key, Limits(requests_per_minute=60), 10)
+        before = time.monotonic()
         limiters.settle(Release(key=key, ticket=ticket, feedback=Feedback(status=200, headers={
             "anthropic-ratelimit-requests-limit": "60", "anthropic-ratelimit-requests-remaining": "20",
             "retry-after": "5"})))
-        return await limiters.snapshot()
+        return await limiters.snapshot(), before, time.monotonic()
 
-    snap = asyncio.run(run())
+    snap, before, after = asyncio.run(run())
     state = snap[key]
+    assert before + 5 <= state.paused_until <= after + 5  # the announced 5 s, from when the reply was read
     assert isinstance(state, KeySnapshot) and state.in_flight == 0 and not state.slow_start
     assert state.paces == {"requests_per_minute": 60.0}
     assert state.buckets["requests_per_minute"].capacity == 60.0 and state.buckets["requests_per_minute"].level <= 20
-    rows = key_limits(snap, {"claude-x", "other"}, time.monotonic())
-    assert [(r.key, r.in_flight) for r in rows] == [("anthropic:claude-x", 0)] and 4.0 < rows[0].paused_for_s <= 5.0
+    rows = key_limits(snap, {"claude-x", "other"}, after)
+    assert [(r.key, r.in_flight) for r in rows] == [("anthropic:claude-x", 0)]
+    assert rows[0].paused_for_s == pytest.approx(state.paused_until - after)
     write_limiter(tmp_path, rows)
     assert read_limiter(tmp_path).keys == rows
 

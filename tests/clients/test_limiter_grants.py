@@ -39,10 +39,11 @@ def test_a_call_whose_caller_gave_up_gives_its_slot_back(ray_session: str) -> No
     async def run() -> tuple[list[int], KeySnapshot | None]:
         limiter = Limiter(key, LIMITS)
         calls = [asyncio.create_task(limiter.acquire(10, 0)) for _ in range(5)]
-        done, _ = await asyncio.wait(calls, timeout=20, return_when=asyncio.FIRST_COMPLETED)
-        await asyncio.sleep(0.5)
+        held = await settled(key, {"in_flight": 2, "waiting": 3})
+        assert held is not None and (held.in_flight, held.waiting) == (2, 3), f"the window is two: {held}"
+        await asyncio.wait_for(asyncio.wait(calls[:2]), 20)  # the two handed out reach their callers
         first = [c for c in calls if c.done()]
-        assert len(first) == 2, "the window is two"
+        assert first == calls[:2], "handed out in the order asked, and no more than the window"
         calls[2].cancel()
         for call in first:
             limiter.release(call.result(), Feedback(status=200))
@@ -64,8 +65,9 @@ def test_a_restarted_limiter_gets_what_still_waits_again(ray_session: str) -> No
         limiter = Limiter(key, one)
         await asyncio.wait_for(limiter.acquire(10, 0), 20)
         waiting = asyncio.create_task(limiter.acquire(10, 0))
-        await asyncio.sleep(0.5)
-        assert not waiting.done(), "the slot is held"
+        held = await settled(key, {"in_flight": 1, "waiting": 1})
+        assert held is not None and (held.in_flight, held.waiting) == (1, 1), f"the slot is held: {held}"
+        assert not waiting.done()
         ray.kill(_actor(), no_restart=False)
         return await asyncio.wait_for(waiting, 60)
 

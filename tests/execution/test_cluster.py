@@ -60,6 +60,18 @@ def processes_of(base: Path, names: tuple[str, ...] = ()) -> list[int]:
     return found
 
 
+def programs_of(base: Path) -> set[str]:
+    """The programs ``processes_of(base)`` run (a Python process's script too)."""
+    programs = set()
+    for pid in processes_of(base):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        programs |= {Path(a).name for a in argv[:2]}
+    return programs
+
+
 def kill(pids: list[int]) -> None:
     for pid in pids:
         try:
@@ -225,15 +237,73 @@ def test_a_local_instance_starts_only_the_processes_a_run_uses_and_its_agent_on_
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         port = proc.stdout.readline().strip()
-        programs = set()
-        for pid in processes_of(base):
-            try:
-                argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-            except OSError:
-                continue
-            programs |= {Path(a).name for a in argv[:2]}
+        programs = programs_of(base)
     finally:
         _, err = proc.communicate("", timeout=120)
     assert port.isdigit() and int(port) not in (0, 52365), (port, err[-3000:])
     assert {"gcs_server", "raylet"} <= programs, programs
     assert not {"monitor.py", "log_monitor.py", "dashboard.py"} & programs, programs
+
+
+CHANGED_NODE_TABLE = ("import ray._private.state\n"
+                      "def node_table(self, *args):\n"
+                      "    raise TypeError('node_table() takes 2 positional arguments but 1 was given')\n"
+                      "ray._private.state.GlobalState.node_table = node_table\n")
+"""A method the lean start calls once the GCS and raylet run, as a newer Ray may take it, changed in the sweep's
+process only (Ray's own start never asks the node table). A name gone before anything starts:
+``tests/clients/test_ray_private.py``."""
+
+
+@pytest.mark.timeout(900)  # a safety net: up to three standard starts, each about a minute on a loaded 2-core machine
+def test_a_lean_start_broken_by_rays_internals_falls_back_to_the_standard_one_and_the_sweep_finishes(base, tmp_path):
+    """One line says so; Ray starts the standard way (with its API server); every game is played; what the failed
+    start had started is gone (one GCS runs). The standard start is tried again if Ray's own 30 s wait for its raylet
+    runs out on a loaded machine (``ray_start_retried``), as the tests that ``ray start`` do."""
+    import ray
+
+    script = (f"import sys\nimport ray\n{CHANGED_NODE_TABLE}from bargain_ray.__main__ import main\n"
+              "print('exit', main(sys.argv[1:]), flush=True)\nsys.stdin.read()")
+    seen: dict[str, object] = {}
+
+    def start() -> tuple[int, str]:
+        proc = subprocess.Popen([sys.executable, "-c", script, *DEMO, f"run.dir={tmp_path / 'sweep'}"],
+                                env=own_ray_env(base), cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            last = ""
+            while not last.startswith("exit") and proc.poll() is None:
+                last = proc.stdout.readline()
+            seen.update(gcs=processes_of(base, ("gcs_server",)), programs=programs_of(base))
+        finally:
+            _, err = proc.communicate("", timeout=120)
+        return (0 if last == "exit 0\n" else 1), err
+
+    def clear() -> None:
+        kill(processes_of(base))
+        shutil.rmtree(tmp_path / "sweep", ignore_errors=True)
+
+    exited, err = ray_start_retried(start, clear)
+    assert exited == 0, err[-3000:]
+    assert err == (f"ray: the lean start of a local instance failed on Ray {ray.__version__}'s internals (checked "
+                   "against 2.60.0): TypeError: node_table() takes 2 positional arguments but 1 was given; starting "
+                   "it the standard way, a few seconds slower\n")
+    games = read_undated(tmp_path / "sweep", "games")
+    assert games.height == 60 and games["known"].all()
+    assert len(seen["gcs"]) == 1, "the failed start's GCS ended with its thread"
+    assert "dashboard.py" in seen["programs"], seen["programs"]
+
+
+def test_a_local_instance_that_cannot_start_for_its_own_reason_is_said_as_such_and_not_started_twice(tmp_path):
+    """A socket path longer than Ray allows (Ray's temp dir is too deep) fails the lean start as it would fail the
+    standard one: exit 69 with Ray's reason, nothing blamed on Ray's internals, one start tried."""
+    deep = Path(tempfile.mkdtemp(prefix="x" * 100, dir="/tmp"))
+    try:
+        done = sweep([*DEMO, f"run.dir={tmp_path}"], own_ray_env(deep))
+        sessions = list((deep / "ray").glob("session_2*"))
+    finally:
+        kill(processes_of(deep))
+        shutil.rmtree(deep, ignore_errors=True)
+    assert done.returncode == ExitCode.CLUSTER_UNAVAILABLE, done.stderr[-3000:]
+    assert done.stderr.startswith("error: a local Ray instance could not be started: validate_socket_filename failed: "
+                                  "AF_UNIX path length cannot exceed 107 bytes") and done.stderr.count("\n") == 1
+    assert len(sessions) == 1

@@ -15,10 +15,10 @@ import uuid
 
 import ray
 
+from bargain_ray.clients._ray_private import actor_id
 from bargain_ray.clients.limiter import LEASE_S, REAP_S, Limiter, _actor, retire_holder
 from bargain_ray.config import Limits
 from bargain_ray.core.secrets import environ_without_keys
-from bargain_ray.execution.worker import holder_of
 
 LIMITS = Limits(max_in_flight=2, requests_per_minute=60_000)
 """Known limits: the window is the whole ``max_in_flight`` at once (no slow start)."""
@@ -26,7 +26,7 @@ LIMITS = Limits(max_in_flight=2, requests_per_minute=60_000)
 HOLDER = """
 import asyncio, sys
 import ray
-from bargain_ray.clients.limiter import Limiter
+from bargain_ray.clients.limiter import Limiter, _actor
 from bargain_ray.config import Limits
 
 async def main():
@@ -34,7 +34,8 @@ async def main():
     await limiter.acquire(10, 0)
     await limiter.acquire(10, 0)
     waiting = asyncio.ensure_future(limiter.acquire(10, 0))  # queued behind the full window
-    await asyncio.sleep(0.5)
+    while (await _actor().snapshot.remote())[sys.argv[1]].waiting < 1:  # until it waits at the limiter
+        await asyncio.sleep(0.05)
     print("held", flush=True)
     await waiting
 
@@ -101,7 +102,7 @@ def test_a_retired_runners_slots_are_freed_at_once_and_none_of_its_calls_goes_af
     ray.get(runner.ask.remote(3, going=2), timeout=60)
     limiter = Limiter(key, LIMITS)
     assert not asyncio.run(acquire_within(limiter, 1.0))  # the window really is full: this test can fail
-    retire_holder(holder_of(runner))
+    retire_holder(actor_id(runner))
     assert asyncio.run(acquire_within(limiter, 30.0)), "a retired runner's slots still held"
     assert ray.get(runner.outcomes.remote(), timeout=30) == ["went", "went", "Retired"]
     ray.get(runner.ask.remote(1, going=1), timeout=30)

@@ -1,13 +1,13 @@
 """A real two-node Ray cluster on this machine runs a sweep submitted as a Ray job, and loses its worker node.
 
 The sweep is the C3 design against the simulated provider (real SDKs over
-HTTP to a server the driver starts). The cluster is this test's own (its own ports, temp dirs and auth token), not
-the session's Ray: a head node and a worker node started with ``ray start``, the
+HTTP to a server this test runs, behind a gate: ``Gate``). The cluster is this test's own (its own ports, temp dirs
+and auth token), not the session's Ray: a head node and a worker node started with ``ray start``, the
 worker on its own loopback address (127.0.0.2) so the two are distinct nodes.
 The sweep goes through ``jobs/submit.py`` (``ray job submit --working-dir .``)
-to the head's job server; once games are streaming back, the worker node is
-killed (its raylet and every process under it, SIGKILL, as when a machine
-vanishes). Whatever the job makes of it (actors restarted elsewhere, games
+to the head's job server; once a game is journaled and the gate holds the calls of the games after the first
+half, the worker node is killed (its raylet and every process under it, SIGKILL, as when a machine
+vanishes), and the gate opens. Whatever the job makes of it (actors restarted elsewhere, games
 ended as technical errors, or the job failing), the same command is submitted
 again until the sweep is complete, as a user resumes. At the end every unit is
 in games.parquet exactly once, known, and no game was finished twice.
@@ -15,6 +15,7 @@ in games.parquet exactly once, known, and no game was finished twice.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -24,25 +25,32 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
+import aiohttp
 import polars as pl
 import pytest
-from helpers import complete_lines, ray_start_retried
+from aiohttp import web
+from helpers import complete_lines, ray_start_retried, serve_app
 
+from bargain_ray.clients.headers import CALL_ID_HEADER
 from bargain_ray.core.secrets import environ_without_keys
+from bargain_ray.providers.sim import SimServer, SimSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER_IP = "127.0.0.2"
-BLOCKS = 1  # 16 games in two waves (max_in_flight below): the kill at the first journaled game lands part-way
+BLOCKS = 1  # 16 games: the gate lets the first half through and holds the rest until the worker node is killed
 EXPECTED = BLOCKS * 16  # 4 pairings x 4 assignments per C3 block
+WORKERS = 3  # zero-CPU runners started SPREAD (pool.py): each goes to a random node's raylet, which places it
+# round-robin by its own count, so two can still share a node; 3, not 2, to rarely leave the worker node empty
 OVERRIDES = [
-    "+grid=c3_smoke", f"grid.blocks={BLOCKS}", "provider=sim",
-    "run.workers=3",  # zero-CPU runners started SPREAD (pool.py): each goes to a random node's raylet, which places it
-    # round-robin by its own count, so two can still share a node; 3, not 2, to rarely leave the worker node empty
+    "+grid=c3_smoke", f"grid.blocks={BLOCKS}", "provider=sim", f"run.workers={WORKERS}",
     "run.max_in_flight=8",  # games stream back in waves while the rest wait
 ]
 ATTEMPTS = 2  # fresh sweeps tried until one has a GameRunner on the worker node (SPREAD: the first, nearly always)
@@ -187,10 +195,11 @@ class Cluster:
         query = f"/api/v0/actors?limit=1000&filter_keys=class_name&filter_predicates=%3D&filter_values={class_name}"
         return self.get(query)["data"]["result"]["result"]
 
-    def submit(self, submission_id: str, sweep_dir: Path) -> None:
-        """The user's path: jobs/submit.py, i.e. ray job submit --working-dir . -- python -m bargain_ray ..."""
+    def submit(self, submission_id: str, sweep_dir: Path, sim: str) -> None:
+        """The user's path: jobs/submit.py, i.e. ray job submit --working-dir . -- python -m bargain_ray ...; the
+        simulated provider is the one serving at ``sim``."""
         cmd = [sys.executable, str(ROOT / "jobs" / "submit.py"), "--address", self.dashboard, "--dir", str(sweep_dir),
-               "--no-wait", "--submission-id", submission_id, "--", *OVERRIDES]
+               "--no-wait", "--submission-id", submission_id, "--", *OVERRIDES, f"provider.settings.base_url={sim}"]
         done = subprocess.run(cmd, check=False, env=self.env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, f"submit failed:\n{done.stdout}\n{done.stderr}"
 
@@ -205,6 +214,50 @@ class Cluster:
         return self.get(f"/api/jobs/{submission_id}/logs")["logs"]
 
 
+class Gate:
+    """Between the sweep and the simulated provider: the calls of the first ``first`` games it sees go through at
+    once, those of any other game wait until it opens. The node is then killed with games journaled and games in
+    flight however fast either side runs: the rest cannot finish before it opens."""
+
+    HOP = ("content-length", "transfer-encoding", "content-encoding", "host", "connection")
+
+    def __init__(self, sim: str, first: int) -> None:
+        self.sim, self.first = sim, first
+        self.games: list[str] = []
+        self.holding = threading.Event()  # a call waits at the gate
+        self._open = asyncio.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def _bind(self, app: web.Application) -> None:
+        self._loop = asyncio.get_running_loop()
+
+    async def _pass(self, request: web.Request) -> web.Response:
+        game = request.headers.get(CALL_ID_HEADER, "").rpartition("-k")[0]
+        if game not in self.games:
+            self.games.append(game)
+        if self.games.index(game) >= self.first:
+            self.holding.set()
+            await self._open.wait()
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in self.HOP}
+        async with aiohttp.ClientSession() as session, session.request(
+                request.method, self.sim + request.path_qs, data=await request.read(), headers=headers) as upstream:
+            body = await upstream.read()
+            kept = {k: v for k, v in upstream.headers.items() if k.lower() not in self.HOP}
+            return web.Response(body=body, status=upstream.status, headers=kept)
+
+    def open(self) -> None:
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._open.set)
+
+    @contextmanager
+    def served(self) -> Iterator[str]:
+        app = web.Application(client_max_size=64 * 2**20)
+        app.on_startup.append(self._bind)
+        app.router.add_route("*", "/{tail:.*}", self._pass)
+        with serve_app(app) as url:
+            yield url
+
+
 def finished(sweep_dir: Path) -> Counter[str]:
     """unit_id -> how many journaled results were known (finished games; technical errors are not)."""
     path = sweep_dir / "journal.jsonl"
@@ -212,60 +265,63 @@ def finished(sweep_dir: Path) -> Counter[str]:
     return Counter(r["unit"]["unit_id"] for r in records if r["outcome"]["known"])
 
 
-def runner_on(cluster: Cluster, job: str, node_id: str, timeout_s: float = 600) -> int:
-    """GameRunner actors alive on ``node_id`` once one is (their batches are queued there by then);
-    0 if the job ends first, i.e. every actor landed elsewhere."""
+def runners_on(cluster: Cluster, job: str, node_id: str, timeout_s: float = 600) -> int:
+    """How many of the job's GameRunner actors are on ``node_id``, once all ``WORKERS`` are alive."""
     deadline = time.monotonic() + timeout_s
-    while cluster.get(f"/api/jobs/{job}")["status"] not in TERMINAL:
-        alive = [a for a in cluster.actors("GameRunner") if a["state"] == "ALIVE" and a["node_id"] == node_id]
-        if alive:
-            return len(alive)
-        assert time.monotonic() < deadline, f"no GameRunner came up:\n{cluster.logs(job)}"
-        time.sleep(0.5)  # each query costs the head's dashboard and GCS; the kill waits for a journaled game anyway
-    return 0
+    while len(alive := [a for a in cluster.actors("GameRunner") if a["state"] == "ALIVE"]) < WORKERS:
+        assert cluster.get(f"/api/jobs/{job}")["status"] not in TERMINAL, cluster.logs(job)
+        assert time.monotonic() < deadline, f"the GameRunners did not come up:\n{cluster.logs(job)}"
+        time.sleep(0.5)  # each query costs the head's dashboard and GCS
+    return sum(a["node_id"] == node_id for a in alive)
 
 
 def test_sweep_survives_losing_the_worker_node() -> None:
     base = Path(tempfile.mkdtemp(prefix="mn", dir="/tmp"))  # short: Ray's socket paths must fit 107 bytes
     cluster = Cluster(base)
-    try:
-        cluster.start()
-        worker_id = next(i for i, ip in cluster.alive_nodes().items() if ip == WORKER_IP)
-        for attempt in range(1, ATTEMPTS + 1):
-            sweep_dir, job = base / f"sweep{attempt}", f"sweep{attempt}-1"
-            cluster.submit(job, sweep_dir)
-            if on_worker := runner_on(cluster, job, worker_id):
-                break
-            assert cluster.wait(job) == "SUCCEEDED", cluster.logs(job)
-        else:
-            raise AssertionError(f"{ATTEMPTS} sweeps placed no GameRunner on the worker node")
-        journal = sweep_dir / "journal.jsonl"
-        while complete_lines(journal) == 0 and cluster.get(f"/api/jobs/{job}")["status"] not in TERMINAL:
-            time.sleep(0.1)  # part-way: some games are in, the worker's are still in flight
-        done_at_kill = complete_lines(journal)
-        killed = kill_node(cluster.pgids["worker"])
-        assert 0 < done_at_kill < EXPECTED, f"{done_at_kill} games were in when the node was killed"
+    with SimServer(SimSettings()) as sim, ExitStack() as served:
+        try:
+            cluster.start()
+            worker_id = next(i for i, ip in cluster.alive_nodes().items() if ip == WORKER_IP)
+            for attempt in range(1, ATTEMPTS + 1):
+                gate = Gate(sim, EXPECTED // 2)
+                url = served.enter_context(gate.served())
+                sweep_dir, job = base / f"sweep{attempt}", f"sweep{attempt}-1"
+                cluster.submit(job, sweep_dir, url)
+                if on_worker := runners_on(cluster, job, worker_id):
+                    break
+                gate.open()
+                assert cluster.wait(job) == "SUCCEEDED", cluster.logs(job)
+            else:
+                raise AssertionError(f"{ATTEMPTS} sweeps placed no GameRunner on the worker node")
+            journal = sweep_dir / "journal.jsonl"
+            while not (complete_lines(journal) and gate.holding.is_set()):  # some games in, the rest held
+                assert cluster.get(f"/api/jobs/{job}")["status"] not in TERMINAL, cluster.logs(job)
+                time.sleep(0.1)
+            done_at_kill = complete_lines(journal)
+            killed = kill_node(cluster.pgids["worker"])
+            gate.open()
+            assert 0 < done_at_kill <= EXPECTED // 2, f"{done_at_kill} games were in when the node was killed"
 
-        statuses = [cluster.wait(job)]
-        logs = [cluster.logs(job)]
-        while len(finished(sweep_dir)) < EXPECTED and len(statuses) < 4:  # resume: the same command again
-            job = f"sweep{attempt}-{len(statuses) + 1}"
-            cluster.submit(job, sweep_dir)
-            statuses.append(cluster.wait(job))
-            logs.append(cluster.logs(job))
-        unknown = complete_lines(journal) - sum(finished(sweep_dir).values())
-        print(f"\nsweep {attempt}: worker node killed ({killed} processes, {on_worker} GameRunner actors on it) with "
-              f"{done_at_kill} of {EXPECTED} games in; games re-run after a technical error: {unknown}; "
-              f"jobs until complete: {statuses}")
-        assert statuses[-1] == "SUCCEEDED", "\n\n".join(logs)
-        assert worker_id not in cluster.alive_nodes()
+            statuses = [cluster.wait(job)]
+            logs = [cluster.logs(job)]
+            while len(finished(sweep_dir)) < EXPECTED and len(statuses) < 4:  # resume: the same command again
+                job = f"sweep{attempt}-{len(statuses) + 1}"
+                cluster.submit(job, sweep_dir, url)
+                statuses.append(cluster.wait(job))
+                logs.append(cluster.logs(job))
+            unknown = complete_lines(journal) - sum(finished(sweep_dir).values())
+            print(f"\nsweep {attempt}: worker node killed ({killed} processes, {on_worker} GameRunner actors on it) "
+                  f"with {done_at_kill} of {EXPECTED} games in; games re-run after a technical error: {unknown}; "
+                  f"jobs until complete: {statuses}")
+            assert statuses[-1] == "SUCCEEDED", "\n\n".join(logs)
+            assert worker_id not in cluster.alive_nodes()
 
-        games = pl.read_parquet(sweep_dir / "games.parquet")
-        assert games.height == EXPECTED and games["unit_id"].n_unique() == EXPECTED
-        assert games["known"].all() and set(games["status"]) <= {"AGREEMENT", "NO_AGREEMENT"}
-        done = finished(sweep_dir)
-        assert set(done) == set(games["unit_id"])
-        assert max(done.values()) == 1, "a game was finished twice"
-    finally:
-        cluster.stop()
-        shutil.rmtree(base, ignore_errors=True)
+            games = pl.read_parquet(sweep_dir / "games.parquet")
+            assert games.height == EXPECTED and games["unit_id"].n_unique() == EXPECTED
+            assert games["known"].all() and set(games["status"]) <= {"AGREEMENT", "NO_AGREEMENT"}
+            done = finished(sweep_dir)
+            assert set(done) == set(games["unit_id"])
+            assert max(done.values()) == 1, "a game was finished twice"
+        finally:
+            cluster.stop()
+            shutil.rmtree(base, ignore_errors=True)

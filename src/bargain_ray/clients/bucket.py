@@ -4,20 +4,20 @@ client's model of the provider's bucket (``Pace``) are the same arithmetic, writ
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 
 class Bucket:
     """Holds up to ``burst_s`` seconds of a per-minute rate and refills continuously; a debit larger than
-    the bucket goes when it is full (the bucket may go negative and refills from there)."""
+    the bucket goes when it is full (the bucket may go negative and refills from there). It reads no clock: it is
+    handed ``now``, from whatever monotonic clock its owner keeps, when it is made and at each use."""
 
-    def __init__(self, per_minute: float, burst_s: float) -> None:
+    def __init__(self, per_minute: float, burst_s: float, now: float) -> None:
         self.per_minute = per_minute
         self.rate = per_minute / 60.0
         self.capacity = max(self.rate * burst_s, 1.0)
         self.level = self.capacity
-        self.stamp = time.monotonic()
+        self.stamp = now
 
     def _refill(self, now: float) -> None:
         self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
@@ -63,8 +63,8 @@ class Pace(Bucket):
     report can be set against the calls handed out after the one it answered.
     """
 
-    def __init__(self, per_minute: float, burst_s: float) -> None:
-        super().__init__(per_minute, burst_s)
+    def __init__(self, per_minute: float, burst_s: float, now: float) -> None:
+        super().__init__(per_minute, burst_s, now)
         self.taken = 0.0
         self.reported = False
 

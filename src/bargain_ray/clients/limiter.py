@@ -55,6 +55,7 @@ from typing import Any, ClassVar, NamedTuple
 import ray
 from pydantic import BaseModel
 
+from bargain_ray.clients._ray_private import dead_jobs
 from bargain_ray.clients.bucket import Pace, Report
 from bargain_ray.clients.headers import Announced, read_headers
 from bargain_ray.clients.snapshot import BucketLevel, KeySnapshot
@@ -122,10 +123,13 @@ class Handed:
 
 
 class KeyState:
-    """The limiter of one (provider, key, model)."""
+    """The limiter of one (provider, key, model). ``clock`` is the monotonic clock its paces, waits and leases are
+    read on; its waits run on the event loop's timers, so a clock other than the loop's own (``loop.time``, which is
+    ``time.monotonic`` on asyncio's) makes sense only as that loop's."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits
+        self.clock = clock
         self.learned: dict[str, float] = {}
         self.paces: dict[str, Pace] = {}
         self.slow_start = True
@@ -153,7 +157,7 @@ class KeyState:
             if old is not None and old.per_minute == min(candidates):
                 self.paces[name] = old
                 continue
-            self.paces[name] = Pace(min(candidates), BURST_S)
+            self.paces[name] = Pace(min(candidates), BURST_S, self.clock())
             if old is not None:  # reports of calls handed out before are still set against what came after
                 self.paces[name].taken = old.taken
         if self.paces and self.slow_start:  # limits known: pacing takes over from slow start
@@ -235,7 +239,7 @@ class KeyState:
             if fut.done():  # its caller gave up
                 self.waiters.popleft()
                 continue
-            now = time.monotonic()
+            now = self.clock()
             self._reap(now)
             if len(self.in_flight) >= self._slots():
                 await self._until_changed(min(h.lease_end for h in self.in_flight.values()) - now)
@@ -261,7 +265,7 @@ class KeyState:
         return self.recent[0][1]
 
     def release(self, ticket: int, fb: Feedback) -> None:
-        now = time.monotonic()
+        now = self.clock()
         handed = self.in_flight.pop(ticket, None)
         self.owners.pop(ticket, None)
         told = read_headers(fb.headers)
@@ -598,21 +602,6 @@ def retire_holder(holder: str) -> None:
     except ValueError:  # no limiter: nothing is held
         return
     actor.retire.remote(holder)
-
-
-def dead_jobs() -> set[str]:
-    """The ids of the cluster's Ray jobs that have ended.
-
-    Ray's public job listing (``ray.util.state``) goes through the dashboard, which our drivers do not start;
-    the GCS job table behind it is read here through ``ray._private.state`` (Ray 2.x). Should that move, no
-    job reads as ended and a dead driver's slots fall back to ``LEASE_S``.
-    """
-    try:
-        from ray._private import state
-
-        return {job["JobID"] for job in state.jobs() if job.get("IsDead")}
-    except Exception:  # an internal API: any change in it must cost the fallback, never a sweep
-        return set()
 
 
 RemoteLimiters = ray.remote(num_cpus=0, max_concurrency=100_000)(Limiters)  # type: ignore[call-overload]  # Ray's overloads name no actor option

@@ -1,7 +1,7 @@
 """Which Ray a run uses, decided once; joining or starting it with no API key in any process Ray starts; and a watch
 that ends the run within seconds when that cluster is lost.
 
-Ray's own discovery, as ``ray.init()`` does it (``ray._private.services.get_ray_address_from_environment``):
+Ray's own discovery, as ``ray.init()`` does it:
 ``RAY_ADDRESS`` if set, else the address ``ray start`` wrote in ``ray_current_cluster`` under Ray's temp dir
 (``$RAY_TMPDIR``, else ``$TMPDIR``, else ``/tmp``, then ``ray/``), else a new local instance. A cluster killed
 without ``ray stop`` leaves that file behind, and ``ray.init`` then retries its dead GCS for minutes in C++ code
@@ -20,19 +20,23 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager, nullcontext
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import grpc
 import ray
-import ray._private.node as ray_node
-import ray._private.services as ray_services
-import ray._private.state as ray_state
-import ray._private.worker as ray_worker
 from pydantic import BaseModel, ConfigDict
-from ray._common.utils import get_ray_address_file
 from tqdm import tqdm
 
+from bargain_ray.clients._ray_private import (
+    CHECKED,
+    GCS_METHOD,
+    WORKER_LOGGER,
+    address_file,
+    drop_published_errors,
+    internals_changed,
+    lean_head,
+    raylet_socket,
+)
 from bargain_ray.config import RunConfig
 from bargain_ray.core.secrets import is_key
 from bargain_ray.core.status import ExitCode
@@ -42,9 +46,6 @@ How = Literal["env", "local", "new", "process"]
 this process had Ray already (a caller's ``ray.init``, the tests' session)."""
 
 WATCH_EVERY_S = 1.0
-
-REGISTER_S = 30.0
-"""How long a new local instance's raylet may take to register before Ray's own wait takes over (Ray's: 30 s)."""
 
 
 class RayChoice(BaseModel):
@@ -91,11 +92,6 @@ class ClusterUnavailable(Exception):
         super().__init__(f"{choice.where()} {why}; {choice.clear()}")
 
 
-def address_file() -> Path:
-    """Ray's current-cluster file, where ``ray.init()`` with no address finds a running local cluster."""
-    return Path(get_ray_address_file(None))
-
-
 def choose_ray(timeout_s: float) -> RayChoice:
     """The one decision of which Ray a run uses, checked: an address to join must answer within ``timeout_s``,
     else ``ClusterUnavailable`` (before anything is started or spent)."""
@@ -108,7 +104,7 @@ def choose_ray(timeout_s: float) -> RayChoice:
         choice = RayChoice(how="env", address=env)
     else:
         file = address_file()
-        recorded = file.read_text().strip() if file.is_file() else ""
+        recorded = file.read_text().strip() if file is not None and file.is_file() else ""
         choice = RayChoice(how="local", address=recorded, file=str(file)) if recorded else RayChoice(how="new")
     if choice.how in ("env", "local") and not answers(choice.address or "", timeout_s):
         raise ClusterUnavailable(choice, f"does not answer within {timeout_s:g} s (run.ray_timeout_s)")
@@ -121,8 +117,6 @@ def host_port(address: str) -> tuple[str, int] | None:
     return (host.strip("[]"), int(port)) if host and port.isdigit() else None
 
 
-GCS_METHOD = "/ray.rpc.NodeInfoGcsService/GetClusterId"
-"""A method every GCS serves (what ``ray.init`` asks first); an empty message is a valid request."""
 A_GCS = (grpc.StatusCode.OK, grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
 """Answers only a GCS gives it (one with token auth refuses a caller without the token: still a GCS)."""
 
@@ -176,74 +170,51 @@ of a lost actor: a notice, not an error. The retry then succeeds, or the loss re
 names it; printed as it arrives, the notice lands after that summary."""
 
 
-_QUIET_PRINTER = "print_to_stdstream_without_retry_notices"
-
-
-def _without_retry_notices(print_lines: Callable[..., None]) -> Callable[..., None]:
-    """Ray's printer of the job's published errors, minus its retry notices; every other error still prints."""
-
-    def print_to_stdstream(data: dict[str, Any], ignore_prefix: bool) -> None:  # free-form: Ray's log message
-        lines = [line for line in data.get("lines", []) if not RETRY_NOTICE.match(line)]
-        if lines:
-            print_lines({**data, "lines": lines}, ignore_prefix)
-
-    print_to_stdstream.__name__ = _QUIET_PRINTER  # how quiet_ray_logs knows it is installed already
-    return print_to_stdstream
-
-
 def quiet_ray_logs() -> None:
-    """Keep Ray's driver-side logging to what the run's own lines do not already say (idempotent). The printer is
-    Ray's module-level ``print_to_stdstream``, which its error-listening thread looks up at each message."""
-    worker = logging.getLogger("ray._private.worker")
+    """Keep Ray's driver-side logging to what the run's own lines do not already say (idempotent)."""
+    worker = logging.getLogger(WORKER_LOGGER)
     if not any(isinstance(f, _QuietDroppedRefs) for f in worker.filters):
         worker.addFilter(_QuietDroppedRefs())
-    if ray_worker.print_to_stdstream.__name__ != _QUIET_PRINTER:
-        ray_worker.print_to_stdstream = _without_retry_notices(ray_worker.print_to_stdstream)
+    drop_published_errors(RETRY_NOTICE)
 
 
-class _LeanHead(ray_node.Node):
-    """The head node of a local instance started for one run, with only the processes a run uses (ours). Ray 2.60's
-    ``ray.init`` takes no option for these, and each is on its start-up's path:
+class _Init:
+    """One ``ray.init`` in a thread of its own, which then waits for as long as the process lives: Ray starts its GCS
+    and raylet with ``PR_SET_PDEATHSIG``, which the kernel fires when the *thread* that started them ends (so what an
+    attempt that failed had started ends with its thread)."""
 
-    - the dashboard agent's HTTP server binds any free port: Ray's default is the fixed 52365, which any other Ray on
-      the machine holds, and ``ray.init`` then waits the ~3.3 s the agent spends retrying it (and it serves nothing);
-    - no autoscaler monitor (a local instance never scales) and no log monitor (``log_to_driver=False``: nobody
-      reads what it forwards), two Python processes of ~0.8 s of CPU each on the start-up's path;
-    - no API server: with ``include_dashboard=False`` it serves only usage statistics, and ``ray.init`` waits for
-      it to come up (1-1.5 s on 2 cores) before it starts the raylet.
-    """
+    def __init__(self, choice: RayChoice, lean: bool) -> None:
+        self.failed: Exception | None = None
+        self._done = threading.Event()
+        threading.Thread(target=self._run, args=(choice, lean), name="bargain-ray-init", daemon=True).start()
 
-    def __init__(self, ray_params: Any, head: bool = False, *args: Any, **kwargs: Any) -> None:  # Ray's own signature
-        if head:
-            ray_params.update(dashboard_agent_listen_port=0, no_monitor=True, include_log_monitor=False)
-        super().__init__(ray_params, head, *args, **kwargs)
+    def _run(self, choice: RayChoice, lean: bool) -> None:
+        try:  # "local" starts a new instance even if a current-cluster file appeared since the choice
+            with lean_head() if lean else nullcontext():
+                ray.init(address="local" if choice.how == "new" else None, log_to_driver=False,
+                         include_dashboard=False, logging_level=logging.ERROR)
+        except Exception as exc:  # handed to the main thread, which says it in one line
+            self.failed = exc
+        self._done.set()
+        if self.failed is None:
+            threading.Event().wait()  # the processes it started live while this thread does
 
-    def start_api_server(self, *, include_dashboard: bool | None, raise_on_failure: bool) -> None:
-        """Not started (see the class): Ray's own outcome when the API server fails to start with the dashboard off."""
-
-    def start_ray_processes(self) -> None:
-        """Ray's, then a wait for the raylet to register that asks the GCS every 20 ms: Ray's own wait asks once
-        a second (``GlobalStateAccessor::GetNode``), which cost ``ray.init`` 0.5 s on average and up to 1 s."""
-        super().start_ray_processes()
-        state = ray_state.GlobalState()
-        state._initialize_global_state(ray_services._get_gcs_client_options(self.gcs_address))
-        until = time.monotonic() + REGISTER_S
-        try:
-            while time.monotonic() < until and not any(node["NodeID"] == self.node_id and node["Alive"]
-                                                       for node in state.node_table()):
-                time.sleep(0.02)
-        finally:
-            state.disconnect()  # Ray's own wait, next, finds the node at its first ask (or waits as it would)
+    def outcome(self) -> Exception | None:
+        """What ``ray.init`` raised, once it returned (interruptible: a signal's handler runs here)."""
+        while not self._done.wait(0.1):
+            pass
+        return self.failed
 
 
-@contextmanager
-def lean_head() -> Iterator[None]:
-    """``ray.init`` inside the block starts a new local instance as ``_LeanHead`` (it looks ``Node`` up as it runs)."""
-    original, ray_node.Node = ray_node.Node, _LeanHead  # type: ignore[misc]  # Ray's class, replaced on purpose
-    try:
-        yield
-    finally:
-        ray_node.Node = original  # type: ignore[misc]
+def first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def standard_start_line(exc: BaseException) -> str:
+    """The one line of a run whose lean start of a local instance met Ray internals other than those checked."""
+    return (f"ray: the lean start of a local instance failed on Ray {ray.__version__}'s internals (checked against "
+            f"{CHECKED}): {type(exc).__name__}: {first_line(exc)}; starting it the standard way, a few seconds slower")
 
 
 def start_ray(choice: RayChoice, keys: Collection[str] = (), meanwhile: Callable[[], object] | None = None) -> None:
@@ -252,10 +223,10 @@ def start_ray(choice: RayChoice, keys: Collection[str] = (), meanwhile: Callable
     on this thread while Ray starts (the sweep's simulated provider or local model: they start in parallel), with
     no key in the environment either.
 
-    ``ray.init`` runs in a thread the main thread waits on, so SIGINT/SIGTERM still reach the main thread's handlers
-    while it blocks (in C++ code, where none runs), and Ray leaves the SIGTERM handler alone (it sets its own only
-    from the main thread). That thread then waits for as long as the process lives: Ray starts its GCS and raylet
-    with ``PR_SET_PDEATHSIG``, which the kernel fires when the *thread* that started them ends.
+    A new local instance starts lean (``lean_head``, through Ray's private internals); should those not be as
+    checked, it starts the standard way after one line saying so. ``ray.init`` runs in a thread the main thread
+    waits on (``_Init``), so SIGINT/SIGTERM still reach the main thread's handlers while it blocks (in C++ code,
+    where none runs), and Ray leaves the SIGTERM handler alone (it sets its own only from the main thread).
     """
     quiet_ray_logs()
     if choice.how == "process":
@@ -263,30 +234,18 @@ def start_ray(choice: RayChoice, keys: Collection[str] = (), meanwhile: Callable
             with without_keys(keys):
                 meanwhile()
         return
-    failed: list[Exception] = []
-    up = threading.Event()
-
-    def init() -> None:
-        try:  # "local" starts a new instance even if a current-cluster file appeared since the choice
-            with lean_head() if choice.how == "new" else nullcontext():
-                ray.init(address="local" if choice.how == "new" else None, log_to_driver=False,
-                         include_dashboard=False, logging_level=logging.ERROR)
-        except Exception as exc:  # handed to the main thread, which says it in one line
-            failed.append(exc)
-        up.set()
-        if not failed:
-            threading.Event().wait()  # the processes it started live while this thread does
-
     with without_keys(keys):
-        threading.Thread(target=init, name="bargain-ray-init", daemon=True).start()
+        lean = choice.how == "new"
+        init = _Init(choice, lean)
         if meanwhile is not None:  # what it raises (a signal's handler too) ends the command at once, as below
             meanwhile()
-        while not up.wait(0.1):  # interruptible: a signal's handler runs here
-            pass
-    if failed:
-        first = str(failed[0]).strip().splitlines()
+        failed = init.outcome()
+        if failed is not None and lean and internals_changed(failed):
+            tqdm.write(standard_start_line(failed), file=sys.stderr)
+            failed = _Init(choice, lean=False).outcome()
+    if failed is not None:
         raise ClusterUnavailable(choice, f"could not be {'started' if choice.how == 'new' else 'joined'}: "
-                                         f"{first[0] if first else type(failed[0]).__name__}")
+                                         f"{first_line(failed)}")
 
 
 def ensure_ray(keys: Collection[str] = ()) -> RayChoice:
@@ -330,7 +289,7 @@ def watch_cluster(choice: RayChoice, timeout_s: float) -> Iterator[None]:
         yield
         return
     gcs = host_port(ray.get_runtime_context().gcs_address)
-    raylet = ray._private.worker.global_worker.node.raylet_socket_name  # type: ignore[union-attr]  # this node's; Ray names it nowhere public
+    raylet = raylet_socket()
     done = threading.Event()
 
     def watch() -> None:

@@ -213,7 +213,7 @@ def journaled_since(jobs: list[Job], path: Path, journal: Any) -> list[Job]:
     answers a barrier first: the appends the lost runner had already sent are on disk by then."""
     if journal is None:
         return jobs
-    answer(journal.__ray_ready__.remote())
+    answer(journal.barrier.remote())
     again = read_calls(path, skip=set(), only={job.unit.unit_id for job in jobs})
     return [Job(job.unit, again.get(job.unit.unit_id, job.recorded_calls)) for job in jobs]
 

@@ -33,6 +33,10 @@ class JournalActor(CallJournal):
     def __init__(self, file: str) -> None:
         super().__init__(file, indexed=ray.get_runtime_context().was_current_actor_reconstructed)
 
+    def barrier(self) -> None:
+        """Answered once every append that reached the actor before it is written: its calls run one at a time,
+        in the order they arrive (a barrier for the driver, ``driver.journaled_since``)."""
+
 
 def start_journal(sweep_dir: Path) -> Any:
     """The journal actor, on this (the driver's) node; restarted there when its process dies (``RESTARTS`` times),

@@ -16,11 +16,12 @@ from typing import Any
 import ray
 from tqdm import tqdm
 
+from bargain_ray.clients._ray_private import actor_id
 from bargain_ray.clients.limiter import retire_holder
 from bargain_ray.core.errors import Failure, FailureKind
 from bargain_ray.core.records import GameRecord
 from bargain_ray.core.unit import Unit
-from bargain_ray.execution.worker import Job, RemoteGameRunner, holder_of
+from bargain_ray.execution.worker import Job, RemoteGameRunner
 from bargain_ray.store.calls import CallEntry, Entry
 
 MAX_LOSSES = 3
@@ -106,6 +107,8 @@ class WorkerPool:
         """The actor class: ``RemoteGameRunner``, or a subclass's (a judging run's ``RemoteReadRunner``)."""
         self.budget = budget
         self.refresh = refresh or (lambda jobs: jobs)
+        self._asked: dict[Any, ray.ObjectRef] = {}
+        """Runner -> its answer to ``holder``, asked as it started, where Ray's handle does not give its id."""
         self.workers = [self._start() for _ in range(count)]
         self.pending: dict[ray.ObjectRef, Task] = {}
         self._turn = itertools.count()
@@ -114,6 +117,14 @@ class WorkerPool:
         """Set once the run stops after losing an actor: lost tasks are not sent again."""
 
     def _start(self) -> Any:
+        """A runner for this sweep (``_kept_or_new``), asked its holder id at once if its handle does not give it (an
+        answer the driver holds, read should the runner be retired: ``_holder``)."""
+        runner = self._kept_or_new()
+        if actor_id(runner) is None:
+            self._asked[runner] = runner.holder.remote()
+        return runner
+
+    def _kept_or_new(self) -> Any:
         """A runner kept from this driver's last sweep, bound to this one; else a new one."""
         kept_now = kept(self.runner)
         while kept_now:
@@ -192,10 +203,23 @@ class WorkerPool:
         calls cancelled) and at the budget (its waiting reservations refused, its calls in flight counted as lost,
         ``Budget.retire``), so its replacement has the room at once."""
         ray.kill(runner)
-        holder = holder_of(runner)
+        holder = self._holder(runner)
+        if holder is None:  # lost as it started, before it answered: what it held goes at its lease, as unretired
+            return
         retire_holder(holder)
         if self.budget is not None:
             self._ask([self.budget.retire.remote(holder)])
+
+    def _holder(self, runner: Any) -> str | None:
+        """``runner``'s holder id: read off its handle (``clients._ray_private.actor_id``), else its answer to
+        ``holder``, asked as it started (answered at once: it awaits nothing); None if it never answered."""
+        asked = self._asked.pop(runner, None)
+        if asked is None:
+            return actor_id(runner)
+        try:
+            return str(ray.get(asked, timeout=ASK_S))
+        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+            return None
 
     def halt(self, failure: Failure) -> None:
         """No call starts on any runner from now on; the games in flight end unknown with ``failure``."""

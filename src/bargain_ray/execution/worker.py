@@ -116,6 +116,10 @@ class GameRunner:
         entries, self.ledger.unjournaled = self.ledger.unjournaled, []
         return entries
 
+    def holder(self) -> str:
+        """The id its slots and reservations are held under (``clients.limiter.holder_id``): its Ray actor's id."""
+        return holder_id()
+
     async def close(self) -> None:
         """Close the sweep's connections and forget its keys and actors (a kept runner holds none until ``bind``)."""
         await self.clients.close()
@@ -127,9 +131,3 @@ class GameRunner:
 # Stateless between games: the driver's WorkerPool replaces a lost actor and re-sends its tasks (with the
 # replies journaled since they were first sent), so Ray itself neither restarts it nor retries its calls.
 RemoteGameRunner = ray.remote(num_cpus=0)(GameRunner)
-
-
-def holder_of(runner: Any) -> str:
-    """The holder id of a runner's slots and reservations (``clients.limiter.holder_id``, inside it): its Ray actor's
-    id, which a handle gives only as ``_actor_id``."""
-    return runner._actor_id.hex()

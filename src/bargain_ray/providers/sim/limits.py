@@ -43,7 +43,8 @@ class ModelLimits:
             "tokens": limits.tokens_per_minute,
         }
         self.api = api
-        self.buckets = {k: Bucket(rate, limits.burst_s) for k in KINDS[api] if (rate := per_minute[k])}
+        now = time.monotonic()
+        self.buckets = {k: Bucket(rate, limits.burst_s, now) for k in KINDS[api] if (rate := per_minute[k])}
 
     def admit(self, input_tokens: int, max_tokens: int) -> dict[str, float]:
         """The limits that refuse the request (a 429) with the seconds each needs, or none and it is counted."""
