@@ -346,10 +346,9 @@ class DoomedRunner:
         pass
 
 
-def test_games_that_end_their_runner_every_time_stop_the_run_instead_of_looping(ray_session, monkeypatch):
-    monkeypatch.setattr(pools, "RemoteGameRunner", DoomedRunner)
+def test_games_that_end_their_runner_every_time_stop_the_run_instead_of_looping(ray_session):
     sweep = load_config("demo", ["grid.blocks=1"])
-    pool = pools.WorkerPool(sweep.model_dump(mode="json"), None, {}, 1)
+    pool = pools.WorkerPool(sweep.model_dump(mode="json"), None, {}, 1, runner=DoomedRunner)
     pool.submit([Job(u, []) for u in islice(units(sweep, "20261027"), 2)])
     deadline = time.monotonic() + EXIT_S
     while pool.pending:
