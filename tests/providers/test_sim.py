@@ -164,9 +164,12 @@ def test_headers_read_the_buckets_as_answered_or_as_admitted(report_at: str, fir
     """A request answered after another was admitted: read at the response, its report counts that one too."""
     settings = SimSettings(limits={"requests_per_minute": 6, "burst_s": 600.0, "report_at": report_at},
                            latency={"median_s": 0.6})  # 60 held, a refill every 10 s: none during the test
-    with SimServer(settings) as url, ThreadPoolExecutor(2) as pool:
+    server = SimServer(settings)
+    with server as url, ThreadPoolExecutor(2) as pool:
         first = pool.submit(post, f"{url}/v1/chat/completions", openai_body())
-        time.sleep(0.2)
+        while not server.log or server.log[0].left is None:  # the first admitted (and held 0.6 s) before the second
+            assert not first.done(), "the first request was answered before the test saw it admitted"
+            time.sleep(0.005)
         second = pool.submit(post, f"{url}/v1/chat/completions", openai_body())
         left = [int(f.result()[1]["x-ratelimit-remaining-requests"]) for f in (first, second)]
     assert left == [first_left, 58]
