@@ -10,9 +10,11 @@ import pytest
 import yaml
 from test_analysis import TICKETS, make_sweep
 
+from bargain_ray.analysis import per_game
 from bargain_ray.analysis.build import analyse
 from bargain_ray.analysis.card import prompt_hash
 from bargain_ray.analysis.export import by_cell_table
+from bargain_ray.analysis.per_game import metrics_per_turn, sink_turns_in_design_order
 from bargain_ray.analysis.report import build_report
 from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.store.rows import meanings
@@ -158,3 +160,15 @@ def test_by_cell_names_cells_only_when_the_grouping_determines_them(dataset):
         table = by_cell_table(analysis, analysis.sweep.roles())
         assert table.height == analysis.by_cell.height  # one row per estimate, never one per cell it spans
         assert table["cell"].is_not_null().all() == named and table["cell"].is_null().all() != named
+
+
+def test_per_turn_rows_are_written_in_design_order_a_part_of_the_games_at_a_time(tmp_path, monkeypatch):
+    """The per-turn table is sorted a part of the games at a time (its memory a part's): parts of one game each
+    give exactly the table one sort of the whole gives."""
+    sweep = read_sweep(make_sweep(tmp_path / "sweep"))
+    turns = metrics_per_turn(sweep)
+    whole = turns.sort("block", "position", "unit_id", "turn", nulls_last=True).collect()
+    monkeypatch.setattr(per_game, "PART_GAMES", 1)
+    sink_turns_in_design_order(turns.reverse(), sweep.scan("games"), tmp_path / "per_turn.parquet")
+    assert whole["unit_id"].n_unique() > 2, "several games, so several parts"
+    assert pl.read_parquet(tmp_path / "per_turn.parquet").equals(whole)

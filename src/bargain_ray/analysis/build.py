@@ -41,10 +41,6 @@ class Analysis:
         """The per-game table in memory (for small sweeps and tests; analysis itself scans)."""
         return in_design_order(self.scan_per_game).collect()
 
-    @property
-    def per_turn(self) -> pl.DataFrame:
-        return self.scan_per_turn.collect()
-
     def bootstrap(self) -> Bootstrap:
         """A fresh generator seeded as this analysis was, for estimates beyond the cells (the same every build)."""
         return Bootstrap(self.resamples, self.level, self.seed)

@@ -23,7 +23,8 @@ import polars as pl
 
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.card import LOG_VERSION, Written, card, prompt_hashes, sweep_commit
-from bargain_ray.analysis.per_game import cell_metrics, ground_truth, illegal_rules, in_design_order
+from bargain_ray.analysis.per_game import (cell_metrics, ground_truth, illegal_rules, in_design_order,
+                                           sink_turns_in_design_order)
 from bargain_ray.analysis.sample import raw_scope
 from bargain_ray.analysis.transcript import shown_turns
 from bargain_ray.core.hashing import file_digest
@@ -278,7 +279,11 @@ def export(analysis: Analysis, out: Path) -> Path:
     metrics = frames["metrics_by_cell"].lazy().collect()["metric"].unique(maintain_order=True).to_list()
     for name, frame in frames.items():
         stem = CARD_TABLES.get(name) or EXTRA_TABLES[name]
-        _write(frame, out / f"{stem}.parquet")
+        if name == "metrics_per_turn":  # the one table sorted here (in parts); the others are in order as scanned
+            (out / stem).parent.mkdir(parents=True, exist_ok=True)
+            sink_turns_in_design_order(frame.lazy(), s.scan("games"), out / f"{stem}.parquet")
+        else:
+            _write(frame, out / f"{stem}.parquet")
         _write(pl.scan_parquet(out / f"{stem}.parquet"), out / f"{stem}.csv")
         scan = as_csv(pl.scan_parquet(out / f"{stem}.parquet"))  # the CSV's columns, typed as the parquet has them
         written[name] = Written(data_files=f"{stem}.csv", rows=scan.select(pl.len()).collect().item(),

@@ -7,6 +7,8 @@ analysis only selects and groups, so it names no family and holds no record.
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -20,6 +22,8 @@ EMPTY = SHARED_SCHEMA
 """The shared columns' types, for a sweep that has no game yet (the report still builds)."""
 NOT_METRICS = frozenset({*IDENTITY, "known"})
 """Columns that describe a game rather than measure it."""
+PART_GAMES = 10_000
+"""Games whose turns are sorted at a time when a per-turn table is written in design order."""
 _RECORD_ONLY = ("outcome_json", "unit_hash")
 """Columns of games.parquet kept for replay and resume, not figures."""
 
@@ -38,13 +42,29 @@ def in_design_order(frame: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def metrics_per_turn(sweep: Sweep) -> pl.LazyFrame:
-    """One row per turn a family scored, with its game's identity."""
+    """One row per turn a family scored, with its game's identity, in journal order (the export writes it in
+    design order, ``sink_turns_in_design_order``)."""
     turns = sweep.scan("turns")
     if "turn_scored" not in turns.collect_schema().names():
         return pl.LazyFrame()
     ident = sweep.scan("games").select(IDENTITY)
     scored = turns.filter(pl.col("turn_scored")).drop("turn_scored", "call_ids")
-    return ident.join(scored, on="unit_id", how="inner").sort("block", "position", "unit_id", "turn", nulls_last=True)
+    return ident.join(scored, on="unit_id", how="inner")
+
+
+def sink_turns_in_design_order(turns: pl.LazyFrame, games: pl.LazyFrame, path: Path) -> None:
+    """Write ``turns`` (rows keyed by ``unit_id`` and ``turn``) to the parquet file ``path``, its games in design
+    order and each game's turns in order, sorting ``PART_GAMES`` games' rows at a time: the memory is a part's,
+    not the sweep's (sorting 100,000 games' turns at once held three times the table)."""
+    order = in_design_order(games.select("unit_id", "block", "position")).select("unit_id").collect()
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".parts-") as tmp:
+        parts = []
+        for lo in range(0, order.height, PART_GAMES) or [0]:
+            ids = order.slice(lo, PART_GAMES).with_row_index("rank")
+            rows = turns.filter(pl.col("unit_id").is_in(ids["unit_id"].implode())).collect(engine="streaming")
+            parts.append(Path(tmp) / f"{lo:012d}.parquet")
+            ids.join(rows, on="unit_id").sort("rank", "turn").drop("rank").write_parquet(parts[-1])
+        pl.scan_parquet(parts).sink_parquet(path, engine="streaming")
 
 
 def metric_columns(schema: pl.Schema) -> list[str]:
