@@ -141,5 +141,5 @@ def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: R
                     print(f"report: {report(path)}")
         if note := local_conf_note(sweep.config.local_conf):
             print(note)  # the summary's first line: which ./conf files the games were played from
-        print(summary(result, path, finished, counts, planned.dropped))  # last: its last line says what is unknown and why
+        print(summary(result, path, finished, counts, planned.dropped, sweep.grid.name))  # last: its last line says what is unknown and why
         return stop.exit_code if stop.requested else result.exit_code
