@@ -9,6 +9,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from helpers import game_config
 
 from bargain_ray.__main__ import main
 from bargain_ray.agents.strategy import StrategyAgent
@@ -18,7 +19,6 @@ from bargain_ray.core.unit import Unit
 from bargain_ray.games import load_game, strategy_reply
 from bargain_ray.play.loop import play
 from bargain_ray.providers.sim import SimServer, SimSettings
-from helpers import game_config
 
 ZERO = {"kind": "linear", "exponent": 0}
 """A concession exponent of 0: the shared concession code divides by it (a real crash, in our code)."""

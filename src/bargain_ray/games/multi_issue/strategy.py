@@ -147,19 +147,19 @@ def respond(system: str, messages: list[dict[str, str]], params: Mapping[str, An
     brief = _brief(system)
     user = public_record(messages)
     standing = _standing(brief, user)
-    theirs = None if standing is None else brief.utility(standing[1])
+    offer_id, theirs = (None, None) if standing is None else (standing[0], brief.utility(standing[1]))
     if "This is the final reply" in user:
         take = theirs is not None and theirs >= brief.reserve
-        return _reply(brief, "ACCEPT" if take else "END", standing[0] if take else None, None,
+        return _reply(brief, "ACCEPT" if take else "END", offer_id if take else None, None,
                       "We accept." if take else "We end without a deal.")
     turn, total = (int(x) for x in find_match(_TURN, user).groups())
     margin = Fraction(str(read.margin))
     floor = brief.reserve + margin
     goal = Fraction(target(float(brief.best), float(floor), (turn - 1) / max(total - 1, 1), read.concession_exponent()))
     if theirs is not None and theirs >= max(goal, floor):
-        return _reply(brief, "ACCEPT", standing[0], None, "These terms work for us; we accept.")
+        return _reply(brief, "ACCEPT", offer_id, None, "These terms work for us; we accept.")
     if theirs is not None and turn >= total - 1 and theirs > brief.reserve:
-        return _reply(brief, "ACCEPT", standing[0], None, "Time is short; we accept these terms.")
+        return _reply(brief, "ACCEPT", offer_id, None, "Time is short; we accept these terms.")
     return _reply(brief, "OFFER", None, _offer_at(brief, goal),
                   "Here is our proposal; we can move on the terms that matter less to us.")
 

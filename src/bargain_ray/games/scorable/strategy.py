@@ -92,7 +92,6 @@ def _packages(issues: dict[str, list[str]], own: Sheet) -> list[dict[str, str]]:
     return [best, *(best | {i: o} for _, i, o in swaps), *chain]
 
 
-def respond(system: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:  # free-form: a strategy's own parameters (models.<letter>.strategy), read by the family's strategy
 def respond(system: str, messages: list[dict[str, str]], params: Mapping[str, Any]) -> str:  # free-form: the strategy block as written, read as Params
     """One reply in the game's fenced-JSON protocol."""
     read = Params.model_validate(params)
