@@ -21,7 +21,8 @@ from bargain_ray.play.loop import play
 from bargain_ray.providers.sim import SimServer, SimSettings
 
 ZERO = {"kind": "linear", "exponent": 0}
-"""A concession exponent of 0: the shared concession code divides by it (a real crash, in our code)."""
+"""A concession exponent of 0, which the config refuses: handed to a strategy past that check, its parameters fail to
+validate (a real crash, in our code, whose message spans lines and is raised inside pydantic)."""
 
 
 def test_a_strategy_agent_that_crashes_ends_its_game_unknown_as_ours():
@@ -30,8 +31,9 @@ def test_a_strategy_agent_that_crashes_ends_its_game_unknown_as_ours():
     record = asyncio.run(play(game, agents, Unit.for_replay("tickets", "multi_issue", 1, None, unit_id="u")))
     failure = record.outcome.failure
     assert record.outcome.status == Status.TECHNICAL_ERROR and failure.kind == FailureKind.INTERNAL
-    assert failure.detail.startswith("strategy agent linear crashed: ZeroDivisionError")
-    assert " at games/kit/concession.py:" in failure.detail and "not the provider's" in failure.detail
+    assert failure.detail.startswith("strategy agent linear crashed: ValidationError: 1 validation error for Params at ")
+    assert " at games/multi_issue/strategy.py:" in failure.detail and "not the provider's" in failure.detail
+    assert "\n" not in failure.detail and "site-packages" not in failure.detail  # one line, no machine's path
 
 
 def test_a_crash_in_the_simulated_provider_is_ours_once_per_call_and_one_line(
@@ -47,6 +49,6 @@ def test_a_crash_in_the_simulated_provider_is_ours_once_per_call_and_one_line(
     assert [e.status for e in server.log] == [500] * 16  # each game's first call, asked once: a bug is not retried
     assert "16 games unknown: 16 crashes of bargain_ray's own code" in out and "5xx" not in out
     crash = next(line for line in out.splitlines() if line.startswith("bargain_ray's own code crashed: "))
-    assert "the simulated provider's strategy for " in crash and "ZeroDivisionError" in crash
-    assert " at games/kit/concession.py:" in crash
+    assert "the simulated provider's strategy for " in crash and "ValidationError" in crash
+    assert " at games/multi_issue/strategy.py:" in crash
     assert "Traceback" not in out + err and "Error handling request" not in err

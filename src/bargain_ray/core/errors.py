@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from bargain_ray.core.records import Reply
 
 
+PACKAGE_DIR = "/bargain_ray/"
+"""How a traceback's file names the package's own code (``crash_detail``)."""
+
+
 class FailureKind(StrEnum):
     """Why a game ended unknown (or a call failed), as one word a reader can act on."""
 
@@ -91,12 +95,12 @@ LOST_ACTOR = frozenset({FailureKind.LOST_JOURNAL, FailureKind.LOST_BUDGET, Failu
 
 
 def crash_detail(exc: BaseException, doing: str) -> str:
-    """One line naming a crash of bargain_ray's own code: what it was doing, the exception, and where it was raised
-    (the file from the package down, never a machine's path)."""
-    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
-    at = f" at {frames[-1].filename.rpartition('/bargain_ray/')[2] or frames[-1].filename}:{frames[-1].lineno}" \
-        if frames else ""
-    return (f"{doing} crashed: {type(exc).__name__}: {exc}{at} (a bug in bargain_ray, not the provider's: please "
+    """One line naming a crash of bargain_ray's own code: what it was doing, the exception's first line, and the
+    package's own line it was raised through (its path from the package down, never a machine's path)."""
+    ours = [f for f in traceback.extract_tb(exc.__traceback__) if PACKAGE_DIR in f.filename]
+    at = f" at {ours[-1].filename.rpartition(PACKAGE_DIR)[2]}:{ours[-1].lineno}" if ours else ""
+    said = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return (f"{doing} crashed: {type(exc).__name__}: {said}{at} (a bug in bargain_ray, not the provider's: please "
             "report it)")
 
 
