@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
 from bargain_ray.config import SweepConfig, local_conf_note
@@ -70,7 +70,8 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
 
     ``sweep`` is resolved first (``design.resolve``: a ``SweepConfig`` is checked as the command line checks it).
 
-    A dry run takes the lock too: it may write the manifest, and every writer of the folder holds it.
+    A dry run writes nothing: it creates no folder (a dry run of a new folder takes no lock) and no manifest, so it
+    binds nothing a later run must match; of an existing folder it holds the lock while it reads the journals.
     A full disk ends the run with no tables attempted; the journals keep every line already written.
     A Ray that does not answer ends it before anything is started (exit 69).
     """
@@ -81,7 +82,7 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
 
     def locked() -> int:
         try:
-            with hold_lock(path):
+            with nullcontext() if sweep.run.dry_run and not path.exists() else hold_lock(path):
                 return _run_locked(sweep, path, StartupClock(started), report)
         except (FolderLocked, CorruptJournal, LocalModelUnavailable, SeatsUnavailable) as exc:  # servers that did not come up
             raise SystemExit(f"error: {exc}") from None
