@@ -21,6 +21,7 @@ from bargain_ray.execution.startup import StartupClock
 from bargain_ray.execution.summary import summary
 from bargain_ray.play.probe import typical_calls
 from bargain_ray.providers import LocalModelUnavailable, check_service, key_names, missing_keys, provider_service
+from bargain_ray.providers.routing import SimProvider
 from bargain_ray.store import (
     CorruptJournal,
     DiskFull,
@@ -30,6 +31,7 @@ from bargain_ray.store import (
     is_disk_full,
     write_status,
 )
+from bargain_ray.store.sim_runs import record_sim_run
 
 
 def sweep_dir(sweep: ResolvedSweep) -> Path:
@@ -131,6 +133,8 @@ def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: R
             choice = ray_for(sweep, line, clock, lambda: served.append(service.enter_context(provider_service(sweep))))
             with watch_cluster(choice, sweep.run.ray_timeout_s):
                 write_status(path, "running", count + finished)
+                if isinstance(sweep.provider, SimProvider):  # the rehearsal note states the noise each run played with
+                    record_sim_run(path, sweep.provider.settings.reply_noise)
                 stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
                 result = run_units(served[0], todo(), count, GameJournal(path), path, done, stop, clock, seated=seated)
                 service.close()
