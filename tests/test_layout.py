@@ -46,7 +46,7 @@ WALLS: dict[str, set[str]] = {
     "analysis.view": {"clients.snapshot"},  # the live view shows the limiter's state as the limiter models it
     "__init__": {"config", "design", "play", "execution", "analysis"},  # the public API, imported on first use
     "__main__": {"core", "config", "design", "execution", "store", "__init__"},  # __init__: run_sweep, which builds the report
-    "replay": {"core", "config", "play", "analysis.commands"},  # the parser whose usage errors exit 1, as every command's
+    "replay": {"core", "config", "play", "analysis.commands", "store", "design.fingerprint"},  # analysis.commands: the parser whose usage errors exit 1, as every command's; store, design.fingerprint: a game replayed from a sweep folder's journal under the config its manifest fixed
     "report": {"core", "store", "analysis"},
     "plan": {"core", "config", "design", "play", "store", "analysis"},  # a pilot's figures; the estimate of the design grown from it
     "rescore": {"core", "store", "analysis"},  # re-derives a folder's figures from its journals with the current code
