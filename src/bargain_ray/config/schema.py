@@ -231,6 +231,8 @@ class RunConfig(Strict):
 
     dir: str | None = None
     dry_run: bool = False
+    allow_no_zone: bool = False
+    """Play a game no deal can win for every side (``design.scenario``: refused before Ray otherwise; ours)."""
     workers: int | None = Field(None, ge=1)
     """GameRunner actors at most; None: as many as the sweep's size warrants, at most 2 (``execution.pool.runner_count``)."""
     max_in_flight: int = Field(2000, ge=1)

@@ -12,6 +12,7 @@ from pathlib import Path
 from bargain_ray.config import SweepConfig, local_conf_note
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design import ResolvedSweep, estimate, resolve
+from bargain_ray.design.scenario import CellCheck, check_lines, check_sweep, no_zone_refusal
 from bargain_ray.execution.cluster import ClusterUnavailable, RayChoice, choose_ray, start_ray, watch_cluster
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
@@ -78,6 +79,9 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
     A Ray that does not answer ends it before anything is started (exit 69).
     """
     sweep = resolve(sweep)
+    checks = check_sweep(sweep)
+    if not sweep.run.allow_no_zone and (refused := no_zone_refusal(checks)):
+        raise SystemExit(f"error: {refused}")
     if not sweep.run.dry_run:
         check_keys(sweep)
     path = sweep_dir(sweep)
@@ -85,7 +89,7 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
     def locked() -> int:
         try:
             with nullcontext() if sweep.run.dry_run and not path.exists() else hold_lock(path):
-                return _run_locked(sweep, path, StartupClock(started), report)
+                return _run_locked(sweep, path, StartupClock(started), report, checks)
         except (FolderLocked, CorruptJournal, LocalModelUnavailable, SeatsUnavailable) as exc:  # servers that did not come up
             raise SystemExit(f"error: {exc}") from None
 
@@ -117,7 +121,8 @@ def ray_for(sweep: ResolvedSweep, plan_line: str, clock: StartupClock, meanwhile
     return choice
 
 
-def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: Report | None) -> int:
+def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: Report | None,
+                checks: list[CellCheck]) -> int:
     with stop_on_signals(running=False) as stop:  # until the games start, a signal ends the command at once
         planned = plan(sweep, path)
         todo, count, done = planned.todo, planned.count, planned.done
@@ -125,6 +130,7 @@ def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: R
         line = planned.line(sweep.grid.name)
         if sweep.run.dry_run:
             print(line)
+            print(check_lines(checks))
             print(estimate(sweep, list(todo()), typical_calls))
             return 0
         seated = prepare_seats(sweep, path, todo()) is not None
