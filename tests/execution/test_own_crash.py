@@ -52,3 +52,4 @@ def test_a_crash_in_the_simulated_provider_is_ours_once_per_call_and_one_line(
     assert "the simulated provider's strategy for " in crash and "ValidationError" in crash
     assert " at games/multi_issue/strategy.py:" in crash
     assert "Traceback" not in out + err and "Error handling request" not in err
+
