@@ -199,3 +199,27 @@ def with_term(**changes: Any) -> dict[str, Any]:  # free-form: a game config as 
 def test_what_a_game_cannot_play_is_refused_in_one_line(config, says):
     problems = refusal(config)
     assert len(problems) == 1 and "\n" not in problems[0] and says in problems[0], problems
+
+
+def test_whole_dollars_and_a_weight_of_zero_rehearse_over_http(ray_session, tmp_path, monkeypatch, capsys):
+    """The same scenario from ./conf, rehearsed as a user runs it: the simulated provider over the real SDKs and
+    HTTP, on Ray (it ended "FORMAT_FAILURE 40" before, and a weight of 0 crashed the simulated provider)."""
+    import yaml
+
+    from bargain_ray.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "conf" / "game").mkdir(parents=True)
+    (tmp_path / "conf" / "grid").mkdir()
+    (tmp_path / "conf" / "game" / "used_car.yaml").write_text(yaml.safe_dump(USED_CAR))
+    (tmp_path / "conf" / "grid" / "used_car.yaml").write_text(
+        "# @package _global_\ndefaults:\n  - /game@games.used_car: used_car\n  - /condition@conditions.C3: c3\n"
+        "  - /model@models.H: claude-haiku-5-5\n  - /model@models.G: gpt-5-mini\n"
+        "grid:\n  name: used_car\n  experiment: usedcar\n  seed: 7\n  blocks: 2\n  designs:\n    - game: used_car\n"
+        "      conditions: [C3]\n      pairings: [HG, GH]\n      assignments:\n"
+        "        - {id: 1, roles: {buyer: A, seller: B}, first_speaker: buyer}\n"
+        "        - {id: 2, roles: {buyer: A, seller: B}, first_speaker: seller}\n")
+    assert main(["+grid=used_car", "provider=sim", "run.progress=false", "run.report=false",
+                 f"run.dir={tmp_path / 'sweep'}"]) == 0
+    out = capsys.readouterr().out
+    assert "statuses: " in out and "FORMAT_FAILURE" not in out and "every game has a known result" in out
