@@ -210,7 +210,7 @@ def test_help_names_every_command_module(capsys: pytest.CaptureFixture[str]) -> 
     commands = {p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")} | {"analysis.provenance"}
     assert main(["--help"]) == 0
     listed = set(re.findall(r"python -m bargain_ray\.([\w.]+)", capsys.readouterr().out))
-    assert commands == listed == {"plan", "replay", "report", "rescore", "view", "analysis.provenance"}
+    assert commands == listed == {"check", "plan", "replay", "report", "rescore", "view", "analysis.provenance"}
 
 
 @pytest.mark.parametrize("missing", ["weights", "model_path"])

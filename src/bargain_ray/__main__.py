@@ -57,6 +57,7 @@ main keys:
   any other key of the config, e.g. grid.blocks=2, games.tickets.max_turns=6, models.O.max_tokens=2048
 
 other commands:
+  python -m bargain_ray.check +grid=NAME     each game's zone of agreement, frontier and fallbacks, before any call
   python -m bargain_ray.report SWEEP         metrics, dataset and report.html of a sweep folder
   python -m bargain_ray.view [outputs/NAME]  browse sweeps and transcripts
   python -m bargain_ray.plan PILOT --metric NAME --contrast A-B --target-halfwidth X
