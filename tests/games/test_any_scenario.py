@@ -112,11 +112,14 @@ def scorable(draw: st.DrawFn) -> dict[str, Any]:  # free-form: a game config as 
 @st.composite
 def bargaining(draw: st.DrawFn) -> dict[str, Any]:  # free-form: a game config as YAML would give it
     vlo = draw(st.integers(-50, 200))
+    talk = draw(st.booleans())
     plo = draw(st.integers(-50, 200))
     return {"family": "bargaining", "name": "prop", "valuation_min": vlo, "valuation_max": vlo + draw(st.integers(0, 300)),
             "price_min": plo, "price_max": plo + draw(st.integers(1, 300)), "decimals": draw(st.integers(0, 6)),
             "max_rounds": draw(st.integers(1, 24)), "discount": draw(st.sampled_from([1, 0.95, 0.5])),
-            "max_message_chars": draw(st.sampled_from([None, 1, 12, 300])), "messages": draw(st.booleans()),
+            # a closed channel's brief states no cap, and the strategy says there what it says in talk (the control
+            # differs only in what is shown), so a closed channel is drawn with no cap or the packaged one
+            "max_message_chars": draw(st.sampled_from([None, 1, 12, 300] if talk else [None, 300])), "messages": talk,
             "first_round_offer": draw(st.booleans()), "reject_needs_offer": draw(st.booleans()),
             "prompt_variant": draw(st.sampled_from(["default", "explicit_objective"]))}
 

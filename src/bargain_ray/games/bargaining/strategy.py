@@ -24,7 +24,6 @@ _VALUE = re.compile(rf"Your private (?:cost|value) of the item is ({_NUM})")
 _RANGE = re.compile(rf'"offer", a number from ({_NUM}) to ({_NUM})')
 _ROUND = re.compile(r"This is round (\d+) of (\d+)")
 _STANDING = re.compile(rf"Standing offer: the (?:seller|buyer)'s offer of ({_NUM})")
-_SILENT = "This game has no message channel"
 _CHARS = re.compile(r'"message" is free text for the (?:seller|buyer), at most (\d+) characters')
 
 
@@ -81,10 +80,9 @@ def respond(system: str, messages: list[dict[str, str]], params: Mapping[str, An
 
 
 def _reply(claim: float | None, offer: float | None, action: str, message: str, reasoning: str, system: str) -> str:
-    """The reply as JSON, its message within the brief's cap on characters when it states one; with the channel
-    closed, no message and no claim, as the brief asks."""
+    """The reply as JSON, its message within the brief's cap on characters when it states one. With the channel
+    closed it says the same (the other side never sees it), so the no-communication control differs from talk only
+    in what is shown."""
     cap = _CHARS.search(system)
-    silent = _SILENT in system
-    return json.dumps({"stated_valuation": None if silent else claim, "offer": offer, "action": action,
-                       "message": "" if silent else message[: int(cap[1])] if cap else message,
-                       "reasoning_private": reasoning})
+    return json.dumps({"stated_valuation": claim, "offer": offer, "action": action,
+                       "message": message[: int(cap[1])] if cap else message, "reasoning_private": reasoning})
