@@ -115,6 +115,21 @@ def test_every_hint_is_a_command_that_works_as_printed(typed: str, tmp_path: Pat
     assert main([*grid, hint, f"run.dir={tmp_path / 's'}", "run.dry_run=true"]) == 0
 
 
+@pytest.mark.parametrize(("plain", "hydra"), [("models.O=linear", "model@models.O=linear"),
+                                              ("+models.G=gpt-5-mini", "+model@models.G=gpt-5-mini")])
+def test_a_model_swapped_as_a_plain_value_is_hydras_config_group_choice(
+        plain: str, hydra: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``models.O=linear`` ended in pydantic's "should be a valid dictionary or instance of ModelConfig": only
+    Hydra's ``model@models.O=linear`` worked, and nothing said so. Both forms now choose the same file."""
+    assert main(["+grid=c3_smoke", hydra, "--cfg", "job"]) == 0
+    composed = capsys.readouterr().out
+    assert main(["+grid=c3_smoke", plain, "--cfg", "job"]) == 0
+    assert capsys.readouterr().out == composed
+    assert main(["+grid=c3_smoke", plain, f"run.dir={tmp_path / 's'}", "run.dry_run=true"]) == 0
+    assert main(["+grid=c3_smoke", "models.O=gpt-5-mni", "run.dry_run=true"]) == 1
+    assert capsys.readouterr().err.endswith("error: no model named 'gpt-5-mni'; did you mean model@models.O=gpt-5-mini?\n")
+
+
 @pytest.mark.parametrize(("args", "says"), [
     (["+grid=demo", "--cfg"], "error: --cfg takes job, hydra, all (e.g. --cfg job), not ''"),
     (["+grid=demo", "--cfg", "everything"], "error: --cfg takes job, hydra, all (e.g. --cfg job), not 'everything'"),
@@ -195,7 +210,7 @@ def test_help_names_every_command_module(capsys: pytest.CaptureFixture[str]) -> 
     commands = {p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")} | {"analysis.provenance"}
     assert main(["--help"]) == 0
     listed = set(re.findall(r"python -m bargain_ray\.([\w.]+)", capsys.readouterr().out))
-    assert commands == listed == {"plan", "replay", "report", "rescore", "view", "analysis.provenance"}
+    assert commands == listed == {"check", "plan", "replay", "report", "rescore", "view", "analysis.provenance"}
 
 
 @pytest.mark.parametrize("missing", ["weights", "model_path"])

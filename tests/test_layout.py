@@ -46,7 +46,8 @@ WALLS: dict[str, set[str]] = {
     "analysis.view": {"clients.snapshot"},  # the live view shows the limiter's state as the limiter models it
     "__init__": {"config", "design", "play", "execution", "analysis"},  # the public API, imported on first use
     "__main__": {"core", "config", "design", "execution", "store", "__init__"},  # __init__: run_sweep, which builds the report
-    "replay": {"core", "config", "play", "analysis.commands"},  # the parser whose usage errors exit 1, as every command's
+    "check": {"core", "config", "design", "analysis"},  # a grid's scenario checked (design) and its frontier drawn (analysis.svg), before any call
+    "replay": {"core", "config", "play", "analysis.commands", "store", "design.fingerprint"},  # analysis.commands: the parser whose usage errors exit 1, as every command's; store, design.fingerprint: a game replayed from a sweep folder's journal under the config its manifest fixed
     "report": {"core", "store", "analysis"},
     "plan": {"core", "config", "design", "play", "store", "analysis"},  # a pilot's figures; the estimate of the design grown from it
     "rescore": {"core", "store", "analysis"},  # re-derives a folder's figures from its journals with the current code
@@ -223,7 +224,7 @@ def test_every_layer_is_a_package_with_a_docstring():
         assert init.exists(), name
         assert ast.get_docstring(ast.parse(init.read_text())), f"{name}/__init__.py has no docstring"
     top = sorted(p.name for p in PACKAGE.glob("*.py"))
-    assert top == ["__init__.py", "__main__.py", "judge.py", "plan.py", "replay.py", "report.py", "rescore.py",
+    assert top == ["__init__.py", "__main__.py", "check.py", "judge.py", "plan.py", "replay.py", "report.py", "rescore.py",
                    "view.py"], top  # only the commands
 
 

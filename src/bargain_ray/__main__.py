@@ -57,12 +57,14 @@ main keys:
   any other key of the config, e.g. grid.blocks=2, games.tickets.max_turns=6, models.O.max_tokens=2048
 
 other commands:
+  python -m bargain_ray.check +grid=NAME     each game's zone of agreement, frontier and fallbacks, before any call
   python -m bargain_ray.report SWEEP         metrics, dataset and report.html of a sweep folder
   python -m bargain_ray.view [outputs/NAME]  browse sweeps and transcripts
   python -m bargain_ray.plan PILOT --metric NAME --contrast A-B --target-halfwidth X
                                              size a sweep from a pilot: the blocks a contrast needs
   python -m bargain_ray.rescore SWEEP        recompute every figure of a sweep folder with this code
   python -m bargain_ray.replay FILE.json     re-score a recorded transcript, print its outcome
+  python -m bargain_ray.replay SWEEP UNIT_ID replay a game of a sweep folder (--export FILE.json: its replay file)
   python -m bargain_ray.analysis.provenance  the source (seed or ours) of every rule, setting and metric
 
 Keys come from the environment only (ANTHROPIC_API_KEY, OPENAI_API_KEY, or a model's api_key_env).

@@ -241,9 +241,10 @@ def test_a_rehearsal_says_what_its_intervals_mean(tmp_path):
     assert zero and re.search(r"\d+ of these intervals have zero width: the replies are deterministic", by_cell)
     card = (sweep / "dataset" / "README.md").read_text()
     limits = card.split("## Limitations")[1].split("\n## ")[0]
-    assert "simulated provider (provider=sim), whose replies are deterministic" in limits
-    stochastic = statement(Rehearsal(simulated=True, replies="stochastic"))
-    assert "stochastic mode" in stochastic and "zero width" not in stochastic
+    assert "simulated provider (provider=sim)" in limits and "replies are deterministic (provider.settings.reply_no" \
+        "ise=0" in limits
+    stochastic = statement(Rehearsal(simulated=True, replies="stochastic", reply_noise=[0.3]))
+    assert "reply_noise=0.3, each reply was drawn around" in stochastic and "zero width" not in stochastic
 
 
 def visible_games(url: str, profile) -> int:

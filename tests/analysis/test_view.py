@@ -180,13 +180,14 @@ def test_an_ended_sweep_shows_final_figures_titled_by_its_folder_with_its_report
     assert outside.stdout == "404"  # only the report and what it links to are served
 
 
-def test_a_dry_run_folder_is_planned_not_started_with_its_units(tmp_path, capsys):
-    """Issue 18: a folder a dry run wrote was listed as ``? units, unknown``."""
-    from bargain_ray.__main__ import main
+def test_a_planned_folder_is_planned_not_started_with_its_units(tmp_path):
+    """A folder whose run wrote its plan (the manifest, before Ray) and played nothing yet was listed as
+    ``? units, unknown``. (A dry run writes no folder at all: tests/execution/test_sweep.py.)"""
+    from bargain_ray.design import load_config
+    from bargain_ray.execution.plan import plan
 
     folder = tmp_path / "demo-plan"
-    assert main(["+grid=demo", "run.dry_run=true", f"run.dir={folder}"]) == 0
-    assert "grid demo: 60 units" in capsys.readouterr().out
+    assert plan(load_config("demo", [f"run.dir={folder}"]), folder).count == 60
     assert planned_units(read_manifest(folder)) == 60
     assert list_sweeps(tmp_path) == [{"name": "demo-plan", "units": 60, "state": "planned"}]
     snap = Follower(folder).snapshot()

@@ -109,6 +109,30 @@ def test_the_sim_serves_each_api_it_claims_online_and_batched(api: str) -> None:
     assert results["c1"].sent is not None and results["c1"].sent.text.startswith("{")
 
 
+def test_a_keyless_compatible_server_is_called_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A local vLLM or llama.cpp takes no key, yet an openai_compatible model demanded OPENAI_API_KEY (or a variable
+    of its own): ``api_key_env: false`` needs none and sends a placeholder; on a real provider it is one line."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    game = load_game(game_config("tickets"))
+    prompt = game.prompt(game.start(0, "buyer"), "buyer")
+    with SimServer(SimSettings()) as url:  # the sim speaks Chat Completions at /v1, as a local server does
+        overrides = ["models.O.provider=openai_compatible", f"+models.O.base_url={url}/v1", "models.O.api_key_env=false"]
+        sweep = load_config("c3_smoke", overrides)
+        assert "OPENAI_API_KEY" not in key_names(sweep)
+        client = make_client(sweep.models["O"], sweep.provider, {})
+
+        async def ask():
+            try:
+                return await client.complete(prompt, "k01")
+            finally:
+                await client.close()
+
+        assert asyncio.run(ask()).text.startswith("{")
+    assert refused("models.O.api_key_env=false") == [
+        "models.O.api_key_env=false: no key is for a provider: openai_compatible server that takes none, not provider "
+        "'anthropic'; remove it to read the provider's key variable"]
+
+
 ACME_MODULE = '''
     """Acme: a model API that speaks Chat Completions, added by a package of its own (here, a test)."""
 

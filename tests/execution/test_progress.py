@@ -168,3 +168,16 @@ def test_with_a_bad_key_no_model_line_says_paid(ray_session, tmp_path, capsys, m
     assert assert_summary_sums(out) == (0, 0.0) and paid_lines(tmp_path) == 0
     assert "0 calls paid, 0 replayed free, " in out and "failed after their retries" in out, out
     assert out.strip().splitlines()[-1].startswith("16 games unknown: 16 refused keys (401/403)"), out
+
+
+def test_a_run_of_mostly_format_failures_names_the_scenario_or_the_prompt():
+    """A rehearsal of a scenario its strategies could not play ended "FORMAT_FAILURE 40" beside "every game has a
+    known result", with nothing saying the scenario was the likely cause."""
+    from bargain_ray.execution.summary import format_failure_line
+    from bargain_ray.execution.tally import Tally
+
+    flagged = format_failure_line(Tally(games=40, statuses={"FORMAT_FAILURE": 40}, known=40), "used_car")
+    assert len(flagged) == 1 and flagged[0].startswith("format failures: 40 of 40 games (100%, more than the 50% ")
+    assert "the scenario or the prompt is the likely cause" in flagged[0]
+    assert "python -m bargain_ray.check +grid=used_car" in flagged[0]
+    assert format_failure_line(Tally(games=40, statuses={"FORMAT_FAILURE": 20, "AGREEMENT": 20}, known=40), "g") == []

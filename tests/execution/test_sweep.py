@@ -23,7 +23,7 @@ from helpers import DEMO_WHOLE, ROOT, complete_lines, read_journal, read_undated
 from bargain_ray.__main__ import main
 from bargain_ray.analysis.view import Follower, list_sweeps
 from bargain_ray.execution import pool as pools
-from bargain_ray.store import read_progress
+from bargain_ray.store import read_manifest, read_progress
 from bargain_ray.store.status import read_status
 
 SWEEP = [sys.executable, "-m", "bargain_ray"]
@@ -136,10 +136,22 @@ def test_bad_config_is_refused_with_a_clear_error(tmp_path, capsys):
     assert "+grid=demo" in capsys.readouterr().err
 
 
-def test_dry_run_spends_nothing(tmp_path, capsys):
-    assert main(["+grid=c3_full", f"run.dir={tmp_path}", "run.dry_run=true"]) == 0
+def test_dry_run_spends_nothing_and_creates_no_folder(tmp_path, capsys):
+    """A dry run of c3_full created the real run's folder, listed as "planned, not started" (its manifest)."""
+    assert main(["+grid=c3_full", f"run.dir={tmp_path / 'c3'}", "run.dry_run=true"]) == 0
     assert "640 units" in capsys.readouterr().out
-    assert not (tmp_path / "journal.jsonl").exists()
+    assert not (tmp_path / "c3").exists() and list_sweeps(tmp_path) == []
+
+
+def test_a_dry_run_binds_nothing_a_later_run_must_match(tmp_path, capsys, ray_session):
+    """A dry run with one model, then a real run with another in the same folder, was refused ("holds games of
+    another config"), though nothing was played."""
+    folder = tmp_path / "s"
+    args = ["+grid=demo", "grid.blocks=1", f"run.dir={folder}", "run.progress=false", "run.report=false"]
+    assert main([*args, "+models.B.strategy.exponent=9", "run.dry_run=true"]) == 0
+    assert main(args) == 0
+    assert "another config" not in capsys.readouterr().err
+    assert "exponent" not in json.dumps(read_manifest(folder).config.models["B"].strategy)
 
 
 def test_turn_level_resume_replays_journaled_calls_and_pays_only_for_new_ones(tmp_path, sweep_env, finished_sweep):

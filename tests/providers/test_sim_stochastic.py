@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import urllib.request
+from html import unescape as html_unescape
+from pathlib import Path
 from typing import Any
 
 from helpers import game_config
 
+from bargain_ray.__main__ import main
+from bargain_ray.analysis.view import Follower
 from bargain_ray.clients import http_client
 from bargain_ray.clients.headers import CALL_ID_HEADER
 from bargain_ray.config import ModelConfig
@@ -142,3 +147,19 @@ def test_the_observer_misreads_at_its_chance_reproducibly_and_never_as_it_read()
     assert 40 <= len(misread) <= 80  # 200 reads at 0.3: 60 expected, sd 6.5
     assert all(v["agreement_reached"] == (v["allocation_type"] != "none") for v in misread)
     assert len({v["allocation_type"] for v in misread}) == 4  # drawn among the four other types
+
+
+def test_the_rehearsal_note_states_the_reply_noise_in_force(ray_session, tmp_path: Path) -> None:
+    """With reply_noise=0.3 the report, the card and the view said the replies were deterministic and the intervals
+    of zero width, beside intervals of non-zero width."""
+    folder = tmp_path / "noisy"
+    assert main(["+grid=c3_smoke", "provider=sim", "provider.settings.reply_noise=0.3", f"run.dir={folder}",
+                 "run.progress=false"]) == 0
+    html = (folder / "report.html").read_text()
+    note = html_unescape(re.search(r'<p class="sim" id="rehearsal">(.*?)</p>', html)[1])
+    card = (folder / "dataset" / "README.md").read_text().split("## Limitations")[1].split("\n## ")[0]
+    view = Follower(folder).snapshot().rehearsal
+    for said in (note, card, view):
+        assert said is not None and "reply_noise=0.3, each reply was drawn around its model's strategy" in said
+        assert "deterministic" not in said and "zero width" not in said
+    assert "intervals have zero width" not in html

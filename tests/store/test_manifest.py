@@ -12,7 +12,7 @@ from folders import play_demo
 from bargain_ray.__main__ import main
 from bargain_ray.config import conf_dir, local_conf_note
 from bargain_ray.design import game_part, load_config
-from bargain_ray.execution.plan import describe
+from bargain_ray.execution.plan import describe, plan
 from bargain_ray.store import ChangedConfig, open_manifest, read_manifest
 from bargain_ray.store.manifest import ABSENT, Manifest, differences, refusal
 
@@ -227,7 +227,7 @@ def test_a_hand_edit_of_the_manifests_top_is_refused_on_resume_and_by_readers(tm
     from bargain_ray.store import UnreadableManifest
 
     args = ["+grid=c3_smoke", "provider=sim", "run.dry_run=true", f"run.dir={tmp_path}"]
-    assert main(args) == 0
+    plan(load_config("c3_smoke", ["provider=sim", f"run.dir={tmp_path}"]), tmp_path)  # a real run's plan, no game yet
     target = tmp_path / "manifest.json"
     data = json.loads(target.read_text())
     *parents, leaf = field.split(".")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bargain_ray.core.errors import Failure, FailureKind, TechnicalFailure, crash_detail
 from bargain_ray.core.prompt import Prompt
 from bargain_ray.core.records import Reply
 from bargain_ray.games import family
@@ -19,7 +20,11 @@ class StrategyAgent:
 
     async def act(self, prompt: Prompt, call_id: str) -> Reply:
         messages = [m.model_dump() for m in prompt.messages]
-        text = self.respond(prompt.system, messages, self.params)
+        try:
+            text = self.respond(prompt.system, messages, self.params)
+        except Exception as exc:  # a bug of ours: the game ends unknown, named as ours (never a provider's error)
+            raise TechnicalFailure(Failure(kind=FailureKind.INTERNAL,
+                                           detail=crash_detail(exc, f"strategy agent {self.name}"))) from exc
         return Reply(
             text=text,
             provider="strategy",

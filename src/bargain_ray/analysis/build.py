@@ -17,6 +17,7 @@ from bargain_ray.analysis.operational import operational
 from bargain_ray.analysis.per_game import in_design_order, metric_columns, metrics_per_game, metrics_per_turn
 from bargain_ray.analysis.rehearsal import Rehearsal, rehearsal_of
 from bargain_ray.analysis.sweep import Sweep
+from bargain_ray.store.sim_runs import read_reply_noise
 
 DEFAULT_BY = ("game", "condition", "pairing", "assignment", "first_speaker")
 """A cell: condition x pairing x assignment x first speaker, within one game."""
@@ -62,7 +63,7 @@ def analyse(
     boot = Bootstrap(resamples, level, seed)
     return Analysis(
         sweep=sweep, by=by, resamples=resamples, level=level, seed=seed,
-        rehearsal=rehearsal_of(sweep.manifest, sweep.scan("calls")),
+        rehearsal=rehearsal_of(sweep.manifest, sweep.scan("calls"), read_reply_noise(sweep.path)),
         scan_per_game=per_game,
         scan_per_turn=metrics_per_turn(sweep),
         by_cell=by_cell(known, by, metrics, boot),

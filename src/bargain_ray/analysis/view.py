@@ -50,6 +50,7 @@ from bargain_ray.store.manifest import Manifest
 from bargain_ray.store.paid import Drift, ModelSpend, SpendTail
 from bargain_ray.store.rows import game_row
 from bargain_ray.store.seats import SeatBoard, read_seats
+from bargain_ray.store.sim_runs import read_reply_noise
 from bargain_ray.store.status import State, read_limiter, read_status
 
 LATEST = 8
@@ -329,7 +330,7 @@ class Follower:
         planned = progress.state is None and not self.units and not spend.models
         phase: Phase = "running" if running else "planned" if planned else progress.state or "unknown"
         providers = {"sim"} if manifest.config.provider == "sim" else set()
-        told = rehearsal(manifest, providers)
+        told = rehearsal(manifest, providers, read_reply_noise(self.path))
         return Snapshot(
             name=self.path.name, grid=manifest.grid, rehearsal=statement(told) if told.simulated else None,
             simulated=told.simulated,

@@ -45,6 +45,9 @@ restrictive of its token limits) adds nothing to pace by."""
 CALL_ID_HEADER = "x-bargain-ray-call-id"
 """The one header the clients add, and only to the simulated provider: the call's id, which seeds its
 stochastic replies (``providers.sim``). A real provider never receives it."""
+OWN_CRASH_HEADER = "x-bargain-ray-internal-error"
+"""Set on an error response by a server of the project's own (the simulated provider) whose code crashed answering:
+the failure is ours, not the provider's, and a retry would crash again."""
 
 GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|us|µs|ns|m|s)")
 UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}

@@ -14,7 +14,7 @@ from typing import Any
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from bargain_ray.clients.headers import Announced, read_headers
+from bargain_ray.clients.headers import OWN_CRASH_HEADER, Announced, read_headers
 from bargain_ray.config import Retry
 from bargain_ray.core.errors import FailureKind
 from bargain_ray.core.secrets import mask
@@ -62,12 +62,14 @@ class SDKErrors:
         unreadable bodies; never a wait asked beyond the longest the runner waits."""
         if isinstance(exc, self.status):
             status = self.status_of(exc)
-            return status in TRANSIENT_STATUS or status >= 500
+            return not self.own_crash(exc) and (status in TRANSIENT_STATUS or status >= 500)
         return isinstance(exc, (*self.connection, *self.timeout, TimeoutError, MalformedReply))
 
     def kind(self, exc: BaseException) -> FailureKind:
         """What a failed call's last error says about why, as the summary groups it."""
         status = self.status_of(exc)
+        if self.own_crash(exc):
+            return FailureKind.INTERNAL
         if status == 429:
             return FailureKind.RATE_LIMITED
         if status in (401, 403):
@@ -83,6 +85,12 @@ class SDKErrors:
         if isinstance(exc, (MalformedReply, ImplausibleUsage)):
             return FailureKind.MALFORMED_REPLY
         return FailureKind.OTHER
+
+    def own_crash(self, exc: BaseException) -> bool:
+        """Whether the error response came from a server of the project's own whose code crashed (``OWN_CRASH_HEADER``):
+        a bug of ours, never the provider's error."""
+        response = getattr(exc, "response", None) if isinstance(exc, self.status) else None
+        return response is not None and OWN_CRASH_HEADER in response.headers
 
     def headers_of(self, exc: BaseException) -> dict[str, str]:
         """The rate-limit headers of a failed attempt's response (none without one)."""

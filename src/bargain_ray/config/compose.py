@@ -13,6 +13,7 @@ import copy
 import functools
 import hashlib
 import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -98,6 +99,19 @@ def choices(group: str) -> list[str]:
     """The configs of one group (``grid``, ``game``, ...): the packaged ones and those of ``./conf/<group>``."""
     folders = [conf_dir() / group, LOCAL / group]
     return sorted({p.stem for folder in folders if folder.is_dir() for p in folder.glob("*.yaml")})
+
+
+MODEL_SWAP = re.compile(r"^(\+?)models\.([A-Za-z]\w*)=([\w.-]+)$")
+"""``models.O=NAME`` (``+models.G=NAME`` to add a letter): a model file named as a value, which Hydra would set as a
+string in place of the model's block."""
+
+
+def swap_models(overrides: Sequence[str]) -> list[str]:
+    """``overrides`` with each ``models.LETTER=NAME`` made Hydra's config-group form, ``model@models.LETTER=NAME``
+    (ours: both forms choose a file of ``conf/model/``; ``null`` is left as written)."""
+    swaps = [MODEL_SWAP.match(o) for o in overrides]
+    return [f"{m[1]}model@models.{m[2]}={m[3]}" if m and m[3] != "null" else o
+            for o, m in zip(overrides, swaps, strict=True)]
 
 
 def _typed(override: Override) -> str:
@@ -307,8 +321,9 @@ def compose_command(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sw
     Composed once as typed: Hydra accepts it only when every key it sets is present, and then ``command_overrides``
     would hand it the same lines; else ``command_overrides`` composes the group choices first to add ``+`` where the
     schema knows the key, or to name the mistake (one composition is ~0.1 s of the command's start-up)."""
+    overrides = swap_models(overrides)
     try:
-        return compose_dict(config_name, list(overrides))
+        return compose_dict(config_name, overrides)
     except ConfigError:
         return compose_dict(config_name, command_overrides(overrides, keys_of, config_name))
 
@@ -316,7 +331,7 @@ def compose_command(overrides: list[str] | tuple[str, ...], keys_of: KeysOf = sw
 def show_config(overrides: list[str] | tuple[str, ...], part: str, keys_of: KeysOf = sweep_keys) -> str:
     """``--cfg job|hydra|all``, as Hydra prints it: the composed config (``job``), Hydra's own node (``hydra``), or
     both, as YAML; interpolations left as written."""
-    cfg, _ = _compose(command_overrides(overrides, keys_of), hydra=part != "job")
+    cfg, _ = _compose(command_overrides(swap_models(overrides), keys_of), hydra=part != "job")
     if part == "hydra":
         cfg = OmegaConf.create({"hydra": cfg.hydra})
     elif part == "job":

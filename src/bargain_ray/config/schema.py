@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from bargain_ray.config.base import Strict
 from bargain_ray.config.pricing import Price
@@ -71,7 +71,9 @@ class ModelConfig(Strict):
     max_tokens: int = Field(4096, ge=1)
     params: dict[str, Any] = {}  # free-form: provider request params, passed through as sent
     base_url: str | None = None
-    api_key_env: str | None = None
+    api_key_env: str | Literal[False] | None = None
+    """The environment variable of the model's key; None: its API's (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``);
+    false: no key, for an OpenAI-compatible server that takes none (a local vLLM or llama.cpp; ours)."""
     structured_output: bool = False
     batch_api: bool | None = Field(None, description="send through the provider's batch API; None: run.batch_api")
     strategy: dict[str, Any] = {}  # free-form: as written (the fingerprint's part); each family's strategy types it
@@ -80,6 +82,15 @@ class ModelConfig(Strict):
     price: Price = Price()
     limits: Limits = Limits()
     retry: Retry = Retry()
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _keyless_compatible_only(cls, value: str | Literal[False] | None, info: ValidationInfo) -> str | Literal[False] | None:
+        provider = info.data.get("provider")
+        if value is False and provider != "openai_compatible":
+            raise ValueError(f"no key is for a provider: openai_compatible server that takes none, not provider "
+                             f"{provider!r}; remove it to read the provider's key variable")
+        return value
 
     @property
     def is_llm(self) -> bool:
@@ -231,6 +242,8 @@ class RunConfig(Strict):
 
     dir: str | None = None
     dry_run: bool = False
+    allow_no_zone: bool = False
+    """Play a game no deal can win for every side (``design.scenario``: refused before Ray otherwise; ours)."""
     workers: int | None = Field(None, ge=1)
     """GameRunner actors at most; None: as many as the sweep's size warrants, at most 2 (``execution.pool.runner_count``)."""
     max_in_flight: int = Field(2000, ge=1)

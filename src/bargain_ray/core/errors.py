@@ -7,6 +7,7 @@ reader parses the detail back: what a reader needs is a field.
 
 from __future__ import annotations
 
+import traceback
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,10 @@ from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
     from bargain_ray.core.records import Reply
+
+
+PACKAGE_DIR = "/bargain_ray/"
+"""How a traceback's file names the package's own code (``crash_detail``)."""
 
 
 class FailureKind(StrEnum):
@@ -53,6 +58,9 @@ class FailureKind(StrEnum):
     """A model answered as another version than its first answer of the sweep, under ``run.on_drift=stop``."""
     ABSENT = "absent"
     """A person in a human seat left a turn unanswered past ``run.seats.turn_limit_s``."""
+    INTERNAL = "internal"
+    """bargain_ray's own code crashed answering a call (a strategy agent, the simulated provider): a bug of ours,
+    never the provider's; not retried (it would crash again)."""
     OTHER = "other"
 
 
@@ -75,6 +83,8 @@ FAILURE_LABELS: dict[FailureKind, str] = {
     FailureKind.LOST_WORKER: "stopped: a game runner was lost again and again with the same games",
     FailureKind.DRIFT: "stopped: a model was served as another version (run.on_drift=stop)",
     FailureKind.ABSENT: "turns a person left unanswered past run.seats.turn_limit_s",
+    FailureKind.INTERNAL: "crashes of bargain_ray's own code (a bug of ours, not the provider's: the games' reason "
+                          "names it; please report it)",
     FailureKind.OTHER: "other technical errors",
 }
 """How the summary, the report and the view name each kind, in the plural (ours)."""
@@ -82,6 +92,16 @@ FAILURE_LABELS: dict[FailureKind, str] = {
 LOST_ACTOR = frozenset({FailureKind.LOST_JOURNAL, FailureKind.LOST_BUDGET, FailureKind.LOST_BATCHER,
                         FailureKind.LOST_WORKER})
 """The kinds that stop a whole run: one of the sweep's own actors is gone (``execution.driver``)."""
+
+
+def crash_detail(exc: BaseException, doing: str) -> str:
+    """One line naming a crash of bargain_ray's own code: what it was doing, the exception's first line, and the
+    package's own line it was raised through (its path from the package down, never a machine's path)."""
+    ours = [f for f in traceback.extract_tb(exc.__traceback__) if PACKAGE_DIR in f.filename]
+    at = f" at {ours[-1].filename.rpartition(PACKAGE_DIR)[2]}:{ours[-1].lineno}" if ours else ""
+    said = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return (f"{doing} crashed: {type(exc).__name__}: {said}{at} (a bug in bargain_ray, not the provider's: please "
+            "report it)")
 
 
 class Failure(BaseModel):

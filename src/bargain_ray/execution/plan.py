@@ -91,7 +91,8 @@ def plan(sweep: ResolvedSweep, path: Path) -> Plan:
     so does any record, finished or not, of a unit no design of the folder ever had. Every journal of the
     folder is read whole here, so a line that is not its record stops the run before Ray starts
     (``CorruptJournal``). The manifest is written last, once nothing refused: a new folder's, or a grown
-    design's (not by a dry run, which only says what it would keep and add)."""
+    design's; never by a dry run, which binds nothing (it only says what a run would keep and add, so a later run
+    with another config is free to start the folder)."""
     current = describe(sweep, today())
     recorded = recorded_manifest(path)
     if recorded is not None:
@@ -132,7 +133,7 @@ def plan(sweep: ResolvedSweep, path: Path) -> Plan:
         manifest = (recorded or current).model_copy(update={
             "grid": current.grid, "config": current.config, "components": current.components,
             "designs": [*first_counted(designs, placed), record]})
-        if recorded is None or not sweep.run.dry_run:
+        if not sweep.run.dry_run:
             path.mkdir(parents=True, exist_ok=True)
             write_manifest(path, manifest)
 

@@ -7,8 +7,25 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from bargain_ray.core.status import Status
 from bargain_ray.execution.live import ModelCalls
 from bargain_ray.execution.progress import RunResult
+from bargain_ray.execution.tally import Tally
+
+FORMAT_FAILURE_FLAG = 0.5
+"""The share of a run's games ending in a format failure past which its summary names the scenario or the prompt as
+the likely cause (ours): a model that reads a sound brief keeps to its format far more often than that."""
+
+
+def format_failure_line(tally: Tally, grid: str) -> list[str]:
+    """A line when most games of the run ended in a format failure: the scenario or the prompt is the likely cause."""
+    failed = tally.statuses.get(Status.FORMAT_FAILURE.value, 0)
+    if not tally.games or failed / tally.games <= FORMAT_FAILURE_FLAG:
+        return []
+    return [f"format failures: {failed} of {tally.games} games ({failed / tally.games:.0%}, more than the "
+            f"{FORMAT_FAILURE_FLAG:.0%} we flag): the scenario or the prompt is the likely cause, more than the models; "
+            f"check it with `python -m bargain_ray.check +grid={grid}` (and the same overrides), rehearse it with "
+            "provider=sim, and read the rule each refused reply broke in calls.parquet's error column"]
 
 
 def spend_lines(result: RunResult) -> list[str]:
@@ -65,15 +82,17 @@ def model_line(m: ModelCalls) -> str:
             f"{m.output_tokens} output tokens, ${m.cost_usd:.4f}")
 
 
-def summary(result: RunResult, path: Path, finished_before: int, counts: dict[str, int], dropped: int = 0) -> str:
+def summary(result: RunResult, path: Path, finished_before: int, counts: dict[str, int], dropped: int = 0,
+            grid: str = "NAME") -> str:
     """The end of a run; ``dropped``: journaled games of earlier designs of the folder that the current one leaves
-    out (kept in the journal, not in the tables)."""
+    out (kept in the journal, not in the tables); ``grid``: the grid's name, for the command a flag names."""
     tally, live = result.tally, result.live
     live.tail.read()  # every line the run journaled (its journal is closed by now)
     lines = [
         f"sweep folder: {path}",
         f"games played now: {tally.games}  (finished before: {finished_before})",
         "statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(tally.statuses.items())),
+        *format_failure_line(tally, grid),
     ]
     lines += [model_line(m) for _, m in sorted(live.models(tally).items()) if m.calls or m.failed or m.replayed]
     lines += spend_lines(result)
@@ -92,5 +111,7 @@ def summary(result: RunResult, path: Path, finished_before: int, counts: dict[st
         lines.append(f"stopped by {result.signal}: no new games; games in flight stopped, their paid replies "
                      + ("are journaled and replay free on resume" if result.replies_journaled else
                         "are paid again on resume (run.journal_calls=false journals their cost, not their reply)"))
+    if tally.own_crash:
+        lines.append(f"bargain_ray's own code crashed: {tally.own_crash}")
     lines.append(unknown_line(result))
     return "\n".join(lines)

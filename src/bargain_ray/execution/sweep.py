@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 
 from bargain_ray.config import SweepConfig, local_conf_note
 from bargain_ray.core.status import ExitCode
 from bargain_ray.design import ResolvedSweep, estimate, resolve
+from bargain_ray.design.scenario import CellCheck, check_lines, check_sweep, no_zone_refusal
 from bargain_ray.execution.cluster import ClusterUnavailable, RayChoice, choose_ray, start_ray, watch_cluster
 from bargain_ray.execution.driver import run_units
 from bargain_ray.execution.plan import plan
@@ -21,6 +22,7 @@ from bargain_ray.execution.startup import StartupClock
 from bargain_ray.execution.summary import summary
 from bargain_ray.play.probe import typical_calls
 from bargain_ray.providers import LocalModelUnavailable, check_service, key_names, missing_keys, provider_service
+from bargain_ray.providers.routing import SimProvider
 from bargain_ray.store import (
     CorruptJournal,
     DiskFull,
@@ -30,6 +32,7 @@ from bargain_ray.store import (
     is_disk_full,
     write_status,
 )
+from bargain_ray.store.sim_runs import record_sim_run
 
 
 def sweep_dir(sweep: ResolvedSweep) -> Path:
@@ -70,19 +73,23 @@ def run_sweep(sweep: ResolvedSweep | SweepConfig, started: float | None = None, 
 
     ``sweep`` is resolved first (``design.resolve``: a ``SweepConfig`` is checked as the command line checks it).
 
-    A dry run takes the lock too: it may write the manifest, and every writer of the folder holds it.
+    A dry run writes nothing: it creates no folder (a dry run of a new folder takes no lock) and no manifest, so it
+    binds nothing a later run must match; of an existing folder it holds the lock while it reads the journals.
     A full disk ends the run with no tables attempted; the journals keep every line already written.
     A Ray that does not answer ends it before anything is started (exit 69).
     """
     sweep = resolve(sweep)
+    checks = check_sweep(sweep)
+    if not sweep.run.allow_no_zone and (refused := no_zone_refusal(checks)):
+        raise SystemExit(f"error: {refused}")
     if not sweep.run.dry_run:
         check_keys(sweep)
     path = sweep_dir(sweep)
 
     def locked() -> int:
         try:
-            with hold_lock(path):
-                return _run_locked(sweep, path, StartupClock(started), report)
+            with nullcontext() if sweep.run.dry_run and not path.exists() else hold_lock(path):
+                return _run_locked(sweep, path, StartupClock(started), report, checks)
         except (FolderLocked, CorruptJournal, LocalModelUnavailable, SeatsUnavailable) as exc:  # servers that did not come up
             raise SystemExit(f"error: {exc}") from None
 
@@ -114,7 +121,8 @@ def ray_for(sweep: ResolvedSweep, plan_line: str, clock: StartupClock, meanwhile
     return choice
 
 
-def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: Report | None) -> int:
+def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: Report | None,
+                checks: list[CellCheck]) -> int:
     with stop_on_signals(running=False) as stop:  # until the games start, a signal ends the command at once
         planned = plan(sweep, path)
         todo, count, done = planned.todo, planned.count, planned.done
@@ -122,6 +130,7 @@ def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: R
         line = planned.line(sweep.grid.name)
         if sweep.run.dry_run:
             print(line)
+            print(check_lines(checks))
             print(estimate(sweep, list(todo()), typical_calls))
             return 0
         seated = prepare_seats(sweep, path, todo()) is not None
@@ -130,6 +139,8 @@ def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: R
             choice = ray_for(sweep, line, clock, lambda: served.append(service.enter_context(provider_service(sweep))))
             with watch_cluster(choice, sweep.run.ray_timeout_s):
                 write_status(path, "running", count + finished)
+                if isinstance(sweep.provider, SimProvider):  # the rehearsal note states the noise each run played with
+                    record_sim_run(path, sweep.provider.settings.reply_noise)
                 stop.running = True  # from here SIGINT/SIGTERM stop like Ctrl-C: the tables are still written
                 result = run_units(served[0], todo(), count, GameJournal(path), path, done, stop, clock, seated=seated)
                 service.close()
@@ -141,5 +152,5 @@ def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: R
                     print(f"report: {report(path)}")
         if note := local_conf_note(sweep.config.local_conf):
             print(note)  # the summary's first line: which ./conf files the games were played from
-        print(summary(result, path, finished, counts, planned.dropped))  # last: its last line says what is unknown and why
+        print(summary(result, path, finished, counts, planned.dropped, sweep.grid.name))  # last: its last line says what is unknown and why
         return stop.exit_code if stop.requested else result.exit_code

@@ -41,6 +41,8 @@ class Tally:
     """Per model (``provider:model``)."""
     replayed: int = 0
     batches: int = 0
+    own_crash: str | None = None
+    """The first crash of bargain_ray's own code a game met (its failure's detail: what crashed, where)."""
 
     def add(self, record: GameRecord) -> None:
         self.games += 1
@@ -50,6 +52,8 @@ class Tally:
             self.known += 1
         else:
             self.unknown_reasons[failure_label(outcome.failure)] += 1
+            if outcome.failure is not None and outcome.failure.kind == FailureKind.INTERNAL:
+                self.own_crash = self.own_crash or outcome.failure.detail
         for call in record.calls:
             if call.provider in NO_API or (call.status == "ok" and not call.resumed):
                 continue  # a strategy's or a person's reply costs nothing; a paid one is the call journal's

@@ -79,3 +79,16 @@ def outcome_record(spec: ReplayFile) -> dict[str, Any]:  # free-form: JSON as pr
     unit = record.unit.model_dump(mode="json")
     identity = {k: unit[k] for k in SEED_IDENTITY if k in given}
     return identity | record.outcome.model_dump(mode="json") | ({"unused_replies": unused} if unused else {})
+
+
+def replay_record(config: dict[str, Any], record: GameRecord) -> GameRecord:  # free-form: the game config as the manifest fixed it
+    """A journaled game played again under the game config it was played with: its unit as journaled, its
+    replies (every call's text, repairs included) fed in call order."""
+    game = load_game(config)
+    agent = ReplayAgent(deque(recorded_replies(record)))
+    return asyncio.run(play(game, dict.fromkeys(game.roles, agent), record.unit))
+
+
+def recorded_replies(record: GameRecord) -> list[str]:
+    """The texts of a journaled game's calls in call order (a call that failed has none)."""
+    return [c.response_text for c in record.calls if c.response_text is not None]

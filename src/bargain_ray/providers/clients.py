@@ -51,7 +51,7 @@ def make_client(model: ModelConfig, provider: Provider, keys: Mapping[str, str] 
     if model.provider == "local" and isinstance(provider, LocalProvider):  # already the bundled model (effective_model)
         return registry.get(LOCAL_API).make_client(model, "local", NO_KEY, provider.settings.base_url)
     env = key_env(model, model.provider)
-    key = keys.get(env or "")
+    key = NO_KEY if model.api_key_env is False else keys.get(env or "")
     if not key:
         return MissingKey(model, env)
     return registry.get(model.provider).make_client(model, model.provider, key, model.base_url)

@@ -140,7 +140,10 @@ def as_local(model: ModelConfig, local: LocalSettings) -> ModelConfig:
 
 
 def key_env(model: ModelConfig, api: str) -> str | None:
-    """The environment variable that holds the key for ``model`` on ``api``."""
+    """The environment variable that holds the key for ``model`` on ``api``; None for a keyless server
+    (``api_key_env: false``)."""
+    if model.api_key_env is False:
+        return None
     return model.api_key_env or (registry.get(api).key_env if api in registry.names() else None)
 
 

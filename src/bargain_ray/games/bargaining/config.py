@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bargain_ray.games.kit.replies import MAX_DECIMALS
+from bargain_ray.games.kit.replies import MAX_DECIMALS, MAX_SIGNIFICANT, too_long
 from bargain_ray.games.kit.turns import MAX_TURNS
 from bargain_ray.games.provenance import Setting, ours, seed
 
@@ -61,6 +61,11 @@ class BargainingConfig(BaseModel):
             raise ValueError("valuation_min must not exceed valuation_max")
         if not self.price_min < self.price_max:
             raise ValueError("price_min must be below price_max")
+        for name in ("price_min", "price_max"):
+            if too_long(getattr(self, name), self.decimals):
+                raise ValueError(f"{name}={getattr(self, name)} with decimals: {self.decimals} needs more than "
+                                 f"{MAX_SIGNIFICANT} significant digits (ours: what a table stores exactly); use a "
+                                 "larger unit or fewer decimals")
         return self
 
     @property

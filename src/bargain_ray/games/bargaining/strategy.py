@@ -18,12 +18,13 @@ from pydantic import Field
 from bargain_ray.games.kit.concession import Concession, target
 from bargain_ray.games.kit.reading import find_match, public_record
 
-_NUM = r"\d+(?:\.\d+)?"
+_NUM = r"-?\d+(?:\.\d+)?"
 _ROLE = re.compile(r"You are the (seller|buyer) in a bargaining game over")
 _VALUE = re.compile(rf"Your private (?:cost|value) of the item is ({_NUM})")
 _RANGE = re.compile(rf'"offer", a number from ({_NUM}) to ({_NUM})')
 _ROUND = re.compile(r"This is round (\d+) of (\d+)")
 _STANDING = re.compile(rf"Standing offer: the (?:seller|buyer)'s offer of ({_NUM})")
+_CHARS = re.compile(r'"message" is free text for the (?:seller|buyer), at most (\d+) characters')
 
 
 class Params(Concession):
@@ -69,13 +70,19 @@ def respond(system: str, messages: list[dict[str, str]], params: Mapping[str, An
         price = float(standing[1])
         gain = price - value if seller else value - price
         if gain >= goal:
-            return _reply(claim, None, "accept", "Agreed.", f"gain {gain} meets my goal {goal:.2f} (valuation {value})")
-    price = min(hi, math.ceil(value + goal)) if seller else max(lo, math.floor(value - goal))
+            return _reply(claim, None, "accept", "Agreed.", f"gain {gain} meets my goal {goal:.2f} (valuation {value})",
+                          system)
+    # a whole number inside the price range (whose ends are whole), whatever the valuation
+    price = min(max(math.ceil(value + goal) if seller else math.floor(value - goal), math.ceil(lo)), math.floor(hi))
     said = f"My {'cost' if seller else 'value'} is {claim:g}. " if claim is not None else ""
     return _reply(claim, price, "offer", f"{said}I propose {price:g}.",
-                  f"aiming for a gain of {goal:.2f} over my valuation {value:g}")
+                  f"aiming for a gain of {goal:.2f} over my valuation {value:g}", system)
 
 
-def _reply(claim: float | None, offer: float | None, action: str, message: str, reasoning: str) -> str:
+def _reply(claim: float | None, offer: float | None, action: str, message: str, reasoning: str, system: str) -> str:
+    """The reply as JSON, its message within the brief's cap on characters when it states one. With the channel
+    closed it says the same (the other side never sees it), so the no-communication control differs from talk only
+    in what is shown."""
+    cap = _CHARS.search(system)
     return json.dumps({"stated_valuation": claim, "offer": offer, "action": action,
-                       "message": message, "reasoning_private": reasoning})
+                       "message": message[: int(cap[1])] if cap else message, "reasoning_private": reasoning})

@@ -82,8 +82,9 @@ class Talker:
 
     @classmethod
     def read(cls, system: str, params: Params) -> Talker:
-        return cls(find_match(_TALKER, system)[1], find_match(_NEED, system)[1], params.talker_style(), params.greedy,
-                   params.concede_after)
+        obj = find_match(_TALKER, system)[1]
+        need = _NEED.search(system)  # a situation worded otherwise: the talker needs the object itself
+        return cls(obj, need[1] if need else obj, params.talker_style(), params.greedy, params.concede_after)
 
     def value(self, text: str) -> float | None:
         """What the other side's proposal in ``text`` leaves me, or None without a proposal."""

@@ -20,3 +20,8 @@ def find_match(pattern: re.Pattern[str], text: str) -> re.Match[str]:
     if match is None:
         raise ValueError(f"the request does not match {pattern.pattern!r}")
     return match
+
+
+def within_words(text: str, limit: int) -> str:
+    """``text`` cut to its first ``limit`` words: what a strategy says where the brief caps a message's words."""
+    return " ".join(text.split()[:limit])

@@ -135,6 +135,18 @@ as JSON numbers (floats), exact to 15 significant digits, so 6 leave 9 digits be
 texts and metrics render each number to that many places."""
 
 
+MAX_SIGNIFICANT = 15
+"""Digits a number a game's config lets a reply write may have in all (ours): prices and terms reach the journal and
+the tables as JSON numbers (floats), exact to 15 significant digits."""
+
+
+def too_long(value: Decimal | float, decimals: int) -> bool:
+    """Whether a number of ``value``'s size written with ``decimals`` places has more than ``MAX_SIGNIFICANT``
+    digits (a table would not hold it exactly)."""
+    exact = Decimal(str(value))
+    return exact != 0 and exact.adjusted() + 1 + decimals > MAX_SIGNIFICANT
+
+
 def decimals_of(value: Decimal) -> int:
     """Decimal places a number really has (64.100 has one)."""
     exponent = value.normalize().as_tuple().exponent

@@ -6,11 +6,13 @@ these fields, so the two cannot disagree.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bargain_ray.games.kit.replies import MAX_DECIMALS
+from bargain_ray.games.kit.names import Identifier
+from bargain_ray.games.kit.replies import MAX_DECIMALS, MAX_SIGNIFICANT, decimals_of, too_long
 from bargain_ray.games.kit.turns import MAX_TURNS
 from bargain_ray.games.kit.turns import exact as exact  # re-exported: metrics and the frontier read it here
 from bargain_ray.games.provenance import Scenario, Setting, ours, seed
@@ -21,15 +23,15 @@ class Term(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str
+    name: Identifier
     description: str
     min: float
     max: float
     note: str | None = None
-    symbol: str
+    symbol: Identifier
     offset: float = 0
-    scale: float
-    levels: float
+    scale: float = Field(gt=0)
+    levels: float = Field(gt=0)
 
 
 class Stake(BaseModel):
@@ -37,7 +39,8 @@ class Stake(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    weight: float
+    weight: float = Field(ge=0, description="points between the term's worst and best end for this role; the end "
+                                            "it prefers is ``prefers``")
     prefers: Literal["low", "high"]
 
 
@@ -86,12 +89,33 @@ class MultiIssueConfig(BaseModel):
         if len(self.roles) != 2:
             raise ValueError("a multi_issue game has exactly two roles")
         names = {t.name for t in self.terms}
+        for label, seen in (("name", [t.name for t in self.terms]), ("symbol", [t.symbol for t in self.terms])):
+            if len(set(seen)) != len(seen):
+                raise ValueError(f"two terms have the {label} {next(x for x in seen if seen.count(x) > 1)!r}: "
+                                 f"give each term its own {label}")
         for key, role in self.roles.items():
             if set(role.stakes) != names:
                 raise ValueError(f"role {key!r} must give a stake for every term {sorted(names)}")
+            if not any(s.weight for s in role.stakes.values()):
+                raise ValueError(f"role {key!r} gives every term weight 0, so no deal is better or worse for it than "
+                                 "another: give at least one term a weight above 0")
         if self.share_role not in self.roles:
             raise ValueError(f"share_role {self.share_role!r} is not a role")
         for t in self.terms:
-            if not t.min < t.max:
-                raise ValueError(f"term {t.name!r}: min must be below max")
+            self._check_range(t)
         return self
+
+    def _check_range(self, t: Term) -> None:
+        """A range the replies can name: min below max, both on the ``decimals`` grid (the ends an offer may take),
+        within ``MAX_SIGNIFICANT`` digits."""
+        if not t.min < t.max:
+            raise ValueError(f"term {t.name!r}: min {t.min:g} must be below max {t.max:g}")
+        for end in ("min", "max"):
+            value = Decimal(str(getattr(t, end)))
+            if decimals_of(value) > self.decimals:
+                raise ValueError(f"term {t.name!r}: {end} {value} has more decimal places than decimals: "
+                                 f"{self.decimals} lets an offer write; round it or raise decimals")
+            if too_long(value, self.decimals):
+                raise ValueError(f"term {t.name!r}: {end} {value} with decimals: {self.decimals} needs more than "
+                                 f"{MAX_SIGNIFICANT} significant digits (ours: what a table stores exactly); "
+                                 "use a larger unit or fewer decimals")

@@ -86,6 +86,12 @@ def _segments(points: tuple[Point, ...]) -> list[tuple[Point, Point]]:
     return [(points[0], points[0])] if len(points) == 1 else list(zip(points, points[1:], strict=False))
 
 
+def rational_frontier(s: OutcomeSpace) -> list[tuple[Point, Point]]:
+    """The parts of the frontier where both roles get at least their no-agreement points (the zone of agreement's
+    edge)."""
+    return _rational(s.frontier, s.disagreement)
+
+
 def _rational(frontier: tuple[Point, ...], d: Point) -> list[tuple[Point, Point]]:
     """The parts of the frontier's segments where both roles get at least their no-agreement points, exactly
     (negmas' frontier keeps only rational outcomes too)."""

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from bargain_ray.games.kit.names import Listed
 from bargain_ray.games.kit.turns import MAX_TURNS, exact
 from bargain_ray.games.kit.wording import num
 from bargain_ray.games.provenance import Scenario, Setting, ours, seed
@@ -21,8 +22,8 @@ class Issue(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str
-    options: tuple[str, ...] = Field(min_length=1)
+    name: Listed
+    options: tuple[Listed, ...] = Field(min_length=1)
 
 
 class Party(BaseModel):
@@ -41,7 +42,7 @@ class ScorableConfig(BaseModel):
 
     family: Literal["scorable"] = "scorable"
     name: Annotated[str, Setting(ours("the game config's name: a label no model reads"))]
-    parties: Annotated[dict[str, Party], Scenario("the seats in rotation order, each score sheet and threshold",
+    parties: Annotated[dict[Listed, Party], Scenario("the seats in rotation order, each score sheet and threshold",
                                                   lambda c: "{} (threshold {}):".format(*next(
                                                       (p, num(x.threshold)) for p, x in c.parties.items()))),
                        Field(description="seat name -> party, in the order of the rotation")]

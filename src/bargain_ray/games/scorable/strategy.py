@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -66,9 +67,29 @@ def _live(user: str) -> list[Live]:
     offers = []
     for offer_id, package, votes in _OFFER.findall(user):
         deal = dict(pair.split("=") for pair in package.split(", "))
-        accepted = re.match(r"Accepted by ([^;.]+)", votes)
+        accepted = re.match(r"Accepted by (.+?)(?:;|\.$)", votes)
         offers.append(Live(offer_id, deal, tuple(accepted[1].split(", ")) if accepted else ()))
     return offers
+
+
+ENUMERATED = 4096
+"""Packages the strategy weighs by enumerating them all (ours); a larger table is searched from its own best package
+(``_packages``), so a turn stays quick whatever the number of issues and options."""
+
+
+def _packages(issues: dict[str, list[str]], own: Sheet) -> list[dict[str, str]]:
+    """The packages the strategy weighs: every package of a small table; of a larger one, its own best, each package
+    one option away from it, and the chain that gives up options one at a time, the cheapest to it first."""
+    if math.prod(len(o) for o in issues.values()) <= ENUMERATED:
+        return [dict(zip(issues, combo, strict=True)) for combo in itertools.product(*issues.values())]
+    best = {i: max(options, key=lambda o: own[i][o]) for i, options in issues.items()}
+    swaps = sorted(((own[i][best[i]] - own[i][o], i, o) for i, options in issues.items() for o in options
+                    if o != best[i]), key=lambda s: s[0])
+    chain, deal = [], dict(best)
+    for _, issue, option in swaps:
+        deal = deal | {issue: option}
+        chain.append(deal)
+    return [best, *(best | {i: o} for _, i, o in swaps), *chain]
 
 
 def respond(system: str, messages: list[dict[str, str]], params: Mapping[str, Any]) -> str:  # free-form: the strategy block as written, read as Params
@@ -86,16 +107,15 @@ def respond(system: str, messages: list[dict[str, str]], params: Mapping[str, An
     table = set(find_match(_TABLE, user)[1].split(", "))
     offers = _live(user)
 
-    packages = [dict(zip(issues, combo, strict=True)) for combo in itertools.product(*issues.values())]
-    mine = {json.dumps(p, sort_keys=True): _points(own, p) for p in packages}
-    best = max(mine.values())
+    packages = _packages(issues, own)
+    best = sum(max(own[i][o] for o in options) for i, options in issues.items())
     margin = read.margin
     last = round_ == rounds
     goal = target(best, threshold + margin, (round_ - 1) / max(rounds - 1, 1), read.concession_exponent())
     bar = threshold + margin if last else max(goal, threshold + margin)
 
     def score(deal: dict[str, str]) -> float:
-        return mine[json.dumps(deal, sort_keys=True)]
+        return _points(own, deal)
 
     open_ = [o for o in offers if me not in o.supporters and score(o.deal) >= bar]
     if open_:

@@ -32,7 +32,13 @@ from bargain_ray.providers.sim.config import SimSettings
 from bargain_ray.providers.sim.log import LogEntry
 
 Answer = Callable[..., tuple[dict[str, Any], int]]  # free-form: a response body, JSON as sent
-"""The sim's answer: (settings, api, request body, request id, call=its custom id) -> (response body, output tokens)."""
+"""The sim's answer: (settings, api, request body, request id, call=its custom id) -> (response body, output tokens);
+it raises ``OwnCrash`` when the sim's own code crashed answering."""
+
+
+class OwnCrash(Exception):
+    """The sim's own code (a strategy answering a request) crashed: answered as ours, never as the provider's
+    error (``clients.headers.OWN_CRASH_HEADER``)."""
 OPENAI_ENDPOINT = "/v1/chat/completions"
 
 
@@ -121,7 +127,13 @@ class Batches:
                 fault=None, input_tokens=0, output_tokens=0, key_sha=key_sha, batch_id=batch_id, custom_id=custom_id,
             )
             if fate is None:
-                payload, out_tokens = self._answer(self.settings, api, body, rid, call=custom_id)
+                try:
+                    payload, out_tokens = self._answer(self.settings, api, body, rid, call=custom_id)
+                except OwnCrash:  # errored here; online, the call is answered as ours (``server.OwnCrash``)
+                    entry.status = "errored"
+                    batch.entries.append(entry)
+                    self._log.append(entry)
+                    continue
                 usage = payload["usage"]
                 entry.input_tokens = usage.get("input_tokens", usage.get("prompt_tokens", 0))
                 entry.output_tokens = out_tokens

@@ -24,11 +24,12 @@ from typing import Any
 
 from aiohttp import web
 
-from bargain_ray.clients.headers import CALL_ID_HEADER
+from bargain_ray.clients.headers import CALL_ID_HEADER, OWN_CRASH_HEADER
 from bargain_ray.config.pricing import CHARS_PER_TOKEN, estimate_tokens
+from bargain_ray.core.errors import crash_detail
 from bargain_ray.games import strategy_reply
 from bargain_ray.games.kit.concession import EXPONENTS
-from bargain_ray.providers.sim.batches import Batches
+from bargain_ray.providers.sim.batches import Batches, OwnCrash
 from bargain_ray.providers.sim.config import SimSettings
 from bargain_ray.providers.sim.limits import Announcement, ModelLimits
 from bargain_ray.providers.sim.log import LogEntry, dump_log
@@ -194,7 +195,12 @@ class SimServer:
             status = 529 if fault == "overloaded" else self._faults.choice((500, 503))
             entry.status = status
             return self._error(api, status, self._headers(rid, entry, admitted or limits.announce()))
-        payload, out_tokens = self._answer(self.settings, api, body, rid, fault, entry.call_id or "")
+        try:
+            payload, out_tokens = self._answer(self.settings, api, body, rid, fault, entry.call_id or "")
+        except OwnCrash as crash:  # one line to the client, none of aiohttp's tracebacks on the terminal
+            entry.status = 500
+            headers = self._headers(rid, entry, admitted or limits.announce()) | {OWN_CRASH_HEADER: "1"}
+            return self._error(api, 500, headers, str(crash))
         limits.spend_output(out_tokens)
         entry.status, entry.output_tokens, entry.done = 200, out_tokens, time.time()
         data = json.dumps(payload).encode()
@@ -256,8 +262,8 @@ class SimServer:
         return headers
 
     @staticmethod
-    def _error(api: str, status: int, headers: dict[str, str]) -> web.Response:
-        message = f"simulated {status}"
+    def _error(api: str, status: int, headers: dict[str, str], message: str | None = None) -> web.Response:
+        message = message or f"simulated {status}"
         if api == "anthropic":
             body = {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message}}
         else:
@@ -335,7 +341,10 @@ def answer(settings: SimSettings, api: str, body: dict[str, Any], rid: str,  # f
     system, messages = read_prompt(api, body)
     stop = "refusal" if fault == "refusal" else "end_turn"
     params = strategy_params(settings, model, system, messages, call)
-    text = "" if fault == "refusal" else strategy_reply(system, messages, params)
+    try:
+        text = "" if fault == "refusal" else strategy_reply(system, messages, params)
+    except Exception as exc:  # a bug of ours, answered as one (``OwnCrash``), never as the provider's 5xx
+        raise OwnCrash(crash_detail(exc, f"the simulated provider's strategy for {model}")) from exc
     if fault == "overlong":
         text = _overlong(text)
     max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 1 << 30)
