@@ -82,7 +82,7 @@ def test_help_gives_each_grid_its_description_and_unit_count(tmp_path: Path, cli
     done = subprocess.run([sys.executable, "-m", "bargain_ray", "--help"], env=cli_env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith("  ") and "units" in line}
-    assert "640 units" in lines["c3_full"] and "pairings x assignments x 40 replicate blocks" in lines["c3_full"]
+    assert "640 units" in lines["c3_full"] and "4 pairings x 4 assignments x 40 replicate blocks" in lines["c3_full"]
     assert "16 units" in lines["c3_smoke"] and "60 units" in lines["demo"] and len(lines) >= 10
     assert "--cfg job|hydra|all" in done.stdout
 
@@ -210,7 +210,8 @@ def test_help_names_every_command_module(capsys: pytest.CaptureFixture[str]) -> 
     commands = {p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")} | {"analysis.provenance"}
     assert main(["--help"]) == 0
     listed = set(re.findall(r"python -m bargain_ray\.([\w.]+)", capsys.readouterr().out))
-    assert commands == listed == {"check", "plan", "replay", "report", "rescore", "view", "analysis.provenance"}
+    assert commands == listed == {"check", "judge", "plan", "replay", "report", "rescore", "view",
+                                 "analysis.provenance"}
 
 
 @pytest.mark.parametrize("missing", ["weights", "model_path"])

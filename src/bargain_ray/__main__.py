@@ -63,6 +63,7 @@ other commands:
   python -m bargain_ray.plan PILOT --metric NAME --contrast A-B --target-halfwidth X
                                              size a sweep from a pilot: the blocks a contrast needs
   python -m bargain_ray.rescore SWEEP        recompute every figure of a sweep folder with this code
+  python -m bargain_ray.judge SWEEP          read its free-text games again with a panel of observers: agreement
   python -m bargain_ray.replay FILE.json     re-score a recorded transcript, print its outcome
   python -m bargain_ray.replay SWEEP UNIT_ID replay a game of a sweep folder (--export FILE.json: its replay file)
   python -m bargain_ray.analysis.provenance  the source (seed or ours) of every rule, setting and metric
