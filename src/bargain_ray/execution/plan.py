@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bargain_ray.config.schema import block_seeds_of
 from bargain_ray.core.provenance import read_code_version
 from bargain_ray.core.unit import Unit
 from bargain_ray.design import ResolvedSweep, units
@@ -47,9 +48,9 @@ def describe(sweep: ResolvedSweep, created: str) -> Manifest:
         models={letter: sweep.models[letter] for letter in sorted(sweep.models)},
     )
     code = read_code_version(key_names(sweep))
-    return Manifest(grid=sweep.grid.name, created=created, config=config, components=sweep.components,
-                    local_conf=sweep.config.local_conf, git_commit=code.commit if code else None,
-                    git_diff=code.diff if code else None)
+    return Manifest(grid=sweep.grid.name, created=created, block_seeds=block_seeds_of(created), config=config,
+                    components=sweep.components, local_conf=sweep.config.local_conf,
+                    git_commit=code.commit if code else None, git_diff=code.diff if code else None)
 
 
 @dataclass(frozen=True)
@@ -101,12 +102,13 @@ def plan(sweep: ResolvedSweep, path: Path) -> Plan:
     grids = [d.config.grid for d in designs] + ([sweep.grid] if grown else [])
     if changes := renamed(grids[:-1], grids[-1]):
         raise ChangedConfig(refusal(path, changes))
-    created = recorded.created if recorded is not None else current.created
+    folder = recorded or current
+    created, seeds = folder.created, folder.block_seeds
     placed = laid_out(grids, created)
     journaled = journaled_units(path)
     done = journaled.finished
     count, new, seen, changed, design = 0, 0, set(), [], set()
-    for u in units(sweep, created, grids[:-1]):
+    for u in units(sweep, created, grids[:-1], seeds):
         design.add(u.unit_id)
         recorded_hash = done.get(u.unit_id)
         if recorded_hash is None:
@@ -137,7 +139,7 @@ def plan(sweep: ResolvedSweep, path: Path) -> Plan:
             write_manifest(path, manifest)
 
     def todo() -> Iterator[Unit]:
-        return (u for u in units(sweep, created, grids[:-1]) if u.unit_id not in done)
+        return (u for u in units(sweep, created, grids[:-1], seeds) if u.unit_id not in done)
 
     dropped = sum(1 for u in journaled.lines if u not in design)
     return Plan(todo=todo, count=count, done=seen, new=new, dropped=dropped, design=len(grids),
