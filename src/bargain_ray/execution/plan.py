@@ -20,9 +20,11 @@ from bargain_ray.config.schema import block_seeds_of
 from bargain_ray.core.provenance import read_code_version
 from bargain_ray.core.unit import Unit
 from bargain_ray.design import ResolvedSweep, units
+from bargain_ray.design.estimate import estimate, measure
 from bargain_ray.design.units import laid_out, renamed
+from bargain_ray.play.probe import typical_calls
 from bargain_ray.providers.routing import key_names
-from bargain_ray.store import JOURNAL, ChangedConfig, journaled_units, read_batches, read_call_lines
+from bargain_ray.store import JOURNAL, ChangedConfig, journaled_units, read_batches, read_call_lines, read_latest
 from bargain_ray.store.calls import calls_journal_path
 from bargain_ray.store.manifest import (
     NEW_FOLDER,
@@ -144,6 +146,13 @@ def plan(sweep: ResolvedSweep, path: Path) -> Plan:
     dropped = sum(1 for u in journaled.lines if u not in design)
     return Plan(todo=todo, count=count, done=seen, new=new, dropped=dropped, design=len(grids),
                 grown=grown and recorded is not None)
+
+
+def dry_run(sweep: ResolvedSweep, path: Path, planned: Plan) -> str:
+    """What a dry run prints: the plan line, then the estimate of the units still to play and its upper bound
+    (``design.estimate``), from the calls and tokens of the folder's finished games where it has them."""
+    kept = measure(read_latest(path, planned.done))
+    return planned.line(sweep.grid.name) + "\n" + estimate(sweep, list(planned.todo()), typical_calls, kept)
 
 
 def design_record(current: Manifest, designs: list[DesignRecord], placed: dict[str, int],

@@ -11,15 +11,14 @@ from pathlib import Path
 
 from bargain_ray.config import SweepConfig, local_conf_note
 from bargain_ray.core.status import ExitCode
-from bargain_ray.design import ResolvedSweep, estimate, resolve
+from bargain_ray.design import ResolvedSweep, resolve
 from bargain_ray.execution.cluster import ClusterUnavailable, RayChoice, choose_ray, start_ray, watch_cluster
 from bargain_ray.execution.driver import run_units
-from bargain_ray.execution.plan import plan
+from bargain_ray.execution.plan import dry_run, plan
 from bargain_ray.execution.seat_actor import SeatsUnavailable, prepare_seats
 from bargain_ray.execution.signals import stop_on_signals
 from bargain_ray.execution.startup import StartupClock
 from bargain_ray.execution.summary import summary
-from bargain_ray.play.probe import typical_calls
 from bargain_ray.providers import LocalModelUnavailable, check_service, key_names, missing_keys, provider_service
 from bargain_ray.store import (
     CorruptJournal,
@@ -121,8 +120,7 @@ def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: R
         finished = len(done)
         line = planned.line(sweep.grid.name)
         if sweep.run.dry_run:
-            print(line)
-            print(estimate(sweep, list(todo()), typical_calls))
+            print(dry_run(sweep, path, planned))
             return 0
         seated = prepare_seats(sweep, path, todo()) is not None
         with ExitStack() as service:  # the simulated provider (or local model) starts while Ray does
