@@ -49,7 +49,7 @@ def sweep(ray_session: str, tmp_path_factory) -> Path:
                  f"grid.seeds=[{','.join(map(str, SEEDS))}]", f"run.dir={folder}", "run.progress=false",
                  "run.workers=1"]
     run_sweep(resolve(compose_dict("config", overrides)))
-    build_report(folder, resamples=200)
+    build_report(folder)
     return folder
 
 

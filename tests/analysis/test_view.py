@@ -165,7 +165,7 @@ def test_an_ended_sweep_shows_final_figures_titled_by_its_folder_with_its_report
     write_status(folder, "ended", 12)
     write_limiter(folder, [KeyLimit(key="anthropic:model-x", window=8, slow_start=False, in_flight=32, waiting=53,
                                     paces={}, paused_for_s=0.0)])
-    build_report(folder, resamples=20)
+    build_report(folder)
     with serving(tmp_path) as base:
         shown = page_of(f"{base}?sweep=c3_full-sim", tmp_path / "p")
         report = subprocess.run(["curl", "-s", f"{base}files/c3_full-sim/report.html"], capture_output=True, text=True)
