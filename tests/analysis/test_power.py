@@ -106,11 +106,12 @@ def test_the_plan_counts_the_pilots_uncertainty_about_its_sd() -> None:
     """The chance to reach a half-width, as the plan computes it, against many simulated grown folders."""
     rng = np.random.default_rng(1)
     side = Side(factor="condition", value="x", matched=["x"], cells=["x"])
-    pilot_values = rng.normal(0, TRUE_SD, 12)
+    pilot_values = rng.normal(0, 1, 12)
+    pilot_values *= TRUE_SD / pilot_values.std(ddof=1)  # its SD the truth's: 12 blocks reach a half-width of 8.98
     pilot = Pilot(metric=METRIC, a=side, b=side, blocks=12, seeds=12, dropped=0, mean=0.0,
                   sd=float(pilot_values.std(ddof=1)), low=None, high=None, level=0.95)
     blocks = pilot.blocks_for_halfwidth(8, 0.8)
-    assert pilot.reach(blocks, 8) >= 0.8 > pilot.reach(blocks - 1, 8)
+    assert blocks > 12 and pilot.reach(blocks, 8) >= 0.8 > pilot.reach(blocks - 1, 8)
     # given the pilot, its chance is the sweep's chance averaged over what the pilot knows of sigma (fiducial draws)
     sigma = pilot.sd * np.sqrt(11 / rng.chisquare(11, 4000))
     grown = np.concatenate([np.tile(pilot_values, (4000, 1)),
