@@ -31,10 +31,6 @@ MODEL = (
 )
 
 
-def shown(value: float | None, digits: int = 3) -> str:
-    return "" if value is None else f"{value:.{digits}g}"
-
-
 def p_text(p: float | None) -> str:
     return "" if p is None else "< 0.001" if p < 0.001 else f"{p:.3f}"
 

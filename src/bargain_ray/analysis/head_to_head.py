@@ -53,15 +53,15 @@ def matched(sides: pl.DataFrame, order: dict[str, int]) -> pl.DataFrame:
     pairs = per.join(per, on=SLOT, suffix="_b").filter(
         (pl.col("rank") < pl.col("rank_b")) | ((pl.col("rank") == pl.col("rank_b")) & (pl.col("model") < pl.col("model_b"))))
     return pairs.select(*SLOT, pl.col("model").alias("model_a"), "model_b",
-                        (pl.col("value") - pl.col("value_b")).alias("diff"))
+                        (pl.col("value") - pl.col("value_b")).alias("diff")).sort(*SLOT, "model_a", "model_b")
 
 
 def summarised(cells: pl.DataFrame, by: list[str], level: float) -> list[dict]:
     """The estimate over seeds of each group of matched cells: the cells averaged within seed, then over seeds."""
     out = []
-    seeds = cells.group_by([*by, "seed"]).agg(pl.col("diff").mean(), pl.len().alias("cells"))
+    seeds = cells.group_by([*by, "seed"]).agg(pl.col("diff").mean())
     slots = cells.group_by(by).agg(pl.struct("role", "seat", "first", "context").n_unique().alias("n"))
-    for key, frame in seeds.join(slots, on=by).sort(by).group_by(by, maintain_order=True):
+    for key, frame in seeds.join(slots, on=by).sort([*by, "seed"]).group_by(by, maintain_order=True):
         diffs = frame["diff"].to_numpy()
         low, high, p = contrast(diffs, level)
         out.append(dict(zip(by, key, strict=True)) | {

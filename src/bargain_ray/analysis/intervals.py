@@ -56,11 +56,6 @@ def shown(seeds: int) -> bool:
     return seeds >= MIN_SEEDS
 
 
-def why_none(seeds: int) -> str:
-    """Why an estimate has no interval, in a few words."""
-    return f"{seeds} seed{'s' * (seeds != 1)}: no interval below {MIN_SEEDS}"
-
-
 def note() -> str:
     """The method in one sentence, for the report and the card."""
     c = COVERAGE[MIN_SEEDS]

@@ -29,7 +29,7 @@ PAIRS = {"all": None, "same-model": True, "cross-model": False}
 """Which games each fit reads: all of them, those whose parties all played one model, or the others."""
 FIRST = "first mover - not"
 EFFECT = {"game": pl.String, "pairs": pl.String, "term": pl.String, "kind": pl.String, "n": pl.Int64,
-          "n_seeds": pl.Int64, "estimate": pl.Float64, "se": pl.Float64, "ci_low": pl.Float64,
+          "n_seeds": pl.Int64, "estimate": pl.Float64, "ci_low": pl.Float64,
           "ci_high": pl.Float64, "p_value": pl.Float64, "note": pl.String}
 
 
@@ -73,8 +73,8 @@ def fit(rows: pl.DataFrame, game: str, pairs: str, level: float = LEVEL) -> list
             warnings.simplefilter("ignore", RuntimeWarning)
             result = sm.OLS(rows["value"].to_numpy(), x).fit(
                 cov_type="cluster", cov_kwds={"groups": rows["seed"].rank("dense").to_numpy()})
-        fitted = {j: (float(result.params[base.shape[1] + i]), float(result.bse[base.shape[1] + i]))
-                  for i, j in enumerate(kept)}
+            fitted = {j: (float(result.params[base.shape[1] + i]), float(result.bse[base.shape[1] + i]))
+                      for i, j in enumerate(kept)}
     out = []
     for j, (term, kind, _) in enumerate(terms):
         row = {"game": game, "pairs": pairs, "term": term, "kind": kind, "n": n, "n_seeds": seeds}
@@ -89,8 +89,7 @@ def fit(rows: pl.DataFrame, game: str, pairs: str, level: float = LEVEL) -> list
             low, high, p = coefficient(estimate, se, seeds, level)
             why = (None if low is not None else f"{seeds} seeds: no interval" if math.isfinite(se)
                    else "no spread to measure: the outcome does not vary with the rest held")
-            out.append(row | {"estimate": estimate, "se": se if math.isfinite(se) else None, "ci_low": low,
-                              "ci_high": high, "p_value": p, "note": why})
+            out.append(row | {"estimate": estimate, "ci_low": low, "ci_high": high, "p_value": p, "note": why})
     return out
 
 

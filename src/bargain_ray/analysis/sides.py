@@ -13,9 +13,9 @@ import polars as pl
 
 from bargain_ray.games.kit.results import RoleFigure
 
-SIDES = {"unit_id": pl.String, "game": pl.String, "condition": pl.String, "seed": pl.Int64, "role": pl.String,
-         "model": pl.String, "seat": pl.String, "first": pl.Boolean, "value": pl.Float64}
-COLUMNS = {**SIDES, "context": pl.String, "same": pl.Boolean}
+COLUMNS = {"unit_id": pl.String, "game": pl.String, "condition": pl.String, "seed": pl.Int64, "role": pl.String,
+           "model": pl.String, "seat": pl.String, "first": pl.Boolean, "value": pl.Float64, "context": pl.String,
+           "same": pl.Boolean}
 
 
 def party_rows(games: pl.LazyFrame, parties: dict[str, tuple[str, ...]], figure: RoleFigure,
@@ -46,4 +46,5 @@ def party_rows(games: pl.LazyFrame, parties: dict[str, tuple[str, ...]], figure:
               .agg(pl.format("{}={}", "other", "other_model").str.join(", ").alias("context")))
     same = rows.group_by("unit_id").agg((pl.col("model").n_unique() == 1).alias("same"))
     return (rows.join(others, on=["unit_id", "role"], how="left").join(same, on="unit_id")
-            .with_columns(pl.col("context").fill_null("")).drop_nulls("value").select(list(COLUMNS)))
+            .with_columns(pl.col("context").fill_null("")).drop_nulls("value").select(list(COLUMNS))
+            .sort("unit_id", "role"))  # one order, so every sum after it is the same, bit for bit, every time

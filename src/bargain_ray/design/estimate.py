@@ -161,8 +161,9 @@ class Estimate(BaseModel):
         lines.append(f"  estimated total: ~${self.total_usd:.2f}; {bound}" + (
             f" (run.max_cost_usd={self.max_cost_usd})" if self.max_cost_usd is not None else ""))
         if self.measured_games:
+            rest = "; the other roles as below" if any(m.measured < m.games for m in self.models) else ""
             lines.append(f"  measured: calls a game and tokens a call of each game, model and role from the "
-                         f"{self.measured_games} finished games of this folder; other roles as below")
+                         f"{self.measured_games} finished games of this folder{rest}")
         lines.append(
             f"  assumptions: calls and prompts of one offline game per (game, condition, first speaker) with linear "
             f"strategies, no repairs, no cache; {CHARS_PER_TOKEN} characters a token; {REPLY_TOKENS} output tokens a "
