@@ -31,8 +31,9 @@ METRIC = "seller_self_serving_bias"
 CONTRAST = "default-explicit_objective"
 TRUE_SD = 10 * math.sqrt(2)
 """The SD between blocks of the paired difference, by construction (2-decimal rounding adds 1e-6 of it)."""
-PILOTS, PILOT_BLOCKS, TARGET = 20, MIN_SEEDS, 9.0
-"""Twenty pilots of 10 blocks (20 strategy games each), planned for a half-width of 9: about 14 blocks each."""
+PILOTS, PILOT_BLOCKS, TARGET = 20, MIN_SEEDS, 8.0
+"""Twenty pilots of 10 blocks (20 strategy games each), planned for a half-width of 8, which about one pilot in five
+reaches on its own (its SD drawn low): the others grow to about 20 blocks."""
 QUIET = ["run.report=false", "run.progress=false"]
 
 
@@ -70,7 +71,7 @@ def test_planned_sweeps_reach_the_target_from_at_least_80_percent_of_20_independ
                            f"run.dir={folder}", *QUIET]) == 0
         code, out, err = plan(capsys, folder, "--metric", METRIC, "--contrast", CONTRAST, "--target-halfwidth", TARGET)
         assert code == 0, err
-        blocks = int(re.search(r"blocks needed: (\d+) for a 95% half-width of 9 with assurance 0.8", out)[1])
+        blocks = int(re.search(r"blocks needed: (\d+) for a 95% half-width of 8 with assurance 0.8", out)[1])
         command = re.search(r"^design: .*: python -m bargain_ray (.*)$", out, re.M)[1]
         assert f"grid.blocks={blocks}" in command and f"run.dir={folder}" in command
         assert sweep_main([*shlex.split(command), *QUIET]) == 0
