@@ -294,7 +294,7 @@ def limitations_section(analysis: Analysis) -> str:
         items.append(f"{seeds} seed(s): no intervals (they are shown from {MIN_SEEDS} seeds, where their coverage "
                      "was measured).")
     elif seeds < 20:
-        items.append(f"Only {seeds} seeds: intervals rest on few clusters and are rough.")
+        items.append(f"Only {seeds} seeds: intervals are wide (their coverage at such counts is measured: Metrics).")
     unknown = _count(analysis, ~pl.col("known"))
     if unknown:
         items.append(f"{unknown} game(s) ended in a technical failure: unknown, unscored, left out of every estimate; "
