@@ -87,9 +87,9 @@ def fit(rows: pl.DataFrame, game: str, pairs: str, level: float = LEVEL) -> list
         else:
             estimate, se = fitted[j]
             low, high, p = coefficient(estimate, se, seeds, level)
-            why = (None if low is not None else f"{seeds} seeds: no interval" if math.isfinite(se)
-                   else "no spread to measure: the outcome does not vary with the rest held")
-            out.append(row | {"estimate": estimate, "ci_low": low, "ci_high": high, "p_value": p, "note": why})
+            note = (None if low is not None else f"{seeds} seeds: no interval" if math.isfinite(se)
+                    else "no spread to measure: the outcome does not vary with the rest held")
+            out.append(row | {"estimate": estimate, "ci_low": low, "ci_high": high, "p_value": p, "note": note})
     return out
 
 
