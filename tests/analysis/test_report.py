@@ -110,7 +110,9 @@ def test_cli_groups_cells_as_asked_beside_the_default_report(tmp_path):
     assert done.returncode == 0, done.stderr
     beside = sweep / "report-by-pairing-first_speaker.html"
     assert f"report: {beside}" in done.stdout and beside.exists()
-    assert "cells by pairing x first_speaker" in beside.read_text()
+    page = beside.read_text()
+    assert "cells by pairing x first_speaker" in page
+    assert "[90% t interval over seeds]" in page and "level 1 − 0.1/m" in page  # the head-to-head says its level
     assert before == (default.read_bytes(), (sweep / "dataset" / "metrics" / "metrics_by_cell.parquet").read_bytes())
 
 

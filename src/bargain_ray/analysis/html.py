@@ -286,7 +286,7 @@ def render(a: Analysis) -> str:
         f'<p class="meta" id="intervals">{escape(intervals_note())}</p>',
         f'<div class="technical" id="drift">{escape(drifted)}</div>' if drifted else "",
         contents(families),
-        answer.section(a.head_to_head),
+        answer.section(a.head_to_head, a.level),
         '<h2 id="summary">Summary</h2>', table(cost_label(summary(a), sim), left=2, empty="no game journaled yet"),
         '<h2 id="legend">Legend</h2>', legends(a),
         *(f.html() for f in families),
