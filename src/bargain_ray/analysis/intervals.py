@@ -66,7 +66,8 @@ def note() -> str:
             f"zero with its mean at zero covers more ({SPIKED_COVERAGE[10]:.2f} at 10: wider than needed).")
 
 
-def _t(level: float, df: np.ndarray | int) -> np.ndarray:
+def t_quantile(level: float, df: np.ndarray | int) -> np.ndarray:
+    """The t quantile a two-sided interval at ``level`` with ``df`` degrees of freedom is that many SEs wide each way."""
     return np.asarray(stats.t.ppf(0.5 + level / 2, df))
 
 
@@ -74,7 +75,7 @@ def bounds(means: np.ndarray, sds: np.ndarray, seeds: np.ndarray | int,
            level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
     """The t intervals of means of ``seeds`` seed values with sample SDs ``sds`` (vectorised: the one formula)."""
     n = np.asarray(seeds, dtype=float)
-    half = _t(level, n - 1) * np.asarray(sds) / np.sqrt(n)
+    half = t_quantile(level, n - 1) * np.asarray(sds) / np.sqrt(n)
     return means - half, means + half
 
 
@@ -102,7 +103,7 @@ def coefficient(estimate: float, se: float, seeds: int,
     """(low, high, p) of a regression coefficient with a seed-clustered standard error (t with G − 1 df)."""
     if not shown(seeds) or not math.isfinite(se):
         return None, None, None
-    half = float(_t(level, seeds - 1)) * se
+    half = float(t_quantile(level, seeds - 1)) * se
     return estimate - half, estimate + half, _p(estimate, se, seeds)
 
 
@@ -126,7 +127,7 @@ def holm(p: list[float | None]) -> list[float | None]:
 def at_level(estimate: float, low: float, high: float, seeds: int, level: float, wanted: float) -> tuple[float, float]:
     """An interval of this module (t with ``seeds`` - 1 degrees of freedom) at level ``wanted`` instead of ``level``:
     the same centre, the half-width scaled by the ratio of the two t quantiles."""
-    half = (high - low) / 2 * float(_t(wanted, seeds - 1) / _t(level, seeds - 1))
+    half = (high - low) / 2 * float(t_quantile(wanted, seeds - 1) / t_quantile(level, seeds - 1))
     return estimate - half, estimate + half
 
 

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict
 from scipy import stats
 
 from bargain_ray.analysis.build import DEFAULT_BY
-from bargain_ray.analysis.intervals import MIN_SEEDS, interval
+from bargain_ray.analysis.intervals import MIN_SEEDS, interval, t_quantile
 from bargain_ray.analysis.per_game import metric_columns, metrics_per_game
 from bargain_ray.analysis.sweep import Sweep
 
@@ -91,7 +91,7 @@ class Pilot(BaseModel):
     level: float
 
     def t(self, blocks: int) -> float:
-        return float(stats.t.ppf(0.5 + self.level / 2, blocks - 1))
+        return float(t_quantile(self.level, blocks - 1))
 
     def halfwidth(self, blocks: int) -> float:
         """The half-width of ``blocks`` blocks were their SD the pilot's."""
