@@ -2,7 +2,7 @@
 
 Prints the replicate blocks a paired contrast needs to reach a target half-width with a stated assurance (or to find
 an effect with a given power), accounting for what the pilot's seeds leave unknown of the SD; the math and
-assumptions it rests on; and the command that grows the pilot's own folder to that design (``run.dir`` included,
+assumptions it rests on; and the command that grows the pilot's own folder to that design (run.dir included,
 so the pilot's games are kept and never paid again), with that command's dry run: what it keeps, what it adds and
 what the new part costs, estimated from the pilot's own measured tokens. Nothing is run or spent.
 """
