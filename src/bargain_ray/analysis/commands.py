@@ -25,6 +25,14 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(ExitCode.USER_ERROR)
 
 
+def count(text: str) -> int:
+    """An argument type: a whole number >= 1 (a judge's resamples)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not >= 1")
+    return value
+
+
 def share(text: str) -> float:
     """An argument type: a number strictly between 0 and 1 (a confidence level, a power)."""
     value = float(text)
