@@ -49,7 +49,7 @@ WALLS: dict[str, set[str]] = {
     "check": {"core", "config", "design", "analysis"},  # a grid's scenario checked (design) and its frontier drawn (analysis.svg), before any call
     "replay": {"core", "config", "play", "analysis.commands", "store", "design.fingerprint"},  # analysis.commands: the parser whose usage errors exit 1, as every command's; store, design.fingerprint: a game replayed from a sweep folder's journal under the config its manifest fixed
     "report": {"core", "store", "analysis"},
-    "plan": {"core", "config", "design", "play", "store", "analysis"},  # a pilot's figures; the estimate of the design grown from it
+    "plan": {"core", "config", "design", "store", "analysis", "execution.plan"},  # a pilot's figures; execution.plan: the grown design checked and dry-run as `run.dry_run=true` does it
     "rescore": {"core", "store", "analysis"},  # re-derives a folder's figures from its journals with the current code
     "view": {"core", "store", "analysis"},
     "judge": {"core", "config", "design", "execution", "store", "analysis"},  # a judging run over a folder (execution), then its agreement figures (analysis)

@@ -6,6 +6,7 @@ The public API, imported on first use (so ``import bargain_ray.games`` never sta
     bargain_ray.run_sweep(config)                                 # run or resume; an exit code
     sweep = bargain_ray.read_sweep("outputs/c3_smoke")            # manifest, records, tables
     bargain_ray.build_report("outputs/c3_smoke")                  # dataset/ and report.html
+    bargain_ray.head_to_head("outputs/c3_smoke")                  # model A - model B, first-mover and seat effects
     bargain_ray.replay_transcript(bargain_ray.ReplayFile(game="tickets", replies=[...]))  # a transcript's outcome
 """
 
@@ -24,6 +25,7 @@ _API = {
     "read_sweep": "bargain_ray.analysis.sweep",
     "Sweep": "bargain_ray.analysis.sweep",
     "build_report": "bargain_ray.analysis.report",
+    "head_to_head": "bargain_ray.analysis.head_to_head",
     "replay_transcript": "bargain_ray.play.rescore",
     "ReplayFile": "bargain_ray.play.rescore",
 }

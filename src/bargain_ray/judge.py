@@ -27,8 +27,8 @@ if __name__ == "__main__":  # Ctrl-C or SIGTERM while the imports below load: 13
     for _signum in STOP_SIGNALS:
         signal.signal(_signum, lambda signum, frame: end_command(signum))
 
-from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES, Bootstrap  # noqa: E402
 from bargain_ray.analysis.commands import Parser, count, hint, share  # noqa: E402
+from bargain_ray.analysis.intervals import LEVEL, RESAMPLES, Bootstrap  # noqa: E402
 from bargain_ray.analysis.judging import BadLabels, Judging, read_label_file  # noqa: E402
 from bargain_ray.config import compose_command  # noqa: E402
 from bargain_ray.config.errors import ConfigError, validated  # noqa: E402

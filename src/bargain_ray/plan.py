@@ -1,31 +1,33 @@
 """``python -m bargain_ray.plan outputs/PILOT --metric NAME --contrast A-B --target-halfwidth X``: size a sweep from a pilot.
 
-Prints the replicate blocks a paired contrast needs for a target half-width (or to find an effect with a given
-power), the math and assumptions it rests on, and the dry-run estimate of that design: the pilot's config
-(from its manifest) grown to the planned blocks. Nothing is run or spent.
+Prints the replicate blocks a paired contrast needs to reach a target half-width with a stated assurance (or to find
+an effect with a given power), accounting for what the pilot's seeds leave unknown of the SD; the math and
+assumptions it rests on; and the command that grows the pilot's own folder to that design (run.dir included,
+so the pilot's games are kept and never paid again), with that command's dry run: what it keeps, what it adds and
+what the new part costs, estimated from the pilot's own measured tokens. Nothing is run or spent.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
+import shlex
 import sys
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
 from bargain_ray.analysis.build import DEFAULT_BY
-from bargain_ray.analysis.commands import Parser, count, share
-from bargain_ray.analysis.power import Pilot, read_pilot, z_of
+from bargain_ray.analysis.commands import Parser, share
+from bargain_ray.analysis.intervals import LEVEL, MIN_SEEDS
+from bargain_ray.analysis.power import Pilot, PlanError, read_pilot
 from bargain_ray.analysis.sweep import read_sweep
-from bargain_ray.config import ProviderConfig, SweepConfig, compose_command
 from bargain_ray.config.errors import ConfigError
 from bargain_ray.core.status import ExitCode
-from bargain_ray.design import resolve, units
-from bargain_ray.design.estimate import estimate_cost
-from bargain_ray.play.probe import typical_calls
-from bargain_ray.store import MANIFEST
-from bargain_ray.store.manifest import Manifest
+from bargain_ray.design import ResolvedSweep
+from bargain_ray.design.resolved import compose_sweep
+from bargain_ray.execution.plan import describe, dry_run, plan
+from bargain_ray.store import MANIFEST, ChangedConfig
+from bargain_ray.store.manifest import Manifest, changed_fields
 
 CONTRAST = f"""contrast: A-B names two sides, each a set of the pilot's cells (a cell is one of each design factor:
   {', '.join(DEFAULT_BY)}). A side is a cell by its name (default|NL|a1, or a
@@ -36,16 +38,23 @@ CONTRAST = f"""contrast: A-B names two sides, each a set of the pilot's cells (a
   figure being the mean of its cells' seed means (as the report's estimates are means of seed means); games
   with an unknown result are left out.
 
-math: the pilot's seed-clustered percentile bootstrap gives the interval [lo, hi] of mean(d) over its n seeds;
-  sd = sqrt(n) (hi - lo) / (2 z) is the SD of d between seeds (z = 1.96 at level 0.95). With m blocks the
-  half-width is z sd / sqrt(m), so a target half-width h needs m = ceil((z sd / h)^2), and an effect D found
-  with power P at the same two-sided level needs m = ceil(((z + z_P) sd / D)^2); at least 2 blocks.
+math: the report's interval of mean(d) over m seeds has half-width t(m-1) S_m / sqrt(m), S_m the SD of d over
+  them. The pilot's SD s (n seeds) is itself uncertain: planning as if it were the true SD reaches the target
+  about half the time. The plan grows the pilot's folder (its n seeds kept, m - n new), so
+  (m-1) S_m^2 = (n-1) s^2 + sigma^2 X with X ~ chi2(m-n), and what the pilot knows of sigma is
+  sigma^2 = (n-1) s^2 / Y with Y ~ chi2(n-1): X/Y is an F ratio, so the chance that m blocks reach a target
+  half-width h is exact for normal d. m is the fewest blocks (at least the pilot's, and {MIN_SEEDS}, the fewest an
+  interval is shown for) whose chance is at least --assurance. An effect D is planned on the power of m blocks
+  (noncentral t) averaged over the same distribution of sigma, at least --power.
 
-cost: the dry-run estimate (as run.dry_run=true prints it) of the pilot's config from its manifest.json, with
-  grid.blocks=m; prices from conf/ as the grid composes today (a manifest records no prices).
+cost: the dry run of the printed command (as run.dry_run=true prints it): units kept and new, and the new part's
+  estimate and upper bound, from the pilot's measured calls and tokens per game, model and role; prices from
+  conf/ as the grid composes today (a manifest records none).
 
 exit codes: 0 planned (nothing is run or spent), 1 a usage error, not a sweep folder, or a pilot or contrast
   that cannot be planned from (one line says why)."""
+
+REHEARSAL = {"sim": "the simulated provider", "local": "the bundled local model"}
 
 
 def _positive(text: str) -> float:
@@ -64,87 +73,85 @@ def parser() -> Parser:
     goal = p.add_mutually_exclusive_group(required=True)
     goal.add_argument("--target-halfwidth", type=_positive, metavar="X", help="the half-width wanted for A - B")
     goal.add_argument("--effect", type=_positive, metavar="D", help="the difference A - B to find (with --power)")
+    p.add_argument("--assurance", type=share, default=0.8,
+                   help="the chance the planned sweep reaches --target-halfwidth (default 0.8)")
     p.add_argument("--power", type=share, default=0.8, help="the chance of finding --effect (default 0.8)")
     p.add_argument("--level", type=share, default=LEVEL, help=f"the intervals' confidence level (default {LEVEL})")
-    p.add_argument("--resamples", type=count, default=RESAMPLES, help=f"bootstrap resamples (default {RESAMPLES})")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap generator")
     return p
 
 
-def needs(pilot: Pilot, args: argparse.Namespace) -> tuple[int, str]:
-    """The blocks the goal needs, and its line: the formula with the pilot's figures in it."""
-    z, sd = pilot.z, pilot.sd
+def needs(pilot: Pilot, args: argparse.Namespace) -> tuple[int, list[str]]:
+    """The blocks the goal needs, and its lines: the goal met, and what planning on the SD as known would give."""
     if args.target_halfwidth:
-        m = pilot.blocks_for_halfwidth(args.target_halfwidth)
-        how = (f"for a {pilot.level:.0%} half-width of {args.target_halfwidth:g}: "
-               f"ceil(({z:.3f} x {sd:.4g} / {args.target_halfwidth:g})^2)")
-    else:
-        m = pilot.blocks_for_effect(args.effect, args.power)
-        zp = z_of(2 * args.power - 1)
-        how = (f"to find a difference of {args.effect:g} with power {args.power:g} at the two-sided "
-               f"{1 - pilot.level:.2g} level: ceil((({z:.3f} + {zp:.3f}) x {sd:.4g} / {args.effect:g})^2)")
-    return m, f"blocks needed: {m} {how}; expected half-width {pilot.halfwidth(m):.4g}"
+        h = args.target_halfwidth
+        m = pilot.blocks_for_halfwidth(h, args.assurance)
+        naive = pilot.blocks_if_known(h)
+        return m, [
+            f"blocks needed: {m} for a {pilot.level:.0%} half-width of {h:g} with assurance {args.assurance:g}: the "
+            f"pilot's folder grown to {m} blocks reaches it with probability {pilot.reach(m, h):.3f} (math below)",
+            f"  were the SD exactly the pilot's, {naive} blocks would give {pilot.halfwidth(naive):.4g}, and reach "
+            f"the target with probability {pilot.reach(naive, h):.2f}",
+        ]
+    d, power = args.effect, args.power
+    m = pilot.blocks_for_effect(d, power)
+    return m, [f"blocks needed: {m} to find a difference of {d:g} with power {power:g} at the two-sided "
+               f"{1 - pilot.level:.2g} level: power {pilot.power(m, d):.3f}, averaged over what the pilot knows of "
+               f"the SD; expected half-width {pilot.halfwidth(m):.4g}"]
 
 
-def _signed(x: float) -> str:
-    return f"{x:.4g}" if x >= 0 else f"({x:.4g})"
-
-
-def describe(pilot: Pilot, path: Path) -> list[str]:
+def describe_pilot(pilot: Pilot, path: Path) -> list[str]:
     n = pilot.seeds
     dropped = f"; {pilot.dropped} seed(s) only one side has a figure for are left out" if pilot.dropped else ""
+    shown = (f"{pilot.level:.0%} CI [{pilot.low:.4g}, {pilot.high:.4g}] (t over seeds, as the report)"
+             if pilot.low is not None else f"no interval: {n} seeds, fewer than the {MIN_SEEDS} an interval needs")
     return [
         f"pilot {path}: {pilot.blocks} blocks; metric {pilot.metric}; known games only, as in the report",
         f"  A = {pilot.a.text}",
         f"  B = {pilot.b.text}",
         f"  paired on the {n} seeds both sides played (every cell of a block plays its seed){dropped}",
-        f"  mean A - B {pilot.mean:.4g}, {pilot.level:.0%} CI [{pilot.low:.4g}, {pilot.high:.4g}] "
-        f"(seed-clustered percentile bootstrap, {pilot.resamples} resamples)",
-        f"  SD of A - B between seeds: sqrt({n}) x ({pilot.high:.4g} - {_signed(pilot.low)}) / (2 x {pilot.z:.3f}) "
-        f"= {pilot.sd:.4g}",
+        f"  mean A - B {pilot.mean:.4g}, {shown}",
+        f"  SD of A - B between seeds: {pilot.sd:.4g} (from {n} seeds)",
     ]
 
 
-def grown(manifest: Manifest, blocks: int) -> SweepConfig:
-    """The pilot's config as its manifest records it, with ``blocks`` blocks (listed seeds dropped: they only
-    choose the seed numbers, which no estimate depends on)."""
-    c = manifest.config
-    return SweepConfig(grid=c.grid.model_copy(update={"blocks": blocks, "seeds": None}),
-                       provider=ProviderConfig(name=c.provider), games=c.games, conditions=c.conditions,
-                       models=c.models)
+def hydra_value(value: object) -> str:
+    """A recorded value as a Hydra override writes it (strings bare where they can be)."""
+    if isinstance(value, str) and re.fullmatch(r"[\w.:/-]+", value):
+        return value
+    return json.dumps(value)
 
 
-def priced(sweep: SweepConfig) -> tuple[SweepConfig, str]:
-    """Prices are runtime keys, which a manifest does not record: each model's ``price`` and ``batch_api``
-    from conf/ as the grid composes today, where its letter still names the same model."""
-    try:
-        today = SweepConfig.model_validate(compose_command([f"+grid={sweep.grid.name}"])).models
-    except (ConfigError, ValidationError):
-        return sweep, f"prices: grid {sweep.grid.name} does not compose from conf/ today: no price is known ($0)"
-    same = {k for k, m in sweep.models.items() if k in today and today[k].name == m.name}
-    models = {k: m.model_copy(update={"price": today[k].price, "batch_api": today[k].batch_api}) if k in same else m
-              for k, m in sweep.models.items()}
-    rest = sorted(k for k, m in sweep.models.items() if m.is_llm and k not in same)
-    note = f"; models {', '.join(rest)} are not in it ($0)" if rest else ""
-    return (sweep.model_copy(update={"models": models}),
-            f"prices: from conf/ as grid {sweep.grid.name} composes today (a manifest records none){note}")
+def grown_overrides(manifest: Manifest, path: Path, blocks: int) -> list[str]:
+    """The overrides that grow the pilot's folder to ``blocks`` blocks: its grid and provider, its listed seeds
+    continued, its folder, and every determining value the pilot was run with that the grid does not give today."""
+    grid = manifest.config.grid
+    base = [f"+grid={grid.name}", *([f"provider={manifest.config.provider}"] * (manifest.config.provider != "default")),
+            f"grid.blocks={blocks}", f"run.dir={path}"]
+    if grid.seeds:
+        more = range(max(grid.seeds) + 1, max(grid.seeds) + 1 + blocks - len(grid.seeds))
+        base.append(f"grid.seeds={hydra_value([*grid.seeds, *more][:blocks])}")
+    kept = [f"{field}={hydra_value(value)}" for field, value, _ in
+            changed_fields(manifest, describe(compose_sweep(base), manifest.created))
+            if not field.startswith("components.")]  # a text's digest: no override restores it
+    sweep = compose_sweep(base + kept)
+    if left := changed_fields(manifest, describe(sweep, manifest.created)):
+        raise PlanError(f"the pilot's {left[0][0]} was {left[0][1]!r}, which no override of grid {grid.name} restores "
+                        f"({len(left)} field(s) differ): plan from a pilot run with the grid as conf/ gives it")
+    return base + kept
 
 
-def cost(manifest: Manifest, blocks: int) -> list[str]:
-    """The dry-run estimate of the grown design, and the share of it the blocks beyond the pilot's are (every
-    block lays out the same units, so each costs the estimator alike)."""
-    pilot_blocks = manifest.config.grid.blocks
-    config, prices = priced(grown(manifest, blocks))
-    sweep = resolve(config)
-    plan = estimate_cost(sweep, list(units(sweep, manifest.created)), typical_calls)
-    provider = "" if sweep.provider.name == "default" else f" provider={sweep.provider.name}"
-    seeds = " (and grid.seeds with as many seeds, or none)" if manifest.config.grid.seeds else ""
-    more = max(blocks - pilot_blocks, 0)
-    beyond = (f"  of which blocks {pilot_blocks + 1}-{blocks}, beyond the pilot's {pilot_blocks}: "
-              f"{plan.units * more // blocks} units, ~${plan.total_usd * more / blocks:.2f}") if more else \
-        f"  the pilot's {pilot_blocks} blocks already reach it"
-    return [f"design: the pilot's config with grid.blocks={blocks}: python -m bargain_ray +grid={sweep.grid.name}"
-            f"{provider} grid.blocks={blocks}{seeds}", *plan.text().splitlines(), beyond, f"  {prices}"]
+def cost(manifest: Manifest, path: Path, blocks: int) -> list[str]:
+    """The printed command, and its dry run (the plan line, the new units' estimate and bound)."""
+    overrides = grown_overrides(manifest, path, blocks)
+    sweep: ResolvedSweep = compose_sweep([*overrides, "run.dry_run=true"])
+    lines = [f"design: the pilot's folder grown to {blocks} blocks (its games kept, never paid again): "
+             f"python -m bargain_ray {shlex.join(overrides)}"]
+    if manifest.config.provider in REHEARSAL:
+        lines.append(f"  rehearsal: the pilot played {REHEARSAL[manifest.config.provider]} "
+                     f"(provider={manifest.config.provider}): its spread and tokens are not the real models'; size "
+                     f"the real sweep from a pilot on them (to grow this one, add the provider.settings it ran with: "
+                     f"a manifest records none)")
+    return [*lines, *dry_run(sweep, path, plan(sweep, path)).splitlines()]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,17 +161,20 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.USER_ERROR
     try:
         sweep = read_sweep(args.pilot)
-        pilot = read_pilot(sweep, args.metric, args.contrast, args.level, args.resamples, args.seed)
-    except (OSError, ValueError) as exc:  # PlanError, an unreadable manifest or table
+        pilot = read_pilot(sweep, args.metric, args.contrast, args.level)
+        blocks, lines = needs(pilot, args)
+        costed = cost(sweep.manifest, args.pilot, blocks)
+    except ConfigError as exc:
+        print(f"error: the pilot's grid does not compose from conf/ today: {'; '.join(exc.problems)}", file=sys.stderr)
+        return ExitCode.USER_ERROR
+    except (OSError, ValueError, ChangedConfig) as exc:  # PlanError, an unreadable manifest or table, a refused growth
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.USER_ERROR
-    blocks, line = needs(pilot, args)
-    se = 1 / (2 * (pilot.seeds - 1)) ** 0.5
     print("\n".join([
-        *describe(pilot, args.pilot), line,
-        f"assumptions: the pilot's SD holds for the planned design (it is an estimate from {pilot.seeds} seeds, "
-        f"about ±{se:.0%} at one standard error for normal d); intervals are read as normal ones",
-        *cost(sweep.manifest, blocks)]))
+        *describe_pilot(pilot, args.pilot), *lines,
+        "assumptions: d is normal between seeds (the chance above is exact then); the new blocks play the pilot's "
+        "cells; seeds that lose a side to an unknown game lower the pairs",
+        *costed]))
     return 0
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
 from bargain_ray.analysis.build import DEFAULT_BY
-from bargain_ray.analysis.commands import Parser, count, hint, share
+from bargain_ray.analysis.commands import Parser, hint, share
+from bargain_ray.analysis.intervals import LEVEL
 from bargain_ray.analysis.report import build_report, partial_note
 from bargain_ray.core.status import ExitCode
 from bargain_ray.store import DATASET, MANIFEST, REPORT
@@ -25,9 +25,7 @@ def parser() -> Parser:
     p.add_argument("sweep", type=Path, help="sweep folder (holds manifest.json and journal.jsonl), e.g. outputs/demo")
     p.add_argument("--by", default=",".join(DEFAULT_BY),
                    help=f"comma-separated per-game columns that define a cell (default {','.join(DEFAULT_BY)})")
-    p.add_argument("--resamples", type=count, default=RESAMPLES, help="bootstrap resamples of seeds")
     p.add_argument("--level", type=share, default=LEVEL, help="confidence level of the intervals")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap generator")
     return p
 
 
@@ -38,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.USER_ERROR
     try:
         note = partial_note(args.sweep)
-        path = build_report(args.sweep, [c for c in args.by.split(",") if c], args.resamples, args.level, args.seed)
+        path = build_report(args.sweep, [c for c in args.by.split(",") if c], args.level)
     except (OSError, ValueError) as exc:  # a missing or non-sweep folder, an unknown column, an unreadable file
         print(f"error: {exc}", file=sys.stderr)
         return ExitCode.USER_ERROR

@@ -12,7 +12,7 @@ import pytest
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from bargain_ray.analysis.agreement import Ratings, estimate
-from bargain_ray.analysis.bootstrap import Bootstrap
+from bargain_ray.analysis.intervals import Bootstrap
 from bargain_ray.analysis.judging import BadLabels, Judging, read_label_file
 from bargain_ray.store.judging import READ_SCHEMA
 

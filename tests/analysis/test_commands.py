@@ -13,7 +13,7 @@ import pytest
 from bargain_ray.core.status import ExitCode
 
 MISTAKES = {
-    "bargain_ray.report": [[], ["outputs/x", "--resamples", "0"]],
+    "bargain_ray.report": [[], ["outputs/x", "--level", "2"]],
     "bargain_ray.view": [["--port", "x"]],
     "bargain_ray.plan": [[], ["outputs/x", "--contrast", "a-b", "--effect", "1"],
                          ["outputs/x", "--metric", "m", "--contrast", "a-b", "--effect", "1", "--target-halfwidth", "1"]],

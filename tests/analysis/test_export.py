@@ -23,7 +23,7 @@ from bargain_ray.store.rows import meanings
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory):
     sweep = make_sweep(tmp_path_factory.mktemp("sweep"))
-    build_report(sweep, resamples=200)
+    build_report(sweep)
     return sweep / "dataset"
 
 
@@ -97,7 +97,7 @@ def test_every_config_of_the_card_loads_by_name(dataset, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     configs = card_configs(dataset)
     assert [c["config_name"] for c in configs] == ["games", "turns", "metrics_per_game", "metrics_by_cell", "operational",
-                                                   "calls", "paired_differences", "metrics_per_turn"]  # leakage per turn
+                                                   "calls", "paired_differences", "head_to_head", "metrics_per_turn"]  # leakage per turn
     for config in configs:
         loaded = load(dataset, config["config_name"], tmp_path / config["config_name"])
         frame = pl.read_parquet((dataset / config["data_files"]).with_suffix(".parquet"))
@@ -115,13 +115,13 @@ def test_two_exports_never_collide_in_one_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     big = make_sweep(tmp_path / "big")
-    build_report(big, resamples=20)
+    build_report(big)
     small = make_sweep(tmp_path / "small")
     lines = (small / "journal.jsonl").read_bytes().splitlines(keepends=True)
     (small / "journal.jsonl").write_bytes(b"".join(lines[1:]))  # the same columns, one deal fewer
     for stale in small.glob("*.parquet"):
         stale.unlink()  # the tables of 12 games go: read from the journal's 11
-    build_report(small, resamples=20)
+    build_report(small)
     cache = tmp_path / "one-cache"
     assert load(big / "dataset", "games", cache).num_rows == 12
     assert load(small / "dataset", "games", cache).num_rows == 11
@@ -156,7 +156,7 @@ def test_the_dataset_renames_nothing_of_the_sweeps_tables(dataset):
 
 def test_by_cell_names_cells_only_when_the_grouping_determines_them(dataset):
     for by, named in ((["game", "condition", "pairing", "assignment", "first_speaker"], True), (["pairing"], False)):
-        analysis = analyse(read_sweep(dataset.parent), by=by, resamples=50)
+        analysis = analyse(read_sweep(dataset.parent), by=by)
         table = by_cell_table(analysis, analysis.sweep.roles())
         assert table.height == analysis.by_cell.height  # one row per estimate, never one per cell it spans
         assert table["cell"].is_not_null().all() == named and table["cell"].is_null().all() != named

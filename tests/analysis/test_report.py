@@ -33,7 +33,7 @@ from bargain_ray.store.rows import shared_columns
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     sweep = make_sweep(tmp_path_factory.mktemp("sweep"))
-    return build_report(sweep, resamples=50)  # no check reads an interval's bounds, only their format
+    return build_report(sweep)  # no check reads an interval's bounds, only their format
 
 
 class Demos:
@@ -50,7 +50,7 @@ class Demos:
         if grid not in self.reports:
             folder = self.factory.mktemp(grid) / "sweep"
             play_grid(grid, folder)
-            self.reports[grid] = build_report(folder, resamples=50)
+            self.reports[grid] = build_report(folder)
         return self.reports[grid].parent
 
     def page(self, grid: str) -> str:
@@ -103,14 +103,16 @@ def test_every_transcript_is_rendered_with_private_parts_marked(report):
 
 def test_cli_groups_cells_as_asked_beside_the_default_report(tmp_path):
     sweep = make_sweep(tmp_path / "sweep")
-    default = build_report(sweep, resamples=50)
+    default = build_report(sweep)
     before = (default.read_bytes(), (sweep / "dataset" / "metrics" / "metrics_by_cell.parquet").read_bytes())
     done = subprocess.run([sys.executable, "-m", "bargain_ray.report", str(sweep), "--by", "pairing,first_speaker",
-                           "--resamples", "100"], capture_output=True, text=True, timeout=120)
+                           "--level", "0.9"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     beside = sweep / "report-by-pairing-first_speaker.html"
     assert f"report: {beside}" in done.stdout and beside.exists()
-    assert "cells by pairing x first_speaker" in beside.read_text()
+    page = beside.read_text()
+    assert "cells by pairing x first_speaker" in page
+    assert "[90% t interval over seeds]" in page and "level 1 − 0.1/m" in page  # the head-to-head says its level
     assert before == (default.read_bytes(), (sweep / "dataset" / "metrics" / "metrics_by_cell.parquet").read_bytes())
 
 
@@ -126,11 +128,11 @@ def test_headless_chromium_screenshot_shows_tables_and_plots(report, tmp_path):
     subprocess.run(
         [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
-         f"--screenshot={shot}", "--window-size=1400,2000", report.as_uri()],
+         f"--screenshot={shot}", "--window-size=1400,3200", report.as_uri()],  # the head-to-head section first
         capture_output=True, timeout=120, check=True,
     )
     image = Image.open(shot).convert("RGB")
-    assert image.size == (1400, 2000)
+    assert image.size == (1400, 3200)
     colours = image.getcolors(maxcolors=1 << 20)
     assert len(colours) > 50  # not blank: text, tables and plots
     counts = {rgb: n for n, rgb in colours}
@@ -153,7 +155,7 @@ def test_every_family_plugs_in_unchanged(grid, demos, tmp_path):
     if pl.read_parquet(folder / "games.parquet")["cell"].value_counts()["count"].max() > SAMPLE:
         folder = tmp_path
         play_grid(grid, folder, limit=6)
-        build_report(folder, resamples=50)
+        build_report(folder)
     report = (folder / "report.html").read_text()
     per_game = pl.read_parquet(folder / "dataset" / "metrics" / "metrics_per_game.parquet")
     games = pl.read_parquet(folder / "games.parquet")
@@ -172,7 +174,7 @@ def test_every_family_plugs_in_unchanged(grid, demos, tmp_path):
 def test_a_sweep_without_games_still_reports(tmp_path):
     """build_report runs at the end of every sweep, also one interrupted before its first game."""
     open_manifest(tmp_path, describe(load_config("demo"), "20261201"))
-    html = build_report(tmp_path, resamples=10).read_text()
+    html = build_report(tmp_path).read_text()
     assert '<h2 id="transcripts">Transcripts (0)</h2>' in html
     assert pl.read_parquet(tmp_path / "dataset" / "metrics" / "metrics_per_game.parquet").height == 0
     record = next(read_records(make_sweep(tmp_path / "full")))
@@ -180,7 +182,8 @@ def test_a_sweep_without_games_still_reports(tmp_path):
 
 
 def test_gains_by_model_and_role_with_seed_clustered_intervals(report):
-    """What model-x gains as buyer against model-y: the mean of per-seed means, with a CI, as the page shows it."""
+    """What model-x gains as buyer against model-y: the mean of per-seed means as the page shows it; its 3 seeds are
+    fewer than an interval is shown for, and the cell says so instead of printing one."""
     html = report.read_text()
     section = html[html.index('<h3 id="family-multi_issue-by-model">'):html.index('<h3 id="family-multi_issue-by-cell">')]
     games = pl.read_parquet(report.parent / "games.parquet").filter(pl.col("known"))
@@ -191,7 +194,7 @@ def test_gains_by_model_and_role_with_seed_clustered_intervals(report):
             mean = rows.group_by("seed").agg(pl.col(f"gain_{role}").mean())[f"gain_{role}"].mean()
             cells = (f'<td class="l">tickets</td><td class="l">{role}</td><td class="l">{model}</td>'
                      f'<td class="l">{opponent}</td><td class="">{rows.height}</td><td class="">{rows["seed"].n_unique()}</td>'
-                     f'<td class="">{round(mean, 3)} [')
+                     f'<td class="">{round(mean, 3)} (n={rows["seed"].n_unique()} seeds, fewer than 10: no CI)')
             assert cells in section, (role, model)
     gains = section.split("<code>gain_{role}</code>")[1].split("<h4>")[0]
     assert gains.count("<tr>") == 1 + 4 + 2  # header, four (role, model, opponent), two pooled ("any")
@@ -213,32 +216,36 @@ def test_transcript_headers_show_the_deal_gains_and_where_briefs_come_from(repor
 
 def test_simulated_costs_are_labelled(tmp_path):
     sweep = make_sweep(tmp_path / "sweep")
-    assert "(simulated)" not in build_report(sweep, resamples=20).read_text()
+    assert "(simulated)" not in build_report(sweep).read_text()
     manifest = json.loads((sweep / "manifest.json").read_text())
     manifest["config"]["provider"] = "sim"
     (sweep / "manifest.json").write_text(json.dumps(manifest))
-    html = build_report(sweep, resamples=20).read_text()
+    html = build_report(sweep).read_text()
     assert "its costs are simulated: no money was spent" in html and "<th>cost_usd (simulated)</th>" in html.replace(' class=""', "")
 
 
 def test_a_rehearsal_says_what_its_intervals_mean(tmp_path):
     """Issue 18: rehearsal CIs were all zero width (``45.0 [45.0, 45.0]``) and nothing said why. The report and the
     card say the sweep ran on the simulated provider with deterministic replies, and under a table with zero-width
-    intervals, why they have none."""
+    intervals, why they have none (this sweep's 3 seeds show none: the note is checked on the section's own rule)."""
+    from bargain_ray.analysis.build import analyse
     from bargain_ray.analysis.rehearsal import Rehearsal, statement
+    from bargain_ray.analysis.section import Section
 
     sweep = make_sweep(tmp_path / "sweep")
-    real = build_report(sweep, resamples=50).read_text()
+    real = build_report(sweep).read_text()
     assert 'id="rehearsal"' not in real and "zero width" not in real  # language models (as scripted) played it
     manifest = json.loads((sweep / "manifest.json").read_text())
     manifest["config"]["provider"] = "sim"
     (sweep / "manifest.json").write_text(json.dumps(manifest))
-    html = build_report(sweep, resamples=50).read_text()
+    html = build_report(sweep).read_text()
     note = re.search(r'<p class="sim" id="rehearsal">(.*?)</p>', html).group(1)
     assert "simulated provider (provider=sim)" in note and "deterministic" in note and "zero width" in note
     by_cell = html[html.index('id="family-multi_issue-by-cell"'):html.index('id="family-multi_issue-plots"')]
-    zero = re.findall(r"(-?[\d.]+) \[\1, \1\]", by_cell)
-    assert zero and re.search(r"\d+ of these intervals have zero width: the replies are deterministic", by_cell)
+    assert "(n=3 seeds, fewer than 10: no CI)" in by_cell and "zero width" not in by_cell
+    section = Section(analyse(read_sweep(sweep)), "multi_issue")
+    widths = pl.DataFrame({"ci_low": [45.0, 1.0, None], "ci_high": [45.0, 2.0, None]})
+    assert re.search(r"1 of these intervals have zero width: the replies are deterministic", section.note_zero(widths))
     card = (sweep / "dataset" / "README.md").read_text()
     limits = card.split("## Limitations")[1].split("\n## ")[0]
     assert "simulated provider (provider=sim)" in limits and "replies are deterministic (provider.settings.reply_no" \
@@ -379,7 +386,7 @@ def test_the_report_command_without_a_sweep_is_a_usage_error(tmp_path):
     [help_] = hinted(done.stderr)
     assert help_ == ["python", "-m", "bargain_ray.report", "--help"]
     assert command(*help_[2:], cwd=tmp_path).returncode == 0  # the hint works as printed
-    assert command("bargain_ray.report", "--resamples", "0", cwd=tmp_path).returncode == ExitCode.USER_ERROR
+    assert command("bargain_ray.report", "--level", "2", cwd=tmp_path).returncode == ExitCode.USER_ERROR
 
 
 def test_a_folder_that_is_not_a_sweep_gets_hints_that_work_as_printed(tmp_path):
@@ -392,7 +399,7 @@ def test_a_folder_that_is_not_a_sweep_gets_hints_that_work_as_printed(tmp_path):
     assert done.returncode == ExitCode.USER_ERROR and done.stderr.count("\n") == 1
     [suggested] = hinted(done.stderr)
     assert suggested == ["python", "-m", "bargain_ray.report", "outputs/mine"]
-    again = command(*suggested[2:], "--resamples", "10", cwd=tmp_path)
+    again = command(*suggested[2:], "--level", "0.9", cwd=tmp_path)
     assert again.returncode == 0 and "report: outputs/mine/report.html" in again.stdout
     view = command("bargain_ray.view", "nowhere", cwd=tmp_path)
     assert view.returncode == ExitCode.USER_ERROR
@@ -471,7 +478,7 @@ def test_the_card_states_the_ks_point_the_headline_uses_the_spec_and_every_setti
     assert {k[2]: v for k, v in card_rows(card, "## Settings no seed states").items()} == {
         "max_repairs": (True, "ours", "2"), "source": (True, "ours", '"seed 000" (default "ours")')}
     play_grid("bargaining_demo", tmp_path / "bargaining", limit=2, overrides=("games.bargaining.max_message_chars=null",))
-    build_report(tmp_path / "bargaining", resamples=20)
+    build_report(tmp_path / "bargaining")
     card = (tmp_path / "bargaining" / "dataset" / "README.md").read_text()
     assert KS not in card and SPEC in card  # no agreement space: no Kalai–Smorodinsky point
     unstated = card_rows(card, "## Settings no seed states")
@@ -493,12 +500,12 @@ def test_a_report_of_figures_rescored_by_other_code_says_so_first_naming_both_co
     old = "0123456789abcdef0123456789abcdef01234567"  # the commit the sweep was played with
     manifest = json.loads((sweep / "manifest.json").read_text())
     (sweep / "manifest.json").write_text(json.dumps(manifest | {"git_commit": old}))
-    before = build_report(sweep, resamples=20).read_text()
+    before = build_report(sweep).read_text()
     assert 'id="refigured"' not in before and "recomputed" not in before
     rescore_folder(sweep)
     now = read_code_version()
     assert now is not None and now.commit != old
-    page = dom(build_report(sweep, resamples=20).as_uri(), tmp_path / "profile")
+    page = dom(build_report(sweep).as_uri(), tmp_path / "profile")
     body = page[page.index("<body>"):]
     banner = re.search(r'<div class="technical" id="refigured">(.*?)</div>', body)
     assert banner and body.index(banner.group(0)) < body.index("<h1>")  # first, above the title
@@ -510,7 +517,7 @@ def test_a_report_of_figures_rescored_by_other_code_says_so_first_naming_both_co
     title = card.split("# bargain_ray sweep", 1)[1].split("\n\n", 2)[1]
     assert title.startswith("> **Figures recomputed by code other than the sweep's") and old in title and now.commit in title
     write_tables(sweep)  # a resumed driver tables the journal's own figures again
-    assert 'id="refigured"' not in build_report(sweep, resamples=20).read_text()
+    assert 'id="refigured"' not in build_report(sweep).read_text()
 
 
 def html_rows(part: str) -> list[list[str]]:
@@ -540,11 +547,11 @@ def test_talk_vs_silence_shows_leakage_by_model_and_role_and_the_paired_differen
         assert len(roles) == (6 if family == "scorable" else 2)
         assert {row[1] for row in rows} == roles | {"any"}, (family, rows)
         for _game, role, model, _opponent, n, _seeds, value in rows:
-            assert re.fullmatch(r"-?[\d.]+ \[-?[\d.]+, -?[\d.]+\]", value), (family, value)  # a mean and its CI
+            assert re.fullmatch(r"-?[\d.]+ \(n=4 seeds, fewer than 10: no CI\)", value), (family, value)  # 4 blocks: no CI
             if role == "any":
                 continue
             played = mine.filter(pl.col(f"{role}_model") == model)  # both arms: what was said is measured in both
-            assert int(n) == played.height and value.startswith(f"{round(seed_mean(played, f'{role}_leakage'), 3)} [")
+            assert int(n) == played.height and value.startswith(f"{round(seed_mean(played, f'{role}_leakage'), 3)} (")
         key = ["pairing", "assignment", "block"]
         silent, talking = (mine.filter(arm).sort(key) for arm in (pl.col("condition") == "silent",
                                                                    pl.col("condition") == talk))
@@ -566,23 +573,23 @@ def test_talk_vs_silence_shows_leakage_by_model_and_role_and_the_paired_differen
         by_seed = pair.group_by("seed", "condition").agg(pl.col("seller_disclosure").mean()).pivot(
             on="condition", index="seed", values="seller_disclosure")
         expected = (by_seed["default"] - by_seed["silent"]).mean()
-        assert expected == 0 and d["seller_disclosure"].startswith(f"{round(expected, 3)} [")  # claims said alike
+        assert expected == 0 and d["seller_disclosure"].startswith(f"{round(expected, 3)} (")  # claims said alike
 
 
 def test_the_freetext_section_shows_the_panels_agreement_beside_the_verdict_shares_in_chromium(judged_sweep, tmp_path):
     """A judged orange rehearsal's report, rendered by headless Chromium: the free-text section's agreement part holds
     the overall figures the judge computes from judging/reads.parquet, each rater's verdict shares beside its kappa
     with the recorded verdict, and the flag of the observer that played both parties."""
-    from bargain_ray.analysis.bootstrap import Bootstrap
+    from bargain_ray.analysis.intervals import Bootstrap
     from bargain_ray.analysis.judging import Judging
     from bargain_ray.store.judging import read_reads
 
     folder, _, _ = judged_sweep(tmp_path / "s")
-    report = build_report(folder, resamples=200)
+    report = build_report(folder)
     part = parts_of(family_sections(dom(report.as_uri(), tmp_path / "profile"))["freetext"])
     assert list(part)[:4] == ["by-model", "by-cell", "breakdowns", "agreement"], list(part)
     shown = part["agreement"]
-    figures = Judging(read_reads(folder), Bootstrap(200, 0.95, 0))
+    figures = Judging(read_reads(folder), Bootstrap())
     fleiss, alpha = figures.overall()
     assert f'Fleiss\' kappa <b class="fig">{fleiss.text()}</b>' in shown.replace("&#x27;", "'")
     assert f'<b class="fig">{alpha.text()}</b>' in shown and fleiss.ci_low is not None

@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 import yaml
 
+from bargain_ray.analysis.intervals import MIN_SEEDS
 from bargain_ray.analysis.report import build_report
 from bargain_ray.config import compose_dict
 from bargain_ray.config.schema import Assignment, Design
@@ -49,7 +50,7 @@ def sweep(ray_session: str, tmp_path_factory) -> Path:
                  f"grid.seeds=[{','.join(map(str, SEEDS))}]", f"run.dir={folder}", "run.progress=false",
                  "run.workers=1"]
     run_sweep(resolve(compose_dict("config", overrides)))
-    build_report(folder, resamples=200)
+    build_report(folder)
     return folder
 
 
@@ -131,7 +132,7 @@ def test_raw_logs_are_named_by_cell_and_seed_with_header_turns_result(loaded, sw
         assert "reasoning_private" in turns[0]["fields"] and turns[0]["calls"]
 
 
-def test_metrics_by_cell_has_per_role_rows_with_cis_for_per_turn_metrics(loaded) -> None:
+def test_metrics_by_cell_has_per_role_rows_for_per_turn_metrics(loaded) -> None:
     cells = loaded["metrics_by_cell"].to_polars()
     assert cells.height == 8 * 20 == 8 * len(CELL_METRICS)
     for cell in CELLS:
@@ -140,11 +141,12 @@ def test_metrics_by_cell_has_per_role_rows_with_cis_for_per_turn_metrics(loaded)
         for role in ("seller", "buyer"):
             rows = cells.filter(pl.col("metric") == f"{role}_{metric}")
             assert rows.height == 8 and set(rows["role"]) == {role}
-    # disclosure and leakage are defined on every turn: every cell has an interval around its estimate
+    # disclosure and leakage are defined on every turn: every cell has an estimate from both seeds, and (fewer seeds
+    # than an interval is shown for) no interval
     for metric in ("seller_disclosure", "buyer_disclosure", "seller_msg_leakage", "buyer_msg_leakage"):
         rows = cells.filter(pl.col("metric") == metric)
-        assert (rows["n_seeds"] == len(SEEDS)).all() and rows["ci_low"].is_not_null().all()
-        assert ((rows["ci_low"] <= rows["mean"] + 1e-12) & (rows["mean"] <= rows["ci_high"] + 1e-12)).all()
+        assert (rows["n_seeds"] == len(SEEDS)).all() and rows["mean"].is_not_null().all()
+        assert len(SEEDS) < MIN_SEEDS and rows["ci_low"].is_null().all() and rows["ci_high"].is_null().all()
 
 
 def test_per_turn_metrics_aggregate_per_game_then_seed_then_cell(loaded, sweep: Path) -> None:

@@ -57,7 +57,7 @@ def test_the_summary_the_view_and_the_card_show_what_was_paid_in_both_journal_mo
     for r in costs:
         assert (f"<tr><td>{r.model}</td><td>{r.calls}</td><td>{r.input_tokens}</td><td>{r.output_tokens}</td>"
                 f"<td>{r.cost_usd:.4f}</td><td>{r.rate_limited}</td></tr>") in page, page
-    build_report(folder, resamples=20)
+    build_report(folder)
     card = (folder / "dataset" / "README.md").read_text()
     for r in costs:
         assert (f"| `{r.model}` | {r.calls} | {r.input_tokens} | {r.output_tokens} | {r.cost_usd:.4f} | "

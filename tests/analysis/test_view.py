@@ -165,7 +165,7 @@ def test_an_ended_sweep_shows_final_figures_titled_by_its_folder_with_its_report
     write_status(folder, "ended", 12)
     write_limiter(folder, [KeyLimit(key="anthropic:model-x", window=8, slow_start=False, in_flight=32, waiting=53,
                                     paces={}, paused_for_s=0.0)])
-    build_report(folder, resamples=20)
+    build_report(folder)
     with serving(tmp_path) as base:
         shown = page_of(f"{base}?sweep=c3_full-sim", tmp_path / "p")
         report = subprocess.run(["curl", "-s", f"{base}files/c3_full-sim/report.html"], capture_output=True, text=True)
@@ -325,7 +325,7 @@ def test_the_view_serves_an_exact_allow_list_of_a_sweeps_files(tmp_path):
     """A name that only starts like an allowed one (``journal.jsonl.bak``), a file the export never writes under
     ``dataset/``, and a path that climbs back out of ``dataset/`` into the folder were served (prefix match)."""
     folder = make_sweep(tmp_path / "s")
-    build_report(folder, resamples=20)
+    build_report(folder)
     planted = ["journal.jsonl.bak", "report.html.old", "report-by-x.html.key", "dataset/notes.txt",
                "dataset/data/notes.csv", "secret.html"]
     for name in planted:
@@ -374,7 +374,7 @@ def test_a_game_in_flights_reply_that_nests_past_the_limit_is_shown_as_text(tmp_
 def test_a_sweep_folder_linked_into_the_root_is_listed_and_served_alike(tmp_path):
     """The view listed a symlinked sweep folder and then answered 404 for it."""
     folder = make_sweep(tmp_path / "elsewhere" / "s")
-    build_report(folder, resamples=20)
+    build_report(folder)
     root = tmp_path / "root"
     root.mkdir()
     (root / "linked").symlink_to(folder)

@@ -59,3 +59,28 @@ def test_a_models_own_batch_setting_wins_and_models_without_a_batch_api_stay_at_
     routed = costs("+grid=bargaining_8cells", "run.batch_api=true")  # OpenRouter: openai_compatible, no batch API
     assert routed and not any(m.batched for m in routed.values())
     assert all(m.cost_usd == m.list_usd for m in routed.values())
+
+
+def test_the_dry_run_bounds_the_cost_by_every_call_a_game_can_make() -> None:
+    """The upper bound: each role's turn limit x (1 + repairs) calls, each at max_tokens out and the offline game's
+    longest request in (plus the failed replies a repair carries), priced as the estimate is."""
+    sweep = compose_sweep(["+grid=c3_smoke"])
+    plan_ = estimate_cost(sweep, list(units(sweep, "20260101")), typical_calls)
+    assert plan_.bound_usd is not None and plan_.bound_usd > 10 * plan_.total_usd > 0
+    game = sweep.game("tickets", "C3")
+    assert game.turn_limits() == {"buyer": 7, "seller": 7}  # 12 turns and the final reply, alternating
+    opus = next(m for m in plan_.models if "opus" in m.model)
+    model = next(m for m in sweep.models.values() if m.name == "claude-opus-5-5")
+    calls = 16 * 7 * 3  # 16 roles played, 7 turns each, 1 call and 2 repairs a turn
+    assert opus.bound_usd >= calls * model.max_tokens * model.price.output / 1e6
+    text = estimate(sweep, list(units(sweep, "20260101")), typical_calls)
+    assert re.search(r"estimated total: ~\$[\d.]+; upper bound \$[\d.]+", text)
+    assert re.search(r"anthropic:claude-opus-5-5: .* \(at most \$[\d.]+\)", text)
+
+
+def test_a_family_declares_the_turns_each_role_can_take() -> None:
+    limits = {name: compose_sweep([f"+grid={name}"]) for name in ("bargaining_demo", "scorable_demo", "freetext_demo")}
+    assert limits["bargaining_demo"].game("bargaining", "default").turn_limits() == {"seller": 10, "buyer": 10}
+    assert set(limits["scorable_demo"].game("scorable6", "public").turn_limits().values()) == {4}
+    orange = limits["freetext_demo"].game("orange", "FT")
+    assert orange.turn_limits() == {**dict.fromkeys(orange.parties(), 6), "observer": 12}

@@ -4,9 +4,11 @@ never paid again, new units run, a narrower design leaves the journal intact and
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from bargain_ray.__main__ import main
 from bargain_ray.analysis.report import build_report
@@ -53,10 +55,16 @@ def test_c3_smoke_then_c3_full_plans_the_624_new_units_and_pays_only_new_ones(ra
     dry = capsys.readouterr().out
     assert "design 2 of this folder: 16 kept, 624 new, 0 unfinished of earlier designs" in dry
     assert "624 units to play" in dry and len(read_manifest(folder).designs) == 1  # a dry run records nothing
+    # the new part only, estimated from what the 16 finished games measured: each of the 39 new blocks plays the
+    # smoke's 16 cells, so it costs what the smoke cost (the fresh folder's estimate is the offline game's instead)
+    assert "measured: calls a game and tokens a call of each game, model and role from the 16 finished games" in dry
+    spent = pl.read_parquet(folder / "games.parquet")["cost_usd"].sum()
+    estimate, bound = (float(x) for x in re.search(r"estimated total: ~\$([\d.]+); upper bound \$([\d.]+)", dry).groups())
+    assert estimate == pytest.approx(39 * spent, rel=0.01) and bound > 10 * estimate
     fresh = tmp_path / "fresh"
     assert main(["+grid=c3_full", "provider=sim", f"run.dir={fresh}", "run.dry_run=true"]) == 0
-    total = float(capsys.readouterr().out.split("estimated total: ~$")[1].split()[0])
-    assert abs(float(dry.split("estimated total: ~$")[1].split()[0]) - total * 39 / 40) <= 0.01  # the new part only
+    offline = capsys.readouterr().out
+    assert "measured:" not in offline and "624 units" not in offline and "640 units to play" in offline
 
     code, full_requests = sim_run("c3_full", folder, PLAYED)
     assert code == 0

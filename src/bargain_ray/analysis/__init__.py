@@ -1,5 +1,6 @@
-"""Analysis of a sweep folder, read through the store (it never writes the tables): per-game metrics,
-cells with seed-clustered bootstrap CIs, operational figures, the dataset export and the HTML report.
+"""Analysis of a sweep folder, read through the store (it never writes the tables): per-game metrics, cells with t
+intervals over seeds (``analysis.intervals``), the head-to-head answer, operational figures, the dataset export and
+the HTML report.
 
 Families plug in through the game contract (``games.base``): their figures are computed from each
 game's typed record (``Game.game_metrics`` and ``turn_metrics``) and tabled; ``RESULTS`` (``games.kit.results.Results``)

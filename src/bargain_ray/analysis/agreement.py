@@ -3,8 +3,8 @@ shares (how often a read flips, how often repeats agree), each with a percentile
 clustered by seed.
 
 The statistics are the libraries' (statsmodels' ``cohens_kappa`` and ``fleiss_kappa``, the ``krippendorff``
-package's nominal α), computed on the games as read. The interval resamples seeds, as every interval of the report
-does (``analysis.bootstrap``): the games of one block share its seed, and the reads of one game (its repeats, its
+package's nominal α), computed on the games as read. The interval resamples seeds (``analysis.intervals.Bootstrap``; the
+report's means take t intervals over seeds, which a kappa is not): the games of one block share its seed, and the reads of one game (its repeats, its
 swapped reads) are never independent, so an analytic standard error that takes games (or reads) as independent
 would be too narrow, and α has none in closed form. A resample draws the seeds with replacement and takes each
 game as often as its seed was drawn (the statistic recomputed on those games); the interval is the percentiles of
@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import BaseModel
 from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
-from bargain_ray.analysis.bootstrap import Bootstrap
+from bargain_ray.analysis.intervals import Bootstrap
 
 MISSING = -1
 """A label a rater did not give (a read that could not be made, a game no human labelled)."""

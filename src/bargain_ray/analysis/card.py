@@ -14,6 +14,8 @@ from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.drift import drift_note, served_versions
 from bargain_ray.analysis.families import derived_fields, families
 from bargain_ray.analysis.history import design_history, history_note
+from bargain_ray.analysis.intervals import MIN_SEEDS
+from bargain_ray.analysis.intervals import note as intervals_note
 from bargain_ray.analysis.per_game import fields as game_fields_of
 from bargain_ray.analysis.private import private_columns
 from bargain_ray.analysis.rehearsal import statement
@@ -42,8 +44,9 @@ UNITS = {
     "calls": "one model call, repairs included: the request as sent and the reply",
     "metrics_per_game": "derived metrics, one row per game",
     "metrics_per_turn": "derived metrics, one row per turn (families that define them)",
-    "metrics_by_cell": "cell x metric estimates with seed-clustered bootstrap CIs",
-    "paired_differences": "differences between cells on common seeds, with bootstrap CIs",
+    "metrics_by_cell": "cell x metric estimates with seed-clustered intervals",
+    "paired_differences": "differences between cells on common seeds, with seed-clustered intervals",
+    "head_to_head": "model A - model B in matched cells, and the outcome model's first-mover and seat effects",
     "operational": "instruction-following and cost figures per model",
 }
 
@@ -70,14 +73,28 @@ TABLE_FIELDS = {
         "role": "the role a per-role metric is about (empty for whole-game metrics)",
         "n_games": "known games with a value",
         "n_seeds": "seeds (clusters) with a value", "mean": "mean of per-seed means",
-        "ci_low": "percentile bootstrap lower bound (empty with fewer than two seeds)",
-        "ci_high": "percentile bootstrap upper bound",
+        "ci_low": "lower bound of the t interval over seeds (empty with fewer seeds than an interval needs)",
+        "ci_high": "upper bound",
     },
     "paired_differences": {
         "factor": "the one grouping column in which the two cells differ", "a": "its value in cell a",
         "b": "its value in cell b", "metric": "a `metrics_per_game` column", "role": "as in `metrics_by_cell`",
         "n_seeds": "seeds both cells played",
-        "mean_diff": "mean over common seeds of (a - b)", "ci_low": "bootstrap lower bound", "ci_high": "upper bound",
+        "mean_diff": "mean over common seeds of (a - b)", "ci_low": "lower bound (t over seeds)", "ci_high": "upper bound",
+    },
+    "head_to_head": {
+        "outcome": "the family's outcome column (`{role}` stands for the role)", "label": "what the outcome is",
+        "kind": "`head_to_head` (model A - model B), `first_mover` or `seat` (effects of the outcome model)",
+        "condition": "the condition of a contrast", "role": "the role compared (`any`: every role pooled)",
+        "model_a": "model A", "model_b": "model B", "pairs": "the games an effect was fitted on: all, same-model "
+        "(every party one model) or cross-model", "term": "what the row estimates",
+        "n": "matched cells of a contrast; parties of an effect's fit", "n_seeds": "seeds (clusters)",
+        "estimate": "mean over seeds of A - B in matched cells, or the effect's coefficient",
+        "ci_low": "lower bound of the interval (t over seeds)", "ci_high": "upper bound",
+        "p_value": "two-sided p-value of no difference (t over seeds)",
+        "p_holm": "Holm's adjusted p-value over every row with a p-value",
+        "ci_low_adjusted": "lower bound of Bonferroni's simultaneous interval over those rows",
+        "ci_high_adjusted": "upper bound of Bonferroni's simultaneous interval", "note": "why a row has no figure",
     },
     "operational": {
         "games": "games the model played", "calls": "calls, repairs included", "repairs": "repair calls",
@@ -209,6 +226,7 @@ def fields_section(analysis: Analysis, written: dict[str, Written]) -> str:
         "metrics_per_turn": TABLE_FIELDS["turns"] | turns | game_fields,
         "metrics_by_cell": TABLE_FIELDS["metrics_by_cell"] | game_fields,
         "paired_differences": TABLE_FIELDS["paired_differences"] | game_fields,
+        "head_to_head": TABLE_FIELDS["head_to_head"],
         "operational": {k: calls[k] for k in ("provider", "model")} | TABLE_FIELDS["operational"],
     }
     parts = []
@@ -232,8 +250,7 @@ def metrics_section(analysis: Analysis, metrics: list[str]) -> str:
         "the role's turns in the game as the table below says (a mean over the turns where it is defined; a "
         "standard deviation says which one); (2) those values are averaged over the games of each seed in the "
         "cell; (3) the cell's "
-        f"estimate is the mean of the seed means, with a percentile bootstrap over seeds ({analysis.resamples} "
-        f"resamples, {analysis.level:.0%} intervals). A row with no estimate is an empty denominator (no game of "
+        f"estimate is the mean of the seed means. {intervals_note()} A row with no estimate is an empty denominator (no game of "
         "the cell had the metric defined), not missing data. `paired_differences` uses the same seed means.",
         _table(["Metric", "Per game"], rows) if rows else "",
         KS_DEFINITIONS if {"dist_ks_rational", "dist_ks_outcomes"} <= set(analysis.scan_per_game.collect_schema())
@@ -258,8 +275,8 @@ def design_section(analysis: Analysis) -> str:
         "  so cells are compared on the same draws.",
         f"- **cells** group games by {' x '.join(analysis.by)}.",
         "",
-        f"Estimates in `metrics_by_cell` are means of per-seed means over known games, with {analysis.resamples}",
-        f"percentile bootstrap resamples of seeds ({analysis.level:.0%} intervals). `paired_differences` compares",
+        "Estimates in `metrics_by_cell` are means of per-seed means over known games, with t intervals over seeds",
+        f"({analysis.level:.0%}; none below {MIN_SEEDS} seeds). `paired_differences` compares",
         "cells that differ in exactly one grouping column, seed by seed on the seeds both played.",
     ]
     return "\n".join(lines)
@@ -273,10 +290,11 @@ def _count(analysis: Analysis, where: pl.Expr | None = None) -> int:
 def limitations_section(analysis: Analysis) -> str:
     items = []
     seeds = len(_distinct(analysis, "seed")) if _count(analysis) else 0
-    if seeds < 2:
-        items.append("Fewer than two seeds: bootstrap intervals are empty (a single seed gives no spread).")
+    if seeds < MIN_SEEDS:
+        items.append(f"{seeds} seed(s): no intervals (they are shown from {MIN_SEEDS} seeds, where their coverage "
+                     "was measured).")
     elif seeds < 20:
-        items.append(f"Only {seeds} seeds: intervals rest on few clusters and are rough.")
+        items.append(f"Only {seeds} seeds: intervals are wide (their coverage at such counts is measured: Metrics).")
     unknown = _count(analysis, ~pl.col("known"))
     if unknown:
         items.append(f"{unknown} game(s) ended in a technical failure: unknown, unscored, left out of every estimate; "
@@ -382,7 +400,7 @@ def card(analysis: Analysis, written: dict[str, Written], metrics: list[str], ra
         "side received, every request and reply, every invalid attempt and the rule it broke, and the exact outcome.",
         "## Structure\n\n" + structure,
         "Every config is a CSV file with the same table as parquet beside it (`data/games.parquet`, ...): the "
-        "first five are seed 002's, `calls`, `paired_differences` and `metrics_per_turn` ours. A column has the "
+        "first five are seed 002's, `calls`, `paired_differences`, `head_to_head` and `metrics_per_turn` ours. A column has the "
         "name it has in the sweep folder's `games.parquet`, `turns.parquet` and `calls.parquet`; a list column "
         "(`attempt_errors`) is JSON in the CSV.",
         "```python\nfrom datasets import load_dataset\n\n"

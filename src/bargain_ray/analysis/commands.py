@@ -26,7 +26,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def count(text: str) -> int:
-    """An argument type: a whole number >= 1 (resamples, blocks)."""
+    """An argument type: a whole number >= 1 (a judge's resamples)."""
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} is not >= 1")

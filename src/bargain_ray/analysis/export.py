@@ -39,7 +39,7 @@ CARD_TABLES = {
 """Seed 002's five configs, in its order."""
 EXTRA_TABLES = {
     "calls": "data/calls", "metrics_per_turn": "metrics/metrics_per_turn",
-    "paired_differences": "metrics/paired_differences",
+    "paired_differences": "metrics/paired_differences", "head_to_head": "metrics/head_to_head",
 }
 """Ours, beyond the seed."""
 GAMES_ORDER = ("file", "experiment", "cell", "seed", "rep", "{role}_model", "seller_cost", "buyer_value",
@@ -192,6 +192,7 @@ def tables(analysis: Analysis, keys: pl.DataFrame) -> dict[str, pl.LazyFrame | p
         "operational": analysis.operational,
         "calls": analysis.sweep.scan("calls"),
         "paired_differences": paired_table(analysis, roles),
+        "head_to_head": analysis.head_to_head,
     }
     per_turn = analysis.scan_per_turn
     if per_turn.collect_schema().names() and per_turn.select(pl.len()).collect().item():

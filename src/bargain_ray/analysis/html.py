@@ -14,12 +14,13 @@ from typing import Any
 
 import polars as pl
 
-from bargain_ray.analysis import provenance
+from bargain_ray.analysis import answer, provenance
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.drift import drift_note, served_versions
 from bargain_ray.analysis.export import file_keys
 from bargain_ray.analysis.families import deal_line
 from bargain_ray.analysis.history import design_history, history_note
+from bargain_ray.analysis.intervals import note as intervals_note
 from bargain_ray.analysis.page import CSS, escape, private_block, table
 from bargain_ray.analysis.private import turn_parts
 from bargain_ray.analysis.rehearsal import statement
@@ -255,7 +256,8 @@ def contents(families: list[Section]) -> str:
 
     per_family = "".join(item(f.anchor(), f.results.title, "<ol>" + "".join(item(a, h) for a, h, _ in f.parts)
                                                                + "</ol>") for f in families)
-    return ('<nav class="toc"><b>Contents</b><ol>' + item("summary", "Summary") + item("legend", "Legend")
+    return ('<nav class="toc"><b>Contents</b><ol>' + item(answer.ANCHOR, answer.TITLE) + item("summary", "Summary")
+            + item("legend", "Legend")
             + per_family + item("operational", "Operational, per model") + item("designs", DESIGNS)
             + item("provenance", PROVENANCE)
             + item("transcripts", "Transcripts") + "</ol></nav>")
@@ -278,11 +280,13 @@ def render(a: Analysis) -> str:
         f"{sum(statuses.values())} games ({escape(', '.join(f'{k} {v}' for k, v in sorted(statuses.items())))}) · "
         f'<span id="code">played with {escape(describe(s.manifest.git_commit, s.manifest.git_diff))}</span> · '
         + (escape("figures by {}, not the sweep's {} · ".format(*figures.commits())) if figures.by_other_code else "")
-        + f"cells by {escape(' x '.join(a.by))} · {a.resamples} bootstrap resamples of seeds, {a.level:.0%} intervals · "
+        + f"cells by {escape(' x '.join(a.by))} · {a.level:.0%} intervals, t over seeds · "
         f"built {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}</p>",
         f'<p class="sim" id="rehearsal">{escape(note)}</p>' if note else "",
+        f'<p class="meta" id="intervals">{escape(intervals_note())}</p>',
         f'<div class="technical" id="drift">{escape(drifted)}</div>' if drifted else "",
         contents(families),
+        answer.section(a.head_to_head, a.level),
         '<h2 id="summary">Summary</h2>', table(cost_label(summary(a), sim), left=2, empty="no game journaled yet"),
         '<h2 id="legend">Legend</h2>', legends(a),
         *(f.html() for f in families),

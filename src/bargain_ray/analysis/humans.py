@@ -2,8 +2,8 @@
 
 A role's figure (``RoleFigure``) where a person played the role (``<role>_human`` in the games table: the role's
 replies were a person's, provider ``human``) is the person arm; the same role played by a model against the same
-opponents is a model arm. Each arm's mean carries the report's seed-clustered bootstrap interval
-(``analysis.bootstrap``), and each person - model contrast is taken on the seeds both arms played (every cell of a
+opponents is a model arm. Each arm's mean carries the report's t interval over seeds
+(``analysis.intervals``), and each person - model contrast is taken on the seeds both arms played (every cell of a
 block plays its seed), as the report's paired differences are.
 """
 
@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from bargain_ray.analysis.bootstrap import Bootstrap, by_cell
+from bargain_ray.analysis.intervals import LEVEL, interval
 from bargain_ray.analysis.roles import per_game_role, with_opponents
+from bargain_ray.analysis.seeds import by_cell
 from bargain_ray.games.kit.results import RoleFigure
 
 PERSON = "person"
@@ -47,21 +48,21 @@ def sides(games: pl.LazyFrame, turns: pl.LazyFrame, figure: RoleFigure, roles: l
     ).collect()
 
 
-def arms(frame: pl.DataFrame, boot: Bootstrap) -> pl.DataFrame:
+def arms(frame: pl.DataFrame, level: float = LEVEL) -> pl.DataFrame:
     """Per (game, role, opponent) a person played: each arm's games, seeds, mean and interval."""
     if frame.is_empty():
         return frame
     wanted = frame.filter(pl.col("arm") == PERSON).select(KEY).unique()
-    return (by_cell(frame.join(wanted, on=KEY), [*KEY, "arm"], ["value"], boot).drop("metric")
+    return (by_cell(frame.join(wanted, on=KEY), [*KEY, "arm"], ["value"], level).drop("metric")
             .sort(*KEY, pl.col("arm") != PERSON, "arm"))
 
 
-def contrasts(frame: pl.DataFrame, boot: Bootstrap) -> pl.DataFrame:
+def contrasts(frame: pl.DataFrame, level: float = LEVEL) -> pl.DataFrame:
     """Person - model of each model arm beside a person arm, on the seeds both played."""
     if frame.is_empty():
         return pl.DataFrame(schema=CONTRAST)
     means = frame.group_by(*KEY, "arm", "seed").agg(pl.col("value").mean()).sort("seed")
-    rows, samples = [], []
+    rows = []
     for (game, role, opponent), group in means.group_by(KEY, maintain_order=True):
         person = group.filter(pl.col("arm") == PERSON)
         for model in sorted(set(group["arm"]) - {PERSON}):
@@ -71,9 +72,7 @@ def contrasts(frame: pl.DataFrame, boot: Bootstrap) -> pl.DataFrame:
             if person.is_empty() or not len(common):
                 continue
             diff = person["value"].to_numpy()[at_p] - other["value"].to_numpy()[at_m]
-            samples.append(diff)
+            low, high = interval(diff, level)
             rows.append({"game": game, "role": role, "opponent": opponent, "arms": f"{PERSON} − {model}",
-                         "n_seeds": len(diff), "mean_diff": float(diff.mean())})
-    for row, (lo, hi) in zip(rows, boot.intervals(samples), strict=True):
-        row |= {"ci_low": lo, "ci_high": hi}
+                         "n_seeds": len(diff), "mean_diff": float(diff.mean()), "ci_low": low, "ci_high": high})
     return pl.DataFrame(rows, schema=CONTRAST).sort(KEY)

@@ -22,7 +22,7 @@ import polars as pl
 from pydantic import BaseModel, ValidationError
 
 from bargain_ray.analysis.agreement import Estimate, Ratings, clustered, estimate, share
-from bargain_ray.analysis.bootstrap import Bootstrap
+from bargain_ray.analysis.intervals import Bootstrap
 from bargain_ray.analysis.page import escape, table
 from bargain_ray.games.freetext.engine import ALLOCATION_TYPES
 from bargain_ray.store.judging import read_labels, read_reads

@@ -1,35 +1,46 @@
-"""How many replicate blocks a contrast needs, sized from a pilot's own seed-clustered variance.
+"""How many replicate blocks a contrast needs, sized from a pilot's own seed-clustered variance and its uncertainty.
 
 A contrast ``A-B`` names two sides, each a set of cells (a cell as the report has it: game, condition,
 pairing, assignment, first speaker): one cell by its name, or every cell with one value of a design factor
 (``condition=explicit_objective``, ``pairing=BL``, ``a2``). Every cell of a block plays the block's seed
 (common random numbers), so the contrast is paired on the seeds both sides played: at seed s,
 ``d_s = A_s - B_s``, a side's figure at s being the mean of its cells' seed means (the report's estimate
-is the mean of seed means too). The pilot's percentile bootstrap over seeds (``analysis.bootstrap``, as the
-report computes it) gives the interval [lo, hi] of the mean of d over the pilot's n seeds; its width is
-read as a normal interval's, so the SD of d between seeds is ``sqrt(n) (hi - lo) / (2 z)``. With m blocks
-the half-width is then ``z sd / sqrt(m)``: a target half-width h needs ``m = ceil((z sd / h)^2)``, and an
-effect D found with power P at the same two-sided level needs ``m = ceil(((z + z_P) sd / D)^2)``.
+is the mean of seed means too). The report's interval of mean(d) over m seeds is ``t(m - 1) S_m / sqrt(m)``
+(``analysis.intervals``), S_m the SD of d over those seeds, a random figure of the sweep itself.
+
+The pilot's SD s is itself an estimate from its n seeds: planning on it as if it were the true SD reaches the target
+about half the time. The plan (ours) grows the pilot's own folder to m blocks (its n seeds and m - n new ones), so
+``(m - 1) S_m^2 = (n - 1) s^2 + sigma^2 X``, X a chi-square with m - n degrees of freedom, and what the pilot knows
+of sigma is ``sigma^2 = (n - 1) s^2 / Y``, Y a chi-square with n - 1 (the fiducial distribution of a normal SD).
+X / Y is an F ratio scaled by (m - n) / (n - 1), so the probability that the grown sweep reaches a half-width h is
+exact under normal d: the plan is the fewest blocks whose probability is at least the assurance asked (0.8). An
+effect D is planned on the power averaged over the same distribution of sigma.
 """
 
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import polars as pl
 from pydantic import BaseModel, ConfigDict
+from scipy import stats
 
-from bargain_ray.analysis.bootstrap import Bootstrap
 from bargain_ray.analysis.build import DEFAULT_BY
+from bargain_ray.analysis.intervals import MIN_SEEDS, interval, t_quantile
 from bargain_ray.analysis.per_game import metric_columns, metrics_per_game
 from bargain_ray.analysis.sweep import Sweep
 
 FACTORS = ("cell", *DEFAULT_BY)
 """What a side of a contrast may name: a cell's name, or a value of one design factor."""
 MIN_BLOCKS = 2
-"""The fewest blocks with a between-seed variance (and a bootstrap interval)."""
+"""The fewest pilot seeds with a between-seed variance."""
+MAX_BLOCKS = 100_000
+"""The most blocks a plan searches (a target beyond it is refused, naming what it would need)."""
+SIGMA_POINTS = 400
+"""Equal-probability points of the SD's distribution that the power is averaged over."""
 
 
 class PlanError(ValueError):
@@ -72,42 +83,76 @@ class Pilot(BaseModel):
     dropped: int
     """Seeds only one side has a figure for (a technical failure, or a metric's empty denominator)."""
     mean: float
-    low: float
-    high: float
+    sd: float
+    """The SD of the paired difference between the pilot's seeds (n - 1 in the denominator)."""
+    low: float | None
+    high: float | None
+    """The report's interval of the mean difference (none below the minimum of seeds)."""
     level: float
-    resamples: int
 
-    @property
-    def z(self) -> float:
-        return z_of(self.level)
-
-    @property
-    def sd(self) -> float:
-        """The SD of the paired difference between seeds, from the bootstrap interval's width."""
-        return math.sqrt(self.seeds) * (self.high - self.low) / (2 * self.z)
+    def t(self, blocks: int) -> float:
+        return float(t_quantile(self.level, blocks - 1))
 
     def halfwidth(self, blocks: int) -> float:
-        """The half-width of the interval of the mean difference with ``blocks`` blocks."""
-        return self.z * self.sd / math.sqrt(blocks)
+        """The half-width of ``blocks`` blocks were their SD the pilot's."""
+        return self.t(blocks) * self.sd / math.sqrt(blocks)
 
-    def blocks_for_halfwidth(self, halfwidth: float) -> int:
-        return needed((self.z * self.sd / halfwidth) ** 2)
+    def reach(self, blocks: int, halfwidth: float) -> float:
+        """The probability that the pilot's folder grown to ``blocks`` blocks has a half-width of at most
+        ``halfwidth``, given what the pilot's seeds know of the SD (module docstring)."""
+        n, m = self.seeds, max(blocks, self.seeds)
+        bound = (m - 1) * (halfwidth * math.sqrt(m) / self.t(m)) ** 2  # the largest (m - 1) S_m^2 that reaches it
+        if m == n:
+            return float((n - 1) * self.sd ** 2 <= bound)
+        ratio = (bound / ((n - 1) * self.sd ** 2) - 1) * (n - 1) / (m - n)
+        return float(stats.f.cdf(ratio, m - n, n - 1)) if ratio > 0 else 0.0
+
+    def power(self, blocks: int, effect: float) -> float:
+        """The chance that ``blocks`` blocks' interval excludes zero when the difference is ``effect``, averaged
+        over what the pilot's seeds know of the SD (the noncentral t of each SD, weighted alike); the blocks are
+        counted as a fresh sample (the grown folder's pilot blocks add what they measured, not a new draw)."""
+        n = self.seeds
+        q = stats.chi2.ppf((np.arange(SIGMA_POINTS) + 0.5) / SIGMA_POINTS, n - 1)
+        sigma = self.sd * np.sqrt((n - 1) / q)
+        shift = abs(effect) * math.sqrt(blocks) / sigma
+        t = self.t(blocks)
+        found = stats.nct.sf(t, blocks - 1, shift) + stats.nct.cdf(-t, blocks - 1, shift)
+        return float(np.mean(found))
+
+    def blocks_for_halfwidth(self, halfwidth: float, assurance: float) -> int:
+        return fewest(lambda m: self.reach(m, halfwidth) >= assurance, self.least)
+
+    def blocks_if_known(self, halfwidth: float) -> int:
+        """The blocks that reach ``halfwidth`` were the SD exactly the pilot's (what planning on it as known gives)."""
+        return fewest(lambda m: self.halfwidth(m) <= halfwidth, self.least)
 
     def blocks_for_effect(self, effect: float, power: float) -> int:
-        return needed(((self.z + z_of(2 * power - 1)) * self.sd / abs(effect)) ** 2)
+        return fewest(lambda m: self.power(m, effect) >= power, self.least)
+
+    @property
+    def least(self) -> int:
+        """The fewest blocks a plan gives: the pilot's own, and never fewer than an interval needs."""
+        return max(self.blocks, MIN_SEEDS)
 
 
-def z_of(level: float) -> float:
-    """The two-sided normal quantile of ``level`` (1.96 for 0.95); ``z_of(2 P - 1)`` is the one-sided z_P."""
-    return NormalDist().inv_cdf(0.5 + level / 2)
+def fewest(enough: Callable[[int], bool], least: int) -> int:
+    """The fewest blocks from ``least`` on for which ``enough(blocks)`` holds (it holds from some count on)."""
+    if enough(least):
+        return least
+    high = least
+    while not enough(high):
+        if high >= MAX_BLOCKS:
+            raise PlanError(f"the goal needs more than {MAX_BLOCKS} blocks: ask for a wider half-width or a larger "
+                            "effect")
+        high = min(2 * high, MAX_BLOCKS)
+    low = high // 2 if high > least else least  # enough(low) is false, enough(high) true
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid, high)
+    return high
 
 
-def needed(blocks: float) -> int:
-    """Rounded up, and never fewer than a variance needs; a hair of float error is not a block."""
-    return max(MIN_BLOCKS, math.ceil(blocks - 1e-9))
-
-
-def read_pilot(sweep: Sweep, metric: str, contrast: str, level: float, resamples: int, seed: int = 0) -> Pilot:
+def read_pilot(sweep: Sweep, metric: str, contrast: str, level: float) -> Pilot:
     """The paired contrast ``A-B`` of ``metric`` over the pilot's known games, or PlanError saying why not."""
     blocks = sweep.manifest.config.grid.blocks
     if blocks < MIN_BLOCKS:
@@ -125,10 +170,10 @@ def read_pilot(sweep: Sweep, metric: str, contrast: str, level: float, resamples
         raise PlanError(f"{a.value} and {b.value} share {pairs.height} seed(s) with a {metric} figure: "
                         f"a paired variance needs at least {MIN_BLOCKS}")
     diff = (pairs[metric] - pairs[f"{metric}_b"]).to_numpy()
-    low, high = Bootstrap(resamples, level, seed).interval(diff)
+    low, high = interval(diff, level)
     pilot = Pilot(metric=metric, a=a, b=b, blocks=blocks, seeds=len(diff),
                   dropped=len(set(side_a["seed"]) ^ set(side_b["seed"])), mean=float(diff.mean()),
-                  low=low, high=high, level=level, resamples=resamples)
+                  sd=float(diff.std(ddof=1)), low=low, high=high, level=level)
     if pilot.sd == 0:
         raise PlanError(
             f"{metric} differs by exactly {pilot.mean:g} between {a.value} and {b.value} at every one of the "

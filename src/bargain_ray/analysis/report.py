@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bargain_ray.analysis.bootstrap import LEVEL, RESAMPLES
 from bargain_ray.analysis.build import DEFAULT_BY, analyse
 from bargain_ray.analysis.export import export
 from bargain_ray.analysis.html import partial_banner, render
+from bargain_ray.analysis.intervals import LEVEL
 from bargain_ray.analysis.sweep import read_sweep
 from bargain_ray.store import DATASET, REPORT, read_progress
 
@@ -30,15 +30,13 @@ def report_name(by: list[str] | None) -> str:
     return f"report-by-{'-'.join(by)}.html"
 
 
-def build_report(
-    sweep_dir: Path, by: list[str] | None = None, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0
-) -> Path:
+def build_report(sweep_dir: Path, by: list[str] | None = None, level: float = LEVEL) -> Path:
     """Analyse a sweep folder, export its dataset (default cells only), write its report; returns the report's path.
 
     A sweep still running or unfinished gets a banner at the top of the page saying so."""
     sweep_dir = Path(sweep_dir)
     note = partial_note(sweep_dir)
-    analysis = analyse(read_sweep(sweep_dir), by, resamples, level, seed)
+    analysis = analyse(read_sweep(sweep_dir), by, level)
     name = report_name(by)
     if name == REPORT:
         export(analysis, sweep_dir / DATASET)

@@ -3,7 +3,7 @@
 The design's first question (C3: what Opus gains against Haiku, and the reverse) is a mean of a role's figure
 (``gain_<role>``, ``<role>_payoff``, a seat's ``score_<role>``, a party's words per message) over the games where
 ``<role>_model`` is one model, by the models of the other roles that have the figure (the opponent; several
-joined by " + "), with the seed-clustered bootstrap interval of ``analysis.bootstrap``. A row with role ``any``
+joined by " + "), with the seed-clustered interval of ``analysis.intervals``. A row with role ``any``
 pools the roles (our choice: a model's figure whichever side it took), still clustered by seed. A per-turn
 figure is averaged over a role's turns of a game first.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from bargain_ray.analysis.bootstrap import Bootstrap, by_cell
+from bargain_ray.analysis.seeds import by_cell
 from bargain_ray.games.kit.results import RoleFigure
 
 ANY = "any"
@@ -51,16 +51,16 @@ def with_opponents(sides: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def figure_by_model(games: pl.LazyFrame, turns: pl.LazyFrame, figure: RoleFigure, roles: list[str],
-                    boot: Bootstrap) -> pl.DataFrame:
+                    level: float) -> pl.DataFrame:
     """One row per (game, role, model, opponent): games, seeds, mean of the figure and its CI; role ``any``
     pools the roles when more than one has the figure."""
     sides = with_opponents(per_game_role(games, turns, figure, roles)).select("game", "seed", *KEY[1:], "value")
     if sides.select(pl.len()).collect().item() == 0:
         return pl.DataFrame(schema=EMPTY)
-    per_role = by_cell(sides, KEY, ["value"], boot)
+    per_role = by_cell(sides, KEY, ["value"], level)
     out = [per_role]
     if sides.select(pl.col("role").n_unique()).collect().item() > 1:
-        out.append(by_cell(sides.with_columns(pl.lit(ANY).alias("role")), KEY, ["value"], boot))
+        out.append(by_cell(sides.with_columns(pl.lit(ANY).alias("role")), KEY, ["value"], level))
     order = {r: i for i, r in enumerate([*roles, ANY])}
     return (pl.concat(out).drop("metric")
             .sort("game", pl.col("role").replace_strict(order, default=len(order)), "model", "opponent"))

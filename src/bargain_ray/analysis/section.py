@@ -11,12 +11,13 @@ from functools import cached_property
 import polars as pl
 
 from bargain_ray.analysis import humans, svg
-from bargain_ray.analysis.bootstrap import by_cell
 from bargain_ray.analysis.build import Analysis
 from bargain_ray.analysis.families import families, results_of
+from bargain_ray.analysis.intervals import MIN_SEEDS, Bootstrap
 from bargain_ray.analysis.judging import agreement_part
 from bargain_ray.analysis.page import cell_label, escape, table, varying
 from bargain_ray.analysis.roles import figure_by_model
+from bargain_ray.analysis.seeds import by_cell
 from bargain_ray.games.kit.results import Results
 
 DEALS_PLOTTED = 2000
@@ -25,9 +26,11 @@ TITLES = {"agreement": "Deal rate"}
 
 
 def interval(frame: pl.DataFrame, mean: str = "mean") -> pl.Expr:
-    """``mean [low, high]`` of an estimate (the mean alone without an interval), three decimals."""
+    """``mean [low, high]`` of an estimate, three decimals; below the minimum of seeds the mean and why it has no
+    interval (``analysis.intervals``)."""
     return (pl.format("{} [{}, {}]", pl.col(mean).round(3), pl.col("ci_low").round(3), pl.col("ci_high").round(3))
-            .fill_null(pl.col(mean).round(3).cast(pl.String)))
+            .fill_null(pl.format("{} (n={} seeds, fewer than {}: no CI)", pl.col(mean).round(3), pl.col("n_seeds"),
+                                 pl.lit(MIN_SEEDS))))
 
 
 def zero_width(frame: pl.DataFrame) -> int:
@@ -75,7 +78,7 @@ class Section:
         if turns.collect_schema().names():
             turns = turns.join(self.known.select("unit_id"), on="unit_id", how="semi")
         for figure in self.results.by_role:
-            rows = figure_by_model(self.known, turns, figure, self.roles, self.a.bootstrap())
+            rows = figure_by_model(self.known, turns, figure, self.roles, self.a.level)
             shown = rows.select("game", "role", "model", "opponent", pl.col("n_games").alias("games"),
                                 pl.col("n_seeds").alias("seeds"), interval(rows).alias(f"mean {figure.label} [CI]"))
             parts.append(f"<h4>{escape(figure.label.capitalize())} (<code>{escape(figure.column)}</code>)</h4>"
@@ -85,7 +88,7 @@ class Section:
         if not parts:
             return '<p class="meta">(this family declares no figure per role)</p>'
         return ('<p class="meta">Mean of a model\'s figure in a role, against the other roles\' models, over known '
-                "games: mean of per-seed means [percentile bootstrap CI, seeds resampled]; role <i>any</i> pools the "
+                "games: mean of per-seed means [t interval over seeds, see Intervals at the top]; role <i>any</i> pools the "
                 "roles.</p>" + "".join(parts))
 
     # --- by cell and breakdowns
@@ -103,7 +106,7 @@ class Section:
     def by_cell(self) -> str:
         order = self.figures(self.results.cell_figures)
         shown = self.wide(self.cells, self.a.by, order)
-        return ('<p class="meta">Mean of per-seed means over known games, [percentile bootstrap CI]; technical failures '
+        return ('<p class="meta">Mean of per-seed means over known games, [t interval over seeds]; technical failures '
                 "are unknown and left out.</p>" + table(shown, left=len(self.a.by), empty="no known game")
                 + self.note_zero(self.cells.filter(pl.col("metric").is_in(order))))
 
@@ -112,7 +115,7 @@ class Section:
         for b in self.results.breakdowns:
             figures = [f for f in b.figures if f in self.known.collect_schema().names()]
             by = ["game", b.by]
-            estimates = by_cell(self.known, by, figures, self.a.bootstrap())
+            estimates = by_cell(self.known, by, figures, self.a.level)
             parts.append(f"<h4>{escape(b.title)}</h4>" + table(self.wide(estimates, by, figures), left=2,
                                                                 empty="no known game") + self.note_zero(estimates))
         return "".join(parts)
@@ -193,8 +196,9 @@ class Section:
         if not parts:
             return '<p class="meta">(no two cells of this family differ in one factor)</p>'
         return ('<p class="meta">a − b on the seeds both cells played (every cell of a block plays its seed), for cells '
-                "that differ in one factor, of each figure of the by-cell table: mean [percentile bootstrap CI, seeds "
-                "resampled]; seeds: the most any figure had.</p>" + "".join(parts))
+                "that differ in one factor, of each figure of the by-cell table: mean [t interval over seeds, not adjusted "
+                "for multiplicity: exploratory; the head-to-head section holds the adjusted family]; seeds: the most "
+                "any figure had.</p>" + "".join(parts))
 
     # --- people in human seats
 
@@ -207,7 +211,7 @@ class Section:
         parts = []
         for figure in self.results.by_role:
             frame = humans.sides(self.known, turns, figure, self.roles)
-            rows, diffs = humans.arms(frame, self.a.bootstrap()), humans.contrasts(frame, self.a.bootstrap())
+            rows, diffs = humans.arms(frame, self.a.level), humans.contrasts(frame, self.a.level)
             if rows.is_empty():
                 continue
             shown = rows.select(*humans.KEY, "arm", pl.col("n_games").alias("games"), pl.col("n_seeds").alias("seeds"),
@@ -217,8 +221,8 @@ class Section:
             parts.append(f"<h4>{escape(figure.label.capitalize())} (<code>{escape(figure.column)}</code>)</h4>"
                          + table(shown, left=4) + table(contrast, left=4, empty="no model arm beside the person arm"))
         return ('<p class="meta">Roles a person played in a human seat (arm <i>person</i>), apart from the models that '
-                "played the same role against the same opponents, over known games: mean of per-seed means [percentile "
-                "bootstrap CI, seeds resampled]; then person − model on the seeds both arms played.</p>"
+                "played the same role against the same opponents, over known games: mean of per-seed means [t interval "
+                f"over seeds, none below {MIN_SEEDS} seeds]; then person − model on the seeds both arms played.</p>"
                 + ("".join(parts) or '<p class="meta">(this family declares no figure per role)</p>'))
 
     @cached_property
@@ -230,7 +234,7 @@ class Section:
             out.append((self.anchor("people"), "People in human seats", self.people()))
         if self.results.breakdowns:
             out.append((self.anchor("breakdowns"), "Breakdowns", self.breakdowns()))
-        if (agreement := agreement_part(self.a.sweep.path, self.names, self.a.bootstrap())) is not None:
+        if (agreement := agreement_part(self.a.sweep.path, self.names, Bootstrap(level=self.a.level))) is not None:
             out.append((self.anchor("agreement"), "Observer agreement", agreement))
         out += [(self.anchor("plots"), "Plots", self.plots()),
                 (self.anchor("paired"), "Paired differences", self.paired())]

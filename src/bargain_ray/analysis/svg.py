@@ -20,10 +20,18 @@ def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 def intervals(rows: Sequence[tuple[str, float, float | None, float | None]], title: str,
               domain: tuple[float, float] | None = None) -> str:
     """One row per cell: the estimate as a dot, its confidence interval as a bar."""
+    return forest([(label, mean, lo, hi, None, None) for label, mean, lo, hi in rows], title, domain, zero=False)
+
+
+def forest(rows: Sequence[tuple[str, float, float | None, float | None, float | None, float | None]], title: str,
+           domain: tuple[float, float] | None = None, zero: bool = True, note: str = "") -> str:
+    """A forest plot: one row per estimate, a dot, its interval as a thick bar and, where given, a wider interval
+    (the multiplicity-adjusted one) as a thin line; with ``zero``, a dashed line at no difference; ``note`` under
+    the title."""
     if not rows:
         return ""
-    label_w, plot_w, row_h, top = 230, 380, 18, 34
-    values = [v for _, m, lo, hi in rows for v in (m, lo, hi) if v is not None]
+    label_w, plot_w, row_h, top = 230, 380, 18, 34 + 14 * bool(note)
+    values = [v for row in rows for v in row[1:] if v is not None] + ([0.0] if zero else [])
     lo_d, hi_d = domain or (min(values), max(values))
     if hi_d == lo_d:
         lo_d, hi_d = lo_d - 0.5, hi_d + 0.5
@@ -32,17 +40,28 @@ def intervals(rows: Sequence[tuple[str, float, float | None, float | None]], tit
     def x(v: float) -> float:
         return label_w + (v - lo_d) / (hi_d - lo_d) * plot_w
 
-    parts = [f'<text x="{label_w}" y="14" {FONT} font-weight="600">{escape(title)}</text>']
+    title_x = label_w if not note else 8
+    parts = [f'<text x="{title_x}" y="14" {FONT} font-weight="600">{escape(title)}</text>']
+    if note:
+        parts.append(f'<text x="{title_x}" y="28" {FONT} fill="{MUTED}">{escape(note)}</text>')
     for t in _ticks(lo_d, hi_d):
         parts.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top - 8}" y2="{height - 22}" stroke="#e5e7eb"/>')
         parts.append(f'<text x="{x(t):.1f}" y="{height - 8}" {FONT} text-anchor="middle" fill="{MUTED}">{_fmt(t)}</text>')
-    for i, (label, mean, lo, hi) in enumerate(rows):
+    if zero:
+        parts.append(f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{top - 8}" y2="{height - 22}" stroke="{INK}" '
+                     'stroke-dasharray="4 3"><title>no difference</title></line>')
+    for i, (label, mean, lo, hi, wide_lo, wide_hi) in enumerate(rows):
         y = top + i * row_h + row_h / 2
         parts.append(f'<text x="{label_w - 8}" y="{y + 4:.1f}" {FONT} text-anchor="end">{escape(label)}</text>')
+        if wide_lo is not None and wide_hi is not None:
+            parts.append(f'<line x1="{x(wide_lo):.1f}" x2="{x(wide_hi):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+                         f'stroke="{MUTED}" stroke-width="1"/>')
         if lo is not None and hi is not None:
             parts.append(f'<line x1="{x(lo):.1f}" x2="{x(hi):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{ACCENT}" stroke-width="2"/>')
+        tip = f"{mean:.4g}" + (f" [{lo:.4g}, {hi:.4g}]" if lo is not None else "") + (
+            f", adjusted [{wide_lo:.4g}, {wide_hi:.4g}]" if wide_lo is not None else "")
         parts.append(f'<circle cx="{x(mean):.1f}" cy="{y:.1f}" r="4" fill="{INK}"><title>{escape(label)}: '
-                     f'{mean:.4g}' + (f' [{lo:.4g}, {hi:.4g}]' if lo is not None else "") + "</title></circle>")
+                     f"{tip}</title></circle>")
     return _svg(label_w + plot_w + 30, height, parts)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
@@ -26,6 +27,25 @@ MAX_CALL_S = 3600.0
 """The longest one attempt of a call may take (``Retry.timeout_s``; ours: an hour)."""
 MAX_ATTEMPTS = 100
 """The most attempts a call may be given (``Retry.max_attempts``; ours)."""
+BlockSeeds = Literal["grid.seed + block", "sha256(grid.seed, block)"]
+"""How a grid without listed seeds gives each block its seed; a sweep folder's manifest records which (one without
+the record was written before hashing, with ``OFFSET``)."""
+OFFSET: BlockSeeds = "grid.seed + block"
+HASHED: BlockSeeds = "sha256(grid.seed, block)"
+HASHED_FROM = "20261205"
+"""Sweep folders created from this date on (YYYYMMDD) draw hashed block seeds, unless their manifest says otherwise."""
+
+
+def block_seeds_of(created: str) -> BlockSeeds:
+    """The rule of a folder created on ``created`` (YYYYMMDD) whose manifest records none yet: ``HASHED`` from
+    ``HASHED_FROM`` on, so a folder written before keeps the seeds it played."""
+    return HASHED if created >= HASHED_FROM else OFFSET
+
+
+def hashed_seed(seed: int, block: int) -> int:
+    """A block's seed from the first 63 bits of sha256 of ``"<grid seed>:<block>"``: grid seeds that differ by less
+    than the number of blocks share no block seed (as ``seed + block`` would)."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{block}".encode()).digest()[:8], "big") >> 1
 
 
 class Rates(Strict):
@@ -179,7 +199,8 @@ class GridConfig(Strict):
     experiment: str
     prefix: str = "negotiation"
     seed: int = Field(0, ge=-INT64, le=INT64 - 1 - MAX_BLOCKS,
-                      description="block b plays seed + b, which must stay a 64-bit signed integer")
+                      description="block b plays a seed derived from it (a folder written before hashing: seed + b, "
+                                  "which must stay a 64-bit signed integer)")
     blocks: int = Field(1, ge=1, le=MAX_BLOCKS)
     seeds: list[Seed] | None = None
     designs: list[Design] = Field(min_length=1)
@@ -200,9 +221,11 @@ class GridConfig(Strict):
         """Every cell of every design, in grid order."""
         return [k for d in self.designs for k in d.cell_keys()]
 
-    def block_seed(self, block: int) -> int:
-        """Common random numbers: every cell of a block plays the same seed."""
-        return self.seeds[block - 1] if self.seeds else self.seed + block
+    def block_seed(self, block: int, rule: BlockSeeds) -> int:
+        """Common random numbers: every cell of a block plays the same seed, the listed one, else by ``rule``."""
+        if self.seeds:
+            return self.seeds[block - 1]
+        return self.seed + block if rule == OFFSET else hashed_seed(self.seed, block)
 
 
 class Condition(Strict):

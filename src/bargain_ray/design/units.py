@@ -7,6 +7,10 @@ shuffle, only the cells no earlier design placed there. So a cell keeps its posi
 whatever is added later; a new pairing or condition never reshuffles a block already played, and more blocks are
 laid out as a fresh sweep of the larger design would lay them out. A unit's id is named by the folder's first
 design (prefix, experiment) and its creation date: a name, once given, never changes.
+
+A block's seed is the grid's listed one, else derived from the grid seed by the folder's rule
+(``config.schema.BlockSeeds``): hashed, so sweeps whose grid seeds are close share no draw, for a folder created
+from ``HASHED_FROM`` on; ``grid.seed + block`` for one written before (its manifest records which).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bargain_ray.config import Assignment, Design, GridConfig
-from bargain_ray.config.schema import CellKey
+from bargain_ray.config.schema import BlockSeeds, CellKey, block_seeds_of
 from bargain_ray.core.hashing import digest
 from bargain_ray.core.unit import Unit
 from bargain_ray.design.fingerprint import game_key, model_part
@@ -128,9 +132,11 @@ def renamed(earlier: Sequence[GridConfig], grid: GridConfig) -> list[tuple[str, 
     return [(path, a, b) for path, (a, b) in out.items()]
 
 
-def units(sweep: ResolvedSweep, created: str, earlier: Sequence[GridConfig] = ()) -> Iterator[Unit]:
+def units(sweep: ResolvedSweep, created: str, earlier: Sequence[GridConfig] = (),
+          seeds: BlockSeeds | None = None) -> Iterator[Unit]:
     """Every unit of the grid, block by block, each block in position order; ``earlier`` are the designs the
-    folder had before this one (oldest first), which placed the cells they share with it.
+    folder had before this one (oldest first), which placed the cells they share with it; ``seeds`` the folder's
+    rule for block seeds, as its manifest records it (None: the rule of a folder created on ``created``).
 
     A unit's hash covers what determines its game (game config and texts, each role's model, seed, first
     speaker) and the labels its result is tabled under (game, cell), so a result is never kept under another
@@ -141,8 +147,9 @@ def units(sweep: ResolvedSweep, created: str, earlier: Sequence[GridConfig] = ()
     parts = {name: digest(part) for name, part in sweep.components.items()}
     model_parts = {letter: parts[model_part(letter, model)[0]] for letter, model in sweep.models.items()}
     current = {c.key: c for c in cells(grid)}
+    rule = seeds or block_seeds_of(created)
     for block in range(1, grid.blocks + 1):
-        seed = grid.block_seed(block)
+        seed = grid.block_seed(block, rule)
         for position, (placed, _) in enumerate(layout.block(block), start=1):
             if (cell := current.get(placed.key)) is not None:
                 yield _unit(sweep, naming, block, position, seed, cell, parts, model_parts)

@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bargain_ray.config.schema import block_seeds_of
 from bargain_ray.core.provenance import read_code_version
 from bargain_ray.core.unit import Unit
 from bargain_ray.design import ResolvedSweep, units
+from bargain_ray.design.estimate import estimate, measure
 from bargain_ray.design.units import laid_out, renamed
+from bargain_ray.play.probe import typical_calls
 from bargain_ray.providers.routing import key_names
-from bargain_ray.store import JOURNAL, ChangedConfig, journaled_units, read_batches, read_call_lines
+from bargain_ray.store import JOURNAL, ChangedConfig, journaled_units, read_batches, read_call_lines, read_latest
 from bargain_ray.store.calls import calls_journal_path
 from bargain_ray.store.manifest import (
     NEW_FOLDER,
@@ -47,9 +50,9 @@ def describe(sweep: ResolvedSweep, created: str) -> Manifest:
         models={letter: sweep.models[letter] for letter in sorted(sweep.models)},
     )
     code = read_code_version(key_names(sweep))
-    return Manifest(grid=sweep.grid.name, created=created, config=config, components=sweep.components,
-                    local_conf=sweep.config.local_conf, git_commit=code.commit if code else None,
-                    git_diff=code.diff if code else None)
+    return Manifest(grid=sweep.grid.name, created=created, block_seeds=block_seeds_of(created), config=config,
+                    components=sweep.components, local_conf=sweep.config.local_conf,
+                    git_commit=code.commit if code else None, git_diff=code.diff if code else None)
 
 
 @dataclass(frozen=True)
@@ -102,12 +105,13 @@ def plan(sweep: ResolvedSweep, path: Path) -> Plan:
     grids = [d.config.grid for d in designs] + ([sweep.grid] if grown else [])
     if changes := renamed(grids[:-1], grids[-1]):
         raise ChangedConfig(refusal(path, changes))
-    created = recorded.created if recorded is not None else current.created
+    folder = recorded or current
+    created, seeds = folder.created, folder.block_seeds
     placed = laid_out(grids, created)
     journaled = journaled_units(path)
     done = journaled.finished
     count, new, seen, changed, design = 0, 0, set(), [], set()
-    for u in units(sweep, created, grids[:-1]):
+    for u in units(sweep, created, grids[:-1], seeds):
         design.add(u.unit_id)
         recorded_hash = done.get(u.unit_id)
         if recorded_hash is None:
@@ -138,11 +142,18 @@ def plan(sweep: ResolvedSweep, path: Path) -> Plan:
             write_manifest(path, manifest)
 
     def todo() -> Iterator[Unit]:
-        return (u for u in units(sweep, created, grids[:-1]) if u.unit_id not in done)
+        return (u for u in units(sweep, created, grids[:-1], seeds) if u.unit_id not in done)
 
     dropped = sum(1 for u in journaled.lines if u not in design)
     return Plan(todo=todo, count=count, done=seen, new=new, dropped=dropped, design=len(grids),
                 grown=grown and recorded is not None)
+
+
+def dry_run(sweep: ResolvedSweep, path: Path, planned: Plan) -> str:
+    """What a dry run prints: the plan line, then the estimate of the units still to play and its upper bound
+    (``design.estimate``), from the calls and tokens of the folder's finished games where it has them."""
+    kept = measure(read_latest(path, planned.done))
+    return planned.line(sweep.grid.name) + "\n" + estimate(sweep, list(planned.todo()), typical_calls, kept)
 
 
 def design_record(current: Manifest, designs: list[DesignRecord], placed: dict[str, int],

@@ -11,16 +11,15 @@ from pathlib import Path
 
 from bargain_ray.config import SweepConfig, local_conf_note
 from bargain_ray.core.status import ExitCode
-from bargain_ray.design import ResolvedSweep, estimate, resolve
+from bargain_ray.design import ResolvedSweep, resolve
 from bargain_ray.design.scenario import CellCheck, check_lines, check_sweep, no_zone_refusal
 from bargain_ray.execution.cluster import ClusterUnavailable, RayChoice, choose_ray, start_ray, watch_cluster
 from bargain_ray.execution.driver import run_units
-from bargain_ray.execution.plan import plan
+from bargain_ray.execution.plan import dry_run, plan
 from bargain_ray.execution.seat_actor import SeatsUnavailable, prepare_seats
 from bargain_ray.execution.signals import stop_on_signals
 from bargain_ray.execution.startup import StartupClock
 from bargain_ray.execution.summary import summary
-from bargain_ray.play.probe import typical_calls
 from bargain_ray.providers import LocalModelUnavailable, check_service, key_names, missing_keys, provider_service
 from bargain_ray.providers.routing import SimProvider
 from bargain_ray.store import (
@@ -129,9 +128,8 @@ def _run_locked(sweep: ResolvedSweep, path: Path, clock: StartupClock, report: R
         finished = len(done)
         line = planned.line(sweep.grid.name)
         if sweep.run.dry_run:
-            print(line)
+            print(dry_run(sweep, path, planned))
             print(check_lines(checks))
-            print(estimate(sweep, list(todo()), typical_calls))
             return 0
         seated = prepare_seats(sweep, path, todo()) is not None
         with ExitStack() as service:  # the simulated provider (or local model) starts while Ray does

@@ -306,6 +306,15 @@ class Game(Generic[C, S, A]):
         """The exact agreement space a plot draws deals against, for families that have one."""
         return None
 
+    def parties(self) -> tuple[str, ...]:
+        """The roles that negotiate, whose models a head-to-head compares (a role that only judges is not one)."""
+        return self.roles
+
+    def turn_limits(self) -> dict[str, int] | None:
+        """The most turns each role can be asked in one game under this config (each turn is one call and up to
+        ``max_repairs`` more): the dry run's upper bound. None: the family states none."""
+        return None
+
 
 __all__ = ["Declared", "Engine", "Game", "GameState", "IncompleteFamily", "Metric", "Metrics",
            "Prompts", "Provenance", "RuleError", "Scalar", "Strategy", "UtilitySpace"]

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_serializer
 
 from bargain_ray.config import RUNTIME_KEYS, Condition, GridConfig, LocalFile, ModelConfig
-from bargain_ray.config.schema import CellKey
+from bargain_ray.config.schema import OFFSET, BlockSeeds, CellKey
 from bargain_ray.core.display import ABSENT, show
 from bargain_ray.core.provenance import CodeVersion
 from bargain_ray.core.records import Served
@@ -124,6 +124,9 @@ class Manifest(BaseModel):
     """The grid's name, as readers of the folder (analysis, the dataset card) show it."""
     created: str
     """YYYYMMDD of the first run: unit ids carry it, so it is kept for the life of the folder."""
+    block_seeds: BlockSeeds = OFFSET
+    """How a grid without listed seeds gives each block its seed in this folder, for its life (a manifest without
+    it was written before hashing: ``grid.seed + block``)."""
     config: Determinants
     components: dict[str, Any]  # free-form: fingerprint JSON, compared key by key
     """The fingerprint of every game and model (``design.fingerprint``, which names its parts: ``game_part``
@@ -293,7 +296,7 @@ def changed_fields(recorded: Manifest, current: Manifest) -> list[tuple[str, Any
     compared only when the config fields agree, so one change is not named twice (once as a field, once as a
     digest)."""
     for design in recorded.history():
-        changes = shared_differences(design.config, current.config) or [
+        changes = shared_differences(design.config, current.config, recorded.block_seeds) or [
             c for k in design.components.keys() & current.components.keys()
             for c in differences(design.components[k], current.components[k], f"components.{k}")]
         if changes:
@@ -301,18 +304,18 @@ def changed_fields(recorded: Manifest, current: Manifest) -> list[tuple[str, Any
     return []
 
 
-def shared_differences(old: Determinants, new: Determinants) -> list[tuple[str, Any, Any]]:
+def shared_differences(old: Determinants, new: Determinants, rule: BlockSeeds) -> list[tuple[str, Any, Any]]:
     """What ``new`` changes of ``old`` where both have it: the provider, the grid seed, the seed of each block
-    both play, and every field of each game, condition and model both name. The grid's names (``name``,
+    both play (by the folder's ``rule`` where a grid lists none), and every field of each game, condition and model both name. The grid's names (``name``,
     ``experiment``, ``prefix``), its number of blocks and its designs may differ: the units they name keep their
     ids (``design.units``), and a cell both lay out is compared by ``design.units.renamed``."""
     a, b = old.model_dump(mode="json"), new.model_dump(mode="json")
     out = differences(a["provider"], b["provider"], "provider")
     out += differences(a["grid"]["seed"], b["grid"]["seed"], "grid.seed")
     if old.grid.seeds is not None or new.grid.seeds is not None:
-        out += [(f"grid.seeds.{block - 1}", old.grid.block_seed(block), new.grid.block_seed(block))
+        out += [(f"grid.seeds.{block - 1}", old.grid.block_seed(block, rule), new.grid.block_seed(block, rule))
                 for block in range(1, min(old.grid.blocks, new.grid.blocks) + 1)
-                if old.grid.block_seed(block) != new.grid.block_seed(block)]
+                if old.grid.block_seed(block, rule) != new.grid.block_seed(block, rule)]
     for field in ("games", "conditions", "models"):
         out += [c for k in a[field] if k in b[field] for c in differences(a[field][k], b[field][k], f"{field}.{k}")]
     return out

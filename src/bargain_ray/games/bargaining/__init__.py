@@ -29,6 +29,10 @@ class BargainingGame(Game[BargainingConfig, State, Reply]):
     illegal_rules = ILLEGAL_RULES
     ground_truth = GROUND_TRUTH
 
+    def turn_limits(self) -> dict[str, int]:
+        """One message a round for ``max_rounds`` rounds, alternating: each side has at most half, rounded up."""
+        return dict.fromkeys(self.roles, (self.config.max_rounds + 1) // 2)
+
 
 GAME = BargainingGame
 __all__ = ["GAME", "engine", "metrics", "prompts", "strategy"]

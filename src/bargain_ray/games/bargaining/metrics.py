@@ -92,6 +92,7 @@ RESULTS = Results(
     title="Price bargaining with private valuations (seed 002)",
     headline=("deal_rate", "joint_payoff", "efficiency", "sigma_b"),
     by_cell=CELL_METRICS,
+    outcomes=(RoleFigure(column="{role}_payoff", label="discounted payoff"),),
     by_role=(RoleFigure(column="{role}_payoff", label="discounted payoff"),
              RoleFigure(column="{role}_leakage", label="share of its messages that leak its valuation",
                         note=leakage.ERROR)),

@@ -25,6 +25,14 @@ class FreeTextGame(Game[FreeTextConfig, State, Said | Verdict]):
     results = RESULTS
     strategy: ClassVar[Strategy] = strategy
 
+    def parties(self) -> tuple[str, ...]:
+        return tuple(self.config.parties)
+
+    def turn_limits(self) -> dict[str, int]:
+        """The parties alternate for ``max_turns`` messages; the observer gives a verdict after each."""
+        limits = dict.fromkeys(self.config.parties, (self.config.max_turns + 1) // 2)
+        return limits | {self.config.observer.role: self.config.max_turns}
+
 
 GAME = FreeTextGame
 __all__ = ["GAME", "engine", "metrics", "prompts", "strategy"]

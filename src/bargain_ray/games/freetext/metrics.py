@@ -130,6 +130,7 @@ RESULTS = Results(
     headline=("agreement", "integrative", "observer_confidence", "turns"),
     by_cell=("agreement", "integrative", *(f"is_{t}" for t in ALLOCATION_TYPES), "turns", "turns_to_agreement",
              "observer_confidence", "observer_invalid"),
+    outcomes=tuple(RoleFigure(column=f"is_{t}", label=f"share of games judged {t}") for t in ALLOCATION_TYPES),
     by_role=(RoleFigure(column="words", label="words per message", per="turn"),
              RoleFigure(column="sentences", label="sentences per message", per="turn"),
              RoleFigure(column="{role}_questions", label="messages with a question mark")),

@@ -65,6 +65,11 @@ class Results(Declared):
     by_cell: tuple[str, ...] = ()
     """The by-cell table's figures in order (empty: the headline)."""
     by_role: tuple[RoleFigure, ...] = ()
+    outcomes: tuple[RoleFigure, ...] = ()
+    """The family's own outcome, which a head-to-head compares models on (the first one leads; per game and role, or
+    per game when ``column`` names no ``{role}``: then every party of the game has it)."""
+    opener: str = "first_speaker"
+    """The per-game column naming the role that moved first (a family whose units name none says where it is)."""
     derived: tuple[Derived, ...] = ()
     breakdowns: tuple[Breakdown, ...] = ()
     length: Length | None = None

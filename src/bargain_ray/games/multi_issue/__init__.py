@@ -31,6 +31,10 @@ class MultiIssueGame(Game[MultiIssueConfig, State, Action]):
     def utility_space(self) -> UtilitySpace:
         return frontier.space(self.config).utility_space()
 
+    def turn_limits(self) -> dict[str, int]:
+        """The sides alternate for ``max_turns`` turns and a final reply, so each has at most half, rounded up."""
+        return dict.fromkeys(self.roles, (self.config.max_turns + 2) // 2)
+
 
 GAME = MultiIssueGame
 __all__ = ["GAME", "engine", "metrics", "prompts", "strategy"]

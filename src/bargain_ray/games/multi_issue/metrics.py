@@ -245,6 +245,7 @@ RESULTS = Results(
     headline=("agreement", "efficiency", "joint_gain", "dist_pareto", "dist_ks_rational"),
     by_cell=("agreement", "efficiency", "efficiency_all_assigned", "joint_gain", "rounds_to_agreement", "dist_pareto",
              "dist_nash", "dist_ks_rational", "format_failure"),
+    outcomes=(RoleFigure(column="gain_{role}", label="gain over no agreement"),),
     by_role=(RoleFigure(column="gain_{role}", label="gain over no agreement"),
              RoleFigure(column="{role}_leakage", label="share of its messages that leak its scoring",
                         note=leakage.ERROR)),

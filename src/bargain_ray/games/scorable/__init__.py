@@ -25,6 +25,10 @@ class ScorableGame(Game[ScorableConfig, State, Action]):
     results = RESULTS
     strategy: ClassVar[Strategy] = strategy
 
+    def turn_limits(self) -> dict[str, int]:
+        """Every party takes one turn a round."""
+        return dict.fromkeys(self.roles, self.config.rounds)
+
 
 GAME = ScorableGame
 __all__ = ["GAME", "engine", "metrics", "prompts", "strategy"]

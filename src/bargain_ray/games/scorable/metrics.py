@@ -264,6 +264,8 @@ RESULTS = Results(
     headline=("agreement", "feasible_deal", "welfare", "welfare_ratio"),
     by_cell=("agreement", "feasible_deal", "welfare", "welfare_ratio", "joint_surplus", "walks", "offers_tabled",
              "format_failure"),
+    outcomes=(RoleFigure(column="score_{role}", label="points for the deal"),),
+    opener="first_opener",
     by_role=(RoleFigure(column="score_{role}", label="points for the deal"),
              RoleFigure(column="surplus_{role}", label="surplus over the threshold"),
              RoleFigure(column="{role}_leakage", label="share of its messages that leak its private numbers",

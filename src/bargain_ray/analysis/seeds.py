@@ -1,13 +1,8 @@
-"""Percentile bootstrap clustered by seed: average within seed, resample seeds.
+"""Estimates clustered by seed: every figure averaged within seed, then over seeds, with ``analysis.intervals``.
 
-Games that share a seed share their random draws (common random numbers),
-so they are not independent; the seed is the unit of resampling. Every
-estimate is the mean of per-seed means. Paired differences between two cells
-use the seeds both cells played.
-
-Vectorised: one resample matrix per number of seeds, held as counts (how often
-each seed is drawn), so every cell and metric with that many seeds is resampled
-at once by one matrix product.
+Games that share a seed share their random draws (common random numbers), so they are not independent; the
+seed is the cluster. Every estimate is the mean of per-seed means. Paired differences between two cells use the
+seeds both cells played.
 """
 
 from __future__ import annotations
@@ -18,57 +13,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-RESAMPLES = 2000
-LEVEL = 0.95
-
-
-class Bootstrap:
-    """Seeded resampling, one index matrix per number of seeds (reproducible reports)."""
-
-    def __init__(self, resamples: int = RESAMPLES, level: float = LEVEL, seed: int = 0) -> None:
-        self.resamples = resamples
-        self.level = level
-        self._rng = np.random.default_rng(seed)
-        self._weights: dict[int, np.ndarray] = {}
-
-    def _weights_of(self, n: int) -> np.ndarray:
-        """(resamples x n) counts: row r says how often resample r drew each of the n seeds."""
-        if n not in self._weights:
-            index = self._rng.integers(0, n, size=(self.resamples, n))
-            rows = np.repeat(np.arange(self.resamples), n)
-            weights = np.zeros((self.resamples, n))
-            np.add.at(weights, (rows, index.ravel()), 1.0)
-            self._weights[n] = weights
-        return self._weights[n]
-
-    def counts(self, n: int) -> np.ndarray:
-        """(resamples x n) counts: how often each resample drew each of n seeds (the draws every interval of the report
-        is taken over, for a statistic that is not a mean of seed means: ``analysis.agreement``)."""
-        return self._weights_of(n)
-
-    def intervals(self, samples: list[np.ndarray]) -> list[tuple[float | None, float | None]]:
-        """The percentile interval of the mean of each vector of seed means (None with fewer than two seeds)."""
-        out: list[tuple[float | None, float | None]] = [(None, None)] * len(samples)
-        by_size: dict[int, list[int]] = {}
-        for i, s in enumerate(samples):
-            if len(s) >= 2:
-                by_size.setdefault(len(s), []).append(i)
-        tail = (1 - self.level) / 2 * 100
-        for n, which in by_size.items():
-            values = np.stack([samples[i] for i in which])  # (k x n)
-            means = values @ self._weights_of(n).T / n  # (k x resamples)
-            lo, hi = np.percentile(means, [tail, 100 - tail], axis=1)
-            for j, i in enumerate(which):
-                out[i] = (float(lo[j]), float(hi[j]))
-        return out
-
-    def interval(self, seed_means: np.ndarray) -> tuple[float | None, float | None]:
-        """The percentile interval of the mean of ``seed_means`` (None with fewer than two seeds)."""
-        return self.intervals([np.asarray(seed_means, dtype=float)])[0]
+from bargain_ray.analysis.intervals import LEVEL, interval
 
 
 class SeedMeans:
-    """Each metric averaged within (cell, seed): the only state the bootstrap needs.
+    """Each metric averaged within (cell, seed): the only state an estimate needs.
 
     One lazy group-by over the per-game table; its size is cells x seeds, whatever the number of
     games, and no long (game x metric) table is built.
@@ -101,27 +50,28 @@ class SeedMeans:
         return self.seed_of_row[lo:hi][keep], values[keep], int(self.counts[metric][lo:hi].sum())
 
 
-def by_cell(per_game: pl.DataFrame | pl.LazyFrame, by: list[str], metrics: list[str], boot: Bootstrap) -> pl.DataFrame:
-    """One row per cell and metric: games, seeds, mean of seed means, percentile CI."""
+def by_cell(per_game: pl.DataFrame | pl.LazyFrame, by: list[str], metrics: list[str],
+            level: float = LEVEL) -> pl.DataFrame:
+    """One row per cell and metric: games, seeds, mean of seed means and its interval (none below the minimum)."""
     means = SeedMeans(per_game, by, metrics)
-    rows, samples = [], []
+    rows = []
     for i, cell in enumerate(means.cells):
         for metric in metrics:
             _, values, games = means.of(i, metric)
             if len(values):
-                samples.append(values)
+                low, high = interval(values, level)
                 rows.append(dict(zip(by, cell, strict=True)) | {
-                    "metric": metric, "n_games": games, "n_seeds": len(values), "mean": float(values.mean())})
-    for row, (lo, hi) in zip(rows, boot.intervals(samples), strict=True):
-        row |= {"ci_low": lo, "ci_high": hi}
+                    "metric": metric, "n_games": games, "n_seeds": len(values), "mean": float(values.mean()),
+                    "ci_low": low, "ci_high": high})
     return _frame(rows, [*by, "metric", "n_games", "n_seeds", "mean", "ci_low", "ci_high"], per_game, by)
 
 
-def paired(per_game: pl.DataFrame | pl.LazyFrame, by: list[str], metrics: list[str], boot: Bootstrap) -> pl.DataFrame:
+def paired(per_game: pl.DataFrame | pl.LazyFrame, by: list[str], metrics: list[str],
+           level: float = LEVEL) -> pl.DataFrame:
     """Differences a - b between cells that differ in exactly one grouping column, on common seeds."""
     means = SeedMeans(per_game, by, metrics)
     order = sorted(range(len(means.cells)), key=lambda i: _sort_key(means.cells[i]))
-    rows, samples = [], []
+    rows = []
     for ia, ib in combinations(order, 2):
         a, b = means.cells[ia], means.cells[ib]
         changed = [c for c, x, y in zip(by, a, b, strict=True) if x != y]
@@ -134,14 +84,13 @@ def paired(per_game: pl.DataFrame | pl.LazyFrame, by: list[str], metrics: list[s
             if not len(common):
                 continue
             diff = values_a[at_a] - values_b[at_b]
-            samples.append(diff)
+            low, high = interval(diff, level)
             rows.append(
                 {c: v for c, v in zip(by, a, strict=True) if c not in changed}
                 | {"factor": changed[0], "a": _text(a[by.index(changed[0])]), "b": _text(b[by.index(changed[0])]),
-                   "metric": metric, "n_seeds": len(diff), "mean_diff": float(diff.mean())}
+                   "metric": metric, "n_seeds": len(diff), "mean_diff": float(diff.mean()), "ci_low": low,
+                   "ci_high": high}
             )
-    for row, (lo, hi) in zip(rows, boot.intervals(samples), strict=True):
-        row |= {"ci_low": lo, "ci_high": hi}
     cols = [*by, "factor", "a", "b", "metric", "n_seeds", "mean_diff", "ci_low", "ci_high"]
     return _frame(rows, cols, per_game, by)
 
