@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 import polars as pl
-import statsmodels.api as sm
+from statsmodels.regression.linear_model import OLS
 
 from bargain_ray.analysis.intervals import LEVEL, coefficient
 
@@ -71,7 +71,7 @@ def fit(rows: pl.DataFrame, game: str, pairs: str, level: float = LEVEL) -> list
         x = np.column_stack([base, *(terms[j][2] for j in kept)])
         with warnings.catch_warnings():  # a clustered variance of (numerically) zero: its standard error is NaN
             warnings.simplefilter("ignore", RuntimeWarning)
-            result = sm.OLS(rows["value"].to_numpy(), x).fit(
+            result = OLS(rows["value"].to_numpy(), x).fit(
                 cov_type="cluster", cov_kwds={"groups": rows["seed"].rank("dense").to_numpy()})
             fitted = {j: (float(result.params[base.shape[1] + i]), float(result.bse[base.shape[1] + i]))
                       for i, j in enumerate(kept)}

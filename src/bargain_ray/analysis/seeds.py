@@ -25,12 +25,11 @@ class SeedMeans:
 
     def __init__(self, per_game: pl.DataFrame | pl.LazyFrame, by: list[str], metrics: list[str]) -> None:
         self.by, self.metrics = by, metrics
-        wide = (
-            per_game.lazy()
+        wide = (  # the columns it reads, then grouped in memory (the streaming engine's group-by held more)
+            per_game.lazy().select(*by, "seed", *metrics).collect()
             .group_by([*by, "seed"])
             .agg(*(pl.col(m).cast(pl.Float64).mean().alias(m) for m in metrics),
                  *(pl.col(m).count().alias(f"{m}\0n") for m in metrics))
-            .collect(engine="streaming")
             .sort([*by, "seed"], nulls_last=True)
         )
         cells = wide.select(by).unique(maintain_order=True)
