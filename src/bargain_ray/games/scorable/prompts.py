@@ -269,8 +269,8 @@ def _new_deal(config: ScorableConfig, state: State) -> Schema | None:
     if prod(len(i.options) for i in config.issues) <= MAX_DEALS_LISTED:
         names = [i.name for i in config.issues]
         deals = (dict(zip(names, pick, strict=True)) for pick in product(*(i.options for i in config.issues)))
-        fresh = [d for d in deals if d not in live]
-        return {"enum": fresh} if fresh else None
+        fresh = [reply({name: {"const": option} for name, option in d.items()}) for d in deals if d not in live]
+        return one_of(fresh) if fresh else None
     return reply({i.name: {"enum": list(i.options)} for i in config.issues}) | ({"not": {"enum": live}} if live else {})
 
 
