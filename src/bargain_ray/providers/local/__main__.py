@@ -7,6 +7,7 @@ until Ctrl-C. A sweep uses it with ``provider=local provider.settings.base_url=<
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 import threading
 
@@ -19,6 +20,8 @@ def main() -> None:
     args = ap.parse_args()
     if not 0 <= args.port <= 65535:
         sys.exit(f"--port {args.port}: give a port from 0 to 65535")
+    if args.port and not _free(args.port):  # llama.cpp would log its own lines before failing
+        sys.exit(f"--port {args.port}: the port is taken on 127.0.0.1; give another, or 0 for a free one")
     settings = LocalSettings(port=args.port)
     try:
         with serve(settings) as url:
@@ -28,6 +31,15 @@ def main() -> None:
         sys.exit(str(exc))
     except KeyboardInterrupt:
         pass
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 if __name__ == "__main__":
