@@ -20,7 +20,7 @@ from bargain_ray.games.bargaining.engine import Reply, State
 from bargain_ray.games.bargaining.records import PublicRound
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
-from bargain_ray.games.kit.schema import NULL, Schema, on_grid, one_of, reply, text
+from bargain_ray.games.kit.schema import NULL, Schema, bounded_text, on_grid, one_of, reply_object
 from bargain_ray.games.kit.turns import in_play
 from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, num
 from bargain_ray.games.provenance import mixed, ours, seed
@@ -195,9 +195,9 @@ def legal_schema(config: BargainingConfig, state: State, role: str) -> Schema:
     price = on_grid(config.price_min, config.price_max, config.decimals)
 
     def branch(action: str, offer: Schema) -> Schema:
-        return reply({"stated_valuation": {"anyOf": [on_grid(config.valuation_min, config.valuation_max, 0), NULL]},
-                      "offer": offer, "action": {"const": action}, "message": text(config.max_message_chars),
-                      "reasoning_private": text()})
+        claim = {"anyOf": [on_grid(config.valuation_min, config.valuation_max, 0), NULL]}
+        return reply_object({"stated_valuation": claim, "offer": offer, "action": {"const": action},
+                             "message": bounded_text(config.max_message_chars), "reasoning_private": bounded_text()})
 
     branches = [branch("offer", price)]
     if not (config.first_round_offer and engine.round_number(state) == 1):

@@ -40,12 +40,12 @@ def words_at_most(words: int) -> Schema:
     return {"type": "string", "maxLength": max(0, 2 * words - 1)}
 
 
-def text(chars: int | None = None) -> Schema:
+def bounded_text(chars: int | None = None) -> Schema:
     """A string of at most ``chars`` characters (``TEXT_CHARS`` when no rule bounds it)."""
     return {"type": "string", "maxLength": TEXT_CHARS if chars is None else chars}
 
 
-def reply(properties: Schema) -> Schema:
+def reply_object(properties: Schema) -> Schema:
     """One reply object: exactly these keys, every one required."""
     return {"type": "object", "additionalProperties": False, "required": list(properties), "properties": properties}
 

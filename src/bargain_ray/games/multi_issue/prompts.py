@@ -15,7 +15,7 @@ from bargain_ray.core.form import Field, Move, ReplyForm
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
-from bargain_ray.games.kit.schema import NULL, Schema, on_grid, one_of, reply, words_at_most
+from bargain_ray.games.kit.schema import NULL, Schema, on_grid, one_of, reply_object, words_at_most
 from bargain_ray.games.kit.turns import in_play
 from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, framed, num
 from bargain_ray.games.multi_issue import engine
@@ -189,16 +189,17 @@ def legal_schema(config: MultiIssueConfig, state: State, role: str) -> Schema:
     reply), ACCEPT naming the other side's standing offer (only when there is one), NONE (not in the final
     reply), END (only in it); a message within the word limit."""
     message = words_at_most(config.max_message_words)
-    terms = reply({t.name: on_grid(t.min, t.max, config.decimals) for t in config.terms})
+    terms = reply_object({t.name: on_grid(t.min, t.max, config.decimals) for t in config.terms})
+
+    def branch(action: str, offer_id: Schema, offered: Schema) -> Schema:
+        return reply_object({"action": {"const": action}, "offer_id": offer_id, "terms": offered, "message": message})
+
     standing = state.standing
     final = engine.in_final_reply(config, state)
-    branches = [] if final else [reply({"action": {"const": "OFFER"}, "offer_id": NULL, "terms": terms,
-                                        "message": message})]
+    branches = [] if final else [branch("OFFER", NULL, terms)]
     if standing is not None and standing.proposer != role:
-        branches.append(reply({"action": {"const": "ACCEPT"}, "offer_id": {"const": standing.offer_id},
-                               "terms": NULL, "message": message}))
-    branches.append(reply({"action": {"const": "END" if final else "NONE"}, "offer_id": NULL, "terms": NULL,
-                           "message": message}))
+        branches.append(branch("ACCEPT", {"const": standing.offer_id}, NULL))
+    branches.append(branch("END" if final else "NONE", NULL, NULL))
     return one_of(branches)
 
 

@@ -19,7 +19,7 @@ from bargain_ray.core.form import Field, Move, ReplyForm
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
-from bargain_ray.games.kit.schema import Schema, one_of, reply, text
+from bargain_ray.games.kit.schema import Schema, bounded_text, one_of, reply_object
 from bargain_ray.games.kit.turns import in_play
 from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, framed, num
 from bargain_ray.games.provenance import mixed, ours, seed
@@ -253,13 +253,13 @@ def legal_schema(config: ScorableConfig, state: State, role: str) -> Schema:
     """The replies legal for ``role`` now, as a JSON schema: propose a package that is not live already; accept
     or reject a live offer by its id (only when there is one); walk; none. The scratchpad and the message within
     ``TEXT_CHARS`` (ours: no rule bounds them)."""
-    talk = {"scratchpad": text(), "message": text()}
+    talk = {"scratchpad": bounded_text(), "message": bounded_text()}
     deal = _new_deal(config, state)
-    branches = [] if deal is None else [reply(talk | {"action": {"const": "propose"}, "deal": deal})]
+    branches = [] if deal is None else [reply_object(talk | {"action": {"const": "propose"}, "deal": deal})]
     if state.offers:
-        branches.append(reply(talk | {"action": {"enum": ["accept", "reject"]},
+        branches.append(reply_object(talk | {"action": {"enum": ["accept", "reject"]},
                                       "offer_id": {"enum": [o.offer_id for o in state.offers]}}))
-    branches.append(reply(talk | {"action": {"enum": ["walk", "none"]}}))
+    branches.append(reply_object(talk | {"action": {"enum": ["walk", "none"]}}))
     return one_of(branches)
 
 
@@ -269,9 +269,9 @@ def _new_deal(config: ScorableConfig, state: State) -> Schema | None:
     if prod(len(i.options) for i in config.issues) <= MAX_DEALS_LISTED:
         names = [i.name for i in config.issues]
         deals = (dict(zip(names, pick, strict=True)) for pick in product(*(i.options for i in config.issues)))
-        fresh = [reply({name: {"const": option} for name, option in d.items()}) for d in deals if d not in live]
+        fresh = [reply_object({name: {"const": option} for name, option in d.items()}) for d in deals if d not in live]
         return one_of(fresh) if fresh else None
-    return reply({i.name: {"enum": list(i.options)} for i in config.issues}) | ({"not": {"enum": live}} if live else {})
+    return reply_object({i.name: {"enum": list(i.options)} for i in config.issues}) | ({"not": {"enum": live}} if live else {})
 
 
 def schemas(config: ScorableConfig) -> dict[str, Schema]:
