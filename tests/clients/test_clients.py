@@ -11,6 +11,7 @@ import time
 import urllib.error
 import urllib.request
 
+import anthropic
 import pytest
 import yaml
 from aiohttp import web
@@ -69,6 +70,19 @@ def test_openai_request_carries_system_params_and_schema() -> None:
     assert body["messages"][0] == {"role": "system", "content": prompt.system}
     assert body["max_completion_tokens"] == 4096 and body["reasoning_effort"] == "low"
     assert body["response_format"]["json_schema"]["schema"] == {"type": "object"}
+
+
+def test_anthropic_request_carries_the_schema_as_the_sdk_converts_it() -> None:
+    """structured_output on: output_config.format holds the schema as ``anthropic.transform_schema`` makes it (what
+    the API does not constrain, such as bounds, moved into descriptions), beside the configured effort."""
+    model = model_conf("claude-haiku-5-5", structured_output=True).model_copy(update={"provider": "sim"})
+    client = make_client(model, SimProvider(settings={"base_url": "http://x"}))
+    schema = {"type": "object", "additionalProperties": False, "required": ["x"],
+              "properties": {"x": {"type": "number", "minimum": 0, "maximum": 5, "multipleOf": 0.5}}}
+    body = client.body(opening_prompt().model_copy(update={"json_schema": schema}))
+    assert body["output_config"] == {**model.params["output_config"],
+                                     "format": {"type": "json_schema", "schema": anthropic.transform_schema(schema)}}
+    assert "minimum" not in body["output_config"]["format"]["schema"]["properties"]["x"]
 
 
 def complete_all(server: SimServer, api: str, n: int, **model: object) -> list:

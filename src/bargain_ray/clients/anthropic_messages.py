@@ -42,7 +42,8 @@ class AnthropicClient(HTTPClient):
             **self.model.params,
         }
         if self.model.structured_output and prompt.json_schema:
-            fmt = {"type": "json_schema", "schema": prompt.json_schema}
+            # the SDK's own conversion: what the API does not constrain (bounds, lengths) becomes the description
+            fmt = {"type": "json_schema", "schema": anthropic.transform_schema(prompt.json_schema)}
             body["output_config"] = {**body.get("output_config", {}), "format": fmt}
         return body
 

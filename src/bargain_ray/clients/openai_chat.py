@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -68,6 +69,40 @@ class CompatibleClient(OpenAIClient):
     """A server that speaks Chat Completions by ``base_url`` (OpenRouter, llama.cpp, vLLM): ``max_tokens``."""
 
     max_tokens_field = "max_tokens"
+
+
+class LlamaCppClient(CompatibleClient):
+    """llama.cpp's server (the bundled local model, ``provider=local``). Its grammar honours an integer's bounds
+    but neither a number's bounds nor ``multipleOf``, so a number on a grid is sent as what it can hold exactly
+    (``grid_for_llama_cpp``)."""
+
+    def body(self, prompt: Prompt) -> dict[str, Any]:  # free-form: a request body, JSON as sent
+        body = super().body(prompt)
+        if "response_format" in body:
+            body["response_format"]["json_schema"]["schema"] = grid_for_llama_cpp(prompt.json_schema)
+        return body
+
+
+MAX_LISTED = 1001
+"""Values of a grid number llama.cpp is sent one by one (ours; each adds a branch its grammar follows per token)."""
+
+
+def grid_for_llama_cpp(schema: Any) -> Any:  # free-form: a JSON Schema, sent to the provider as is
+    """``schema`` with each number on a grid (``minimum``, ``maximum``, ``multipleOf``) as llama.cpp's grammar can
+    hold it: the list of its values when there are at most ``MAX_LISTED``, else the whole numbers in its range
+    (ours: a subset of the grid, so still only legal values)."""
+    if isinstance(schema, list):
+        return [grid_for_llama_cpp(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if schema.get("type") == "number" and {"minimum", "maximum", "multipleOf"} <= schema.keys():
+        low, high, step = (Decimal(str(schema[k])) for k in ("minimum", "maximum", "multipleOf"))
+        first, last = (low / step).to_integral_value(ROUND_CEILING), (high / step).to_integral_value(ROUND_FLOOR)
+        if last - first < MAX_LISTED:
+            return {"enum": [float(k * step) for k in range(int(first), int(last) + 1)]}
+        return {"type": "integer", "minimum": int(low.to_integral_value(ROUND_CEILING)),
+                "maximum": int(high.to_integral_value(ROUND_FLOOR))}
+    return {key: grid_for_llama_cpp(value) for key, value in schema.items()}
 
 
 def sent_of(completion: ChatCompletion, request_id: str | None, headers: dict[str, str]) -> Sent:

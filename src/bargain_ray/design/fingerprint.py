@@ -33,6 +33,11 @@ def text_digests(game: Game) -> dict[str, str]:
     return {name: digest(t.text) for name, t in sorted(game.texts().items())}
 
 
+def schema_digests(game: Game) -> dict[str, str]:
+    """state name -> digest of the legal-move schema a request carries there, for one game."""
+    return {name: digest(schema) for name, schema in sorted(game.schemas().items())}
+
+
 def model_part(letter: str, model: ModelConfig) -> tuple[str, dict[str, Any]]:  # free-form: fingerprint JSON, compared key by key
     """(name, part) of one model as this run calls it: every field but the runtime knobs."""
     return f"model {letter} ({model.name})", model.model_dump(mode="json", exclude=set(RUNTIME_KEYS))
@@ -44,8 +49,14 @@ def components(written: Mapping[str, dict[str, Any]], games: Mapping[str, Game],
 
     ``written`` and ``games`` are keyed by ``game_key``: each game config as the sweep writes it (its YAML
     merged with the condition's overrides, so a default the YAML leaves out is not part of it) and the game
-    bound to it; ``models`` are keyed by letter, each as this run calls it.
+    bound to it; ``models`` are keyed by letter, each as this run calls it. When a model's output is constrained
+    (``structured_output``), each game's legal-move schemas are part of it too (``schemas``); a sweep without
+    one reads none, and its fingerprint has no such part.
     """
-    out: dict[str, Any] = {key: {"config": written[key], "texts": text_digests(games[key])} for key in written}  # free-form: fingerprint JSON, compared key by key
+    constrained = any(m.structured_output for m in models.values())
+    out: dict[str, Any] = {}  # free-form: fingerprint JSON, compared key by key
+    for key in written:
+        schemas = schema_digests(games[key]) if constrained else {}
+        out[key] = {"config": written[key], "texts": text_digests(games[key])} | ({"schemas": schemas} if schemas else {})
     return out | dict(model_part(letter, models[letter]) for letter in sorted(models))
 

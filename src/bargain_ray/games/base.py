@@ -107,6 +107,7 @@ class Prompts(Protocol[Cin, Sin]):
     def rule_sentence(self, config: Cin, error: RuleError) -> str: ...
     def repair_message(self, config: Cin, state: Sin, role: str, error: RuleError) -> str: ...
     def texts(self, config: Cin) -> dict[str, Text]: ...
+    def schemas(self, config: Cin) -> dict[str, dict[str, Any]]: ...  # free-form: JSON Schemas, sent as is
 
 
 @runtime_checkable
@@ -244,6 +245,11 @@ class Game(Generic[C, S, A]):
         """Every text a model can read under this config, rendered, by name (``Text``: the text and its
         provenance). The resume fingerprint digests these, not source code."""
         return self.prompts.texts(self.config)
+
+    def schemas(self) -> dict[str, dict[str, Any]]:  # free-form: JSON Schemas, sent to the provider as is
+        """The legal-move schema a request carries at each representative state, by state: what a model reads
+        when its output is constrained (``structured_output``), so the fingerprint digests them then."""
+        return self.prompts.schemas(self.config)
 
     def apply(self, state: S, role: str, action: A) -> S:
         """The state after ``role`` plays a legal ``action``."""

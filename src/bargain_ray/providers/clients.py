@@ -49,7 +49,8 @@ def make_client(model: ModelConfig, provider: Provider, keys: Mapping[str, str] 
         model = model.model_copy(update={"limits": Limits(**served, max_in_flight=model.limits.max_in_flight)})
         return api.make_client(model, "sim", NO_KEY, f"{provider.settings.base_url}{api.sim_path}")
     if model.provider == "local" and isinstance(provider, LocalProvider):  # already the bundled model (effective_model)
-        return registry.get(LOCAL_API).make_client(model, "local", NO_KEY, provider.settings.base_url)
+        from bargain_ray.clients.openai_chat import LlamaCppClient  # the SDK is loaded only when a client is made
+        return LlamaCppClient(model, "local", NO_KEY, provider.settings.base_url, registry.get(LOCAL_API))
     env = key_env(model, model.provider)
     key = NO_KEY if model.api_key_env is False else keys.get(env or "")
     if not key:

@@ -20,6 +20,7 @@ from bargain_ray.games.bargaining.engine import Reply, State
 from bargain_ray.games.bargaining.records import PublicRound
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
+from bargain_ray.games.kit.schema import NULL, Schema, bounded_text, on_grid, one_of, reply_object
 from bargain_ray.games.kit.turns import in_play
 from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, num
 from bargain_ray.games.provenance import mixed, ours, seed
@@ -144,7 +145,7 @@ def prompt(config: BargainingConfig, state: State, role: str) -> Prompt:
         "Reply with the JSON object only."
     )
     return Prompt(system=brief(config, state, role), messages=(Message(role="user", content=user),),
-                  json_schema=reply_schema(config), form=form(config, state, role))
+                  json_schema=legal_schema(config, state, role), form=form(config, state, role))
 
 
 def form(config: BargainingConfig, state: State, role: str) -> ReplyForm:
@@ -168,7 +169,8 @@ def form(config: BargainingConfig, state: State, role: str) -> ReplyForm:
 
 
 def reply_schema(config: BargainingConfig) -> dict[str, Any]:  # free-form: a JSON Schema, sent to the provider as is
-    """The reply's shape for providers that constrain output; the engine still checks every rule."""
+    """The reply format (every action, any number) as ``texts`` shows it; a request carries ``legal_schema``,
+    its narrowing to the moves legal in that state."""
     number_or_null = {"type": ["number", "null"]}
     return {
         "type": "object",
@@ -183,6 +185,34 @@ def reply_schema(config: BargainingConfig) -> dict[str, Any]:  # free-form: a JS
         "required": list(engine.KEYS),
         "additionalProperties": False,
     }
+
+
+def legal_schema(config: BargainingConfig, state: State, role: str) -> Schema:
+    """The replies legal for ``role`` now, as a JSON schema: an offer at a price on the grid; accept (its offer
+    null) and reject (a price or null) only where the engine allows them (a standing offer, not round 1 when
+    ``first_round_offer``); a stated valuation a whole number in the valuation range, or null (ours: the
+    valuations drawn are whole numbers); the message within its cap, the private reasoning within ``TEXT_CHARS``."""
+    price = on_grid(config.price_min, config.price_max, config.decimals)
+
+    def branch(action: str, offer: Schema) -> Schema:
+        claim = {"anyOf": [on_grid(config.valuation_min, config.valuation_max, 0), NULL]}
+        return reply_object({"stated_valuation": claim, "offer": offer, "action": {"const": action},
+                             "message": bounded_text(config.max_message_chars), "reasoning_private": bounded_text()})
+
+    branches = [branch("offer", price)]
+    if not (config.first_round_offer and engine.round_number(state) == 1):
+        if state.standing is not None:
+            branches.append(branch("accept", NULL))
+        if state.standing is not None or not config.reject_needs_offer:
+            branches.append(branch("reject", {"anyOf": [price, NULL]}))
+    return one_of(branches)
+
+
+def schemas(config: BargainingConfig) -> dict[str, Schema]:
+    """The legal-move schema at each representative state (``texts``'s), by state."""
+    named = zip(("opening", "offer_standing", "after_reject", "last_round"), _sample(config), strict=False)
+    return {name: legal_schema(config, state, role) for name, state in named
+            if (role := engine.to_move(config, state)) is not None}
 
 
 RULES: dict[str, str] = {

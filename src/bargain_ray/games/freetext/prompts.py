@@ -192,6 +192,12 @@ OPENING_LINE = ours("seed 004 shows no message before the first party speaks: th
 TRANSCRIPT_REQUEST = ours("seed 004 gives the observer's instructions, not the request that carries the transcript")
 
 
+def schemas(config: FreeTextConfig) -> dict[str, dict[str, Any]]:  # free-form: JSON Schemas, sent as is
+    """None that depend on the state: a party writes free text (a JSON schema would make it JSON), and the
+    observer's verdict schema is one, ``VERDICT_SCHEMA``, already among ``texts``."""
+    return {}
+
+
 def texts(config: FreeTextConfig) -> dict[str, Text]:
     """Every text a model can read under ``config``, with its provenance; the conversation's own
     messages are the parties' words, shown here as placeholders."""

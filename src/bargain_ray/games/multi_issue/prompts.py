@@ -15,6 +15,7 @@ from bargain_ray.core.form import Field, Move, ReplyForm
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
+from bargain_ray.games.kit.schema import NULL, Schema, on_grid, one_of, reply_object, words_at_most
 from bargain_ray.games.kit.turns import in_play
 from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, framed, num
 from bargain_ray.games.multi_issue import engine
@@ -168,7 +169,8 @@ def _branch(action: str, offer_id: dict, terms: dict) -> dict:
 
 
 def reply_schema(config: MultiIssueConfig, final: bool) -> dict:
-    """The reply format as a JSON schema, one branch per action, for providers that constrain output."""
+    """The reply format as a JSON schema, one branch per action a turn (or the final reply) may name: the format
+    ``texts`` shows; a request carries ``legal_schema``, its narrowing to the moves legal in that state."""
     null = {"type": "null"}
     terms = {
         "type": "object",
@@ -182,6 +184,31 @@ def reply_schema(config: MultiIssueConfig, final: bool) -> dict:
     return {"anyOf": [_branch("OFFER", null, terms), accept, _branch("NONE", null, null)]}
 
 
+def legal_schema(config: MultiIssueConfig, state: State, role: str) -> Schema:
+    """The replies legal for ``role`` now, as a JSON schema: OFFER with every term on its grid (not in the final
+    reply), ACCEPT naming the other side's standing offer (only when there is one), NONE (not in the final
+    reply), END (only in it); a message within the word limit."""
+    message = words_at_most(config.max_message_words)
+    terms = reply_object({t.name: on_grid(t.min, t.max, config.decimals) for t in config.terms})
+
+    def branch(action: str, offer_id: Schema, offered: Schema) -> Schema:
+        return reply_object({"action": {"const": action}, "offer_id": offer_id, "terms": offered, "message": message})
+
+    standing = state.standing
+    final = engine.in_final_reply(config, state)
+    branches = [] if final else [branch("OFFER", NULL, terms)]
+    if standing is not None and standing.proposer != role:
+        branches.append(branch("ACCEPT", {"const": standing.offer_id}, NULL))
+    branches.append(branch("END" if final else "NONE", NULL, NULL))
+    return one_of(branches)
+
+
+def schemas(config: MultiIssueConfig) -> dict[str, Schema]:
+    """The legal-move schema at each representative state (``texts``'s), by state."""
+    return {name: legal_schema(config, state, in_play(engine.to_move(config, state)))
+            for name, state in _sample(config).items()}
+
+
 def prompt(config: MultiIssueConfig, state: State, role: str) -> Prompt:
     """One fresh request carrying the whole public record (seed 000's format)."""
     user = (
@@ -193,7 +220,7 @@ def prompt(config: MultiIssueConfig, state: State, role: str) -> Prompt:
     return Prompt(
         system=brief(config, role),
         messages=(Message(role="user", content=user),),
-        json_schema=reply_schema(config, engine.in_final_reply(config, state)),
+        json_schema=legal_schema(config, state, role),
         form=form(config, state, role),
     )
 

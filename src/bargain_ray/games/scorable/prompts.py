@@ -11,12 +11,15 @@ A party's scratchpad is never rendered, not even back to itself.
 from __future__ import annotations
 
 import json
+from itertools import product
+from math import prod
 from typing import Any
 
 from bargain_ray.core.form import Field, Move, ReplyForm
 from bargain_ray.core.prompt import Message, Prompt
 from bargain_ray.games.base import RuleError
 from bargain_ray.games.kit import wording
+from bargain_ray.games.kit.schema import Schema, bounded_text, one_of, reply_object
 from bargain_ray.games.kit.turns import in_play
 from bargain_ray.games.kit.wording import REPAIR, SCHEMA, SILENT, Text, framed, num
 from bargain_ray.games.provenance import mixed, ours, seed
@@ -195,7 +198,7 @@ def prompt(config: ScorableConfig, state: State, role: str) -> Prompt:
     return Prompt(
         system=system(config, role),
         messages=(Message(role="user", content=user(config, state, role)),),
-        json_schema=reply_schema(config),
+        json_schema=legal_schema(config, state, role),
         form=form(config, state, role),
     )
 
@@ -220,7 +223,8 @@ def form(config: ScorableConfig, state: State, role: str) -> ReplyForm:
 
 
 def reply_schema(config: ScorableConfig) -> dict[str, Any]:  # free-form: a JSON Schema, sent to the provider as is
-    """The reply's shape for providers that constrain output; the engine still checks every rule."""
+    """The reply format (every action, any option) as ``texts`` shows it; a request carries ``legal_schema``,
+    its narrowing to the moves legal in that state."""
     return {
         "type": "object",
         "properties": {
@@ -238,6 +242,42 @@ def reply_schema(config: ScorableConfig) -> dict[str, Any]:  # free-form: a JSON
         "required": ["action"],
         "additionalProperties": False,
     }
+
+
+MAX_DEALS_LISTED = 1000
+"""Deals a legal-move schema lists one by one (ours); a larger table names each issue's options and leaves out the
+live packages with ``not``, which some decoders do not honour (the engine then asks again)."""
+
+
+def legal_schema(config: ScorableConfig, state: State, role: str) -> Schema:
+    """The replies legal for ``role`` now, as a JSON schema: propose a package that is not live already; accept
+    or reject a live offer by its id (only when there is one); walk; none. The scratchpad and the message within
+    ``TEXT_CHARS`` (ours: no rule bounds them)."""
+    talk = {"scratchpad": bounded_text(), "message": bounded_text()}
+    deal = _new_deal(config, state)
+    branches = [] if deal is None else [reply_object(talk | {"action": {"const": "propose"}, "deal": deal})]
+    if state.offers:
+        branches.append(reply_object(talk | {"action": {"enum": ["accept", "reject"]},
+                                      "offer_id": {"enum": [o.offer_id for o in state.offers]}}))
+    branches.append(reply_object(talk | {"action": {"enum": ["walk", "none"]}}))
+    return one_of(branches)
+
+
+def _new_deal(config: ScorableConfig, state: State) -> Schema | None:
+    """A deal no live offer holds already; None when every deal is live."""
+    live = [o.deal for o in state.offers]
+    if prod(len(i.options) for i in config.issues) <= MAX_DEALS_LISTED:
+        names = [i.name for i in config.issues]
+        deals = (dict(zip(names, pick, strict=True)) for pick in product(*(i.options for i in config.issues)))
+        fresh = [reply_object({name: {"const": option} for name, option in d.items()}) for d in deals if d not in live]
+        return one_of(fresh) if fresh else None
+    return reply_object({i.name: {"enum": list(i.options)} for i in config.issues}) | ({"not": {"enum": live}} if live else {})
+
+
+def schemas(config: ScorableConfig) -> dict[str, Schema]:
+    """The legal-move schema at each representative state (``texts``'s), by state."""
+    return {name: legal_schema(config, state, in_play(engine.to_move(config, state)))
+            for name, state in _sample(config).items()}
 
 
 RULES: dict[str, str] = {

@@ -44,9 +44,10 @@ class LocalSettings(Strict):
     threads: int = Field(1, gt=0, description="CPU threads; 2 on a busy 2-core machine stalls at every sync point")
     parallel: int = Field(2, gt=0, description="requests decoded together; more wait in the server's queue")
     seed: int = Field(0, ge=0, le=2**32 - 1, description="the sampler's default seed (a request's own seed wins)")
-    max_tokens: int | None = Field(192, gt=0, description=(
+    max_tokens: int | None = Field(640, gt=0, description=(
         "output tokens per reply, in place of each model's own max_tokens (4096 decodes for minutes on a "
-        "135M model); a game's JSON reply with an 80-word message fits in ~160; None keeps the model's"))
+        "135M model): the longest reply a game's legal-move schema admits fits, a token per character at worst "
+        "(a bargaining reply: a 300-character message and 200 of reasoning); None keeps the model's"))
     cache_prompt: bool = Field(True, description=(
         "reuse the KV cache of a prompt's longest cached prefix (a game's next turn repeats the last one's)"))
     port: int = Field(0, ge=0, le=65535, description="0 picks a free port")
