@@ -177,7 +177,7 @@ def judging_sweep(played: SweepConfig, configured: dict[str, ModelConfig], compo
             break
     if problems:
         raise ConfigError(problems)
-    runtime = {letter: {k: getattr(m, k) for k in RUNTIME_KEYS} for letter, m in configured.items()}
+    runtime = {letter: {k: v for k, v in m if k in RUNTIME_KEYS} for letter, m in configured.items()}
     written = {letter: m.model_copy(update=runtime.get(letter, {})) for letter, m in played.models.items()}
     written |= panel.observers
     models = {letter: effective_model(written[letter], provider) for letter in sorted(observers | set(panel.observers))}
