@@ -64,7 +64,8 @@ def read_replay_or_say(path: Path) -> ReplayFile:
 def recorded_game(folder: Path, unit_id: str) -> tuple[dict[str, Any], GameRecord]:  # free-form: the game config as the manifest fixed it
     """(the game config the manifest fixed for the unit, its latest journaled record), or ConfigError in one line."""
     if not (folder / MANIFEST).exists():
-        raise ConfigError([f"{folder} is not a sweep folder (no {MANIFEST}); give a sweep folder and a unit id"])
+        raise ConfigError([f"{folder} is not a sweep folder (no {MANIFEST}): give a sweep folder and a unit id, or one "
+                           "replay file; see `python -m bargain_ray.replay --help`"])
     offset = index_latest(folder).get(unit_id)
     if offset is None:
         raise ConfigError([f"{folder}: no game of unit {unit_id!r} in its journal (games.parquet's unit_id column "

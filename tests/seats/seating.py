@@ -33,7 +33,7 @@ PAIR = grid("seat_pair", 7, ["/game@games.tickets: tickets", "/condition@conditi
                              "/model@models.Q: human", "/model@models.M: claude-haiku-5-5"], tickets("PQ"))
 """Two people, one tickets game."""
 
-FAMILIES = grid("seat_families", 3, [
+FAMILIES = grid("seat_families", 1, [
     "/game@games.tickets: tickets", "/game@games.bargaining: bargaining", "/game@games.orange: orange",
     "/condition@conditions.C3: c3", "/condition@conditions.default: bargaining_default", "/condition@conditions.FT: ft",
     "/model@models.P: human", "/model@models.M: claude-haiku-5-5", "/model@models.O: claude-opus-5-5",
